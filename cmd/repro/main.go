@@ -1,0 +1,64 @@
+// Command repro reproduces landmark machine-learning results under stated
+// security controls and records what ran. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/spf13/cobra"
+)
+
+// commands holds the constructors of the top-level commands; each command's
+// file registers its constructor in an init function.
+var commands []func() *cobra.Command
+
+func register(newCmd func() *cobra.Command) { commands = append(commands, newCmd) }
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "repro",
+		Short:         "Reproduce landmark ML results under stated security controls",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Long: `repro reproduces landmark machine-learning results under the controls of its
+security review and records what ran.
+
+EXIT STATUS
+  0 ok, 1 negative verdict, 2 usage error, 3 precondition missing (nothing ran),
+  4 integrity violation.`,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return exitcode.New(exitcode.Usage, err)
+	})
+	for _, c := range commands {
+		root.AddCommand(c())
+	}
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand().ExecuteContext(ctx)
+	stop()
+	os.Exit(int(report(err)))
+}
+
+// report prints err as one line on stderr and returns the exit code.
+func report(err error) exitcode.Code {
+	if err == nil {
+		return exitcode.OK
+	}
+	code := exitcode.Of(err)
+	var ee *exitcode.Error
+	if !errors.As(err, &ee) && isUsageError(err) {
+		code = exitcode.Usage
+	}
+	fmt.Fprintf(os.Stderr, "repro: %v\n", err)
+	return code
+}

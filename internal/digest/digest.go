@@ -1,0 +1,200 @@
+// Package digest provides typed SHA-256 digests and a reader that checks the
+// size and digest of an untrusted stream while it is read.
+package digest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+)
+
+// SHA256 is a SHA-256 digest. The zero value means "no digest".
+type SHA256 [sha256.Size]byte
+
+// Parse reads a digest written as 64 lowercase hex digits, with or without a
+// "sha256:" prefix.
+func Parse(s string) (SHA256, error) {
+	var d SHA256
+	if len(s) > 7 && s[:7] == "sha256:" {
+		s = s[7:]
+	}
+	if len(s) != 2*sha256.Size {
+		return d, fmt.Errorf("invalid sha256 %q: want 64 hex digits, got %d characters", clip(s), len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return d, fmt.Errorf("invalid sha256 %q: want lowercase hex digits", clip(s))
+		}
+	}
+	if _, err := hex.Decode(d[:], []byte(s)); err != nil {
+		return d, fmt.Errorf("invalid sha256 %q: %v", clip(s), err)
+	}
+	return d, nil
+}
+
+// MustParse is Parse for constants; it panics on a malformed digest.
+func MustParse(s string) SHA256 {
+	d, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Of returns the digest of b.
+func Of(b []byte) SHA256 { return sha256.Sum256(b) }
+
+// IsZero reports whether d is the zero value.
+func (d SHA256) IsZero() bool { return d == SHA256{} }
+
+// Hex returns the 64 lowercase hex digits.
+func (d SHA256) Hex() string { return hex.EncodeToString(d[:]) }
+
+// String returns "sha256:" followed by the hex digits.
+func (d SHA256) String() string { return "sha256:" + d.Hex() }
+
+// MarshalText writes the hex digits (no prefix).
+func (d SHA256) MarshalText() ([]byte, error) { return []byte(d.Hex()), nil }
+
+// UnmarshalText parses with Parse.
+func (d *SHA256) UnmarshalText(b []byte) error {
+	v, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// MismatchError reports bytes that do not match their pin.
+type MismatchError struct {
+	What       string // what was checked, e.g. an asset id or a path
+	WantSize   int64
+	GotSize    int64
+	WantDigest SHA256
+	GotDigest  SHA256 // zero when the size already differed
+}
+
+func (e *MismatchError) Error() string {
+	if e.GotSize != e.WantSize {
+		return fmt.Sprintf("%s: size mismatch: expected %d bytes, got %d", e.What, e.WantSize, e.GotSize)
+	}
+	return fmt.Sprintf("%s: sha256 mismatch: expected %s, got %s", e.What, e.WantDigest.Hex(), e.GotDigest.Hex())
+}
+
+// ErrTooLong is returned by a Verifier whose stream holds more bytes than the
+// expected size.
+var ErrTooLong = errors.New("more bytes than the pinned size")
+
+// Verifier reads an untrusted stream and fails at its end unless exactly
+// Size bytes with the expected digest were read. It never returns more than
+// Size bytes to its caller.
+type Verifier struct {
+	r    io.Reader
+	h    hash.Hash
+	what string
+	size int64
+	want SHA256
+	n    int64
+	done bool
+}
+
+// NewVerifier wraps r. what names the stream in errors.
+func NewVerifier(r io.Reader, what string, size int64, want SHA256) *Verifier {
+	return &Verifier{r: r, h: sha256.New(), what: what, size: size, want: want}
+}
+
+// Resume returns a Verifier for the rest of a stream whose first start bytes
+// were already read and written into h.
+func Resume(r io.Reader, h hash.Hash, start int64, what string, size int64, want SHA256) *Verifier {
+	return &Verifier{r: r, h: h, what: what, size: size, want: want, n: start}
+}
+
+func (v *Verifier) Read(p []byte) (int, error) {
+	if v.done {
+		return 0, io.EOF
+	}
+	if rem := v.size - v.n; int64(len(p)) > rem+1 {
+		p = p[:rem+1] // read at most one byte past the pin to detect overlong streams
+	}
+	n, err := v.r.Read(p)
+	if v.n+int64(n) > v.size {
+		return 0, &MismatchError{What: v.what, WantSize: v.size, GotSize: v.n + int64(n), WantDigest: v.want}
+	}
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if err == io.EOF {
+		v.done = true
+		if v.n != v.size {
+			return n, &MismatchError{What: v.what, WantSize: v.size, GotSize: v.n, WantDigest: v.want}
+		}
+		var got SHA256
+		v.h.Sum(got[:0])
+		if got != v.want {
+			return n, &MismatchError{What: v.what, WantSize: v.size, GotSize: v.n, WantDigest: v.want, GotDigest: got}
+		}
+	}
+	return n, err
+}
+
+// N returns how many bytes were read so far.
+func (v *Verifier) N() int64 { return v.n }
+
+// Reader hashes everything read through it.
+type Reader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+// NewReader wraps r.
+func NewReader(r io.Reader) *Reader { return &Reader{r: r, h: sha256.New()} }
+
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	return n, err
+}
+
+// Sum returns the digest of what was read so far and its length.
+func (r *Reader) Sum() (SHA256, int64) {
+	var d SHA256
+	r.h.Sum(d[:0])
+	return d, r.n
+}
+
+// bufSize is the read size used for hashing: large enough to keep SHA-NI
+// busy, small enough to keep memory flat.
+const bufSize = 1 << 20
+
+// ReaderFrom hashes all of r with a fixed buffer and returns digest and size.
+func ReaderFrom(r io.Reader) (SHA256, int64, error) {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, r, make([]byte, bufSize))
+	var d SHA256
+	h.Sum(d[:0])
+	return d, n, err
+}
+
+// File hashes the file at path.
+func File(path string) (SHA256, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return SHA256{}, 0, err
+	}
+	defer f.Close()
+	return ReaderFrom(f)
+}
