@@ -1,0 +1,469 @@
+package humaneval
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+// TruthKey names the environment ground truth was computed in. Expected
+// outputs and per-input times are reused only under an equal key.
+type TruthKey struct {
+	Format        int           `json:"format"`
+	Dataset       string        `json:"dataset"`
+	DatasetSHA256 digest.SHA256 `json:"dataset_sha256"`
+	Image         string        `json:"image"`
+	Harness       digest.SHA256 `json:"harness"`
+	CPU           string        `json:"cpu"`
+}
+
+// truthFormat changes whenever the cache layout or the meaning of its
+// contents changes.
+const truthFormat = 1
+
+// Digest returns the key's digest, the name of its cache folder.
+func (k TruthKey) Digest() digest.SHA256 {
+	b, _ := json.Marshal(k)
+	return digest.Of(b)
+}
+
+// phaseTruth is the ground truth of one task phase: the expected outputs,
+// stored in their own file, and the canonical solution's time per input.
+type phaseTruth struct {
+	N         int           `json:"n"`
+	Size      int64         `json:"size"`
+	SHA256    digest.SHA256 `json:"sha256"`
+	MaxRecord int           `json:"max_record"`
+	Times     []float64     `json:"times"`
+}
+
+// taskTruth is the ground truth of one task.
+type taskTruth struct {
+	Task  string      `json:"task"`
+	Error string      `json:"error,omitempty"` // the canonical solution failed: why
+	Base  *phaseTruth `json:"base,omitempty"`
+	Plus  *phaseTruth `json:"plus,omitempty"`
+}
+
+func (t *taskTruth) phase(p Phase) *phaseTruth {
+	if p == Plus {
+		return t.Plus
+	}
+	return t.Base
+}
+
+// Truth is the ground truth of a dataset in one environment, kept in a
+// cache folder: key.json, and per task N.json plus N.base.bin and
+// N.plus.bin holding the expected outputs as records (a 4-byte big-endian
+// length and an encoded value each). Every file is written atomically; a
+// record file is read back only through its size and digest in N.json.
+type Truth struct {
+	Key  TruthKey
+	dir  string
+	mu   sync.Mutex
+	task map[string]*taskTruth
+}
+
+// Limits for computing ground truth. The canonical solutions are trusted
+// code, but they run in the sandbox all the same, and a broken one must not
+// hold the run.
+const (
+	truthInputLimit = 60.0
+	truthPhaseLimit = 1800.0
+	truthRecordCap  = 64 << 20
+	truthByteCap    = 1 << 30
+	maxTruthMeta    = 16 << 20
+)
+
+// OpenTruth opens (creating it if needed) the cache folder for key under
+// cacheDir.
+func OpenTruth(cacheDir string, key TruthKey) (*Truth, error) {
+	key.Format = truthFormat
+	dir := filepath.Join(cacheDir, "truth-"+key.Digest().Hex())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create the ground-truth cache %s: %v", dir, err)
+	}
+	kb, _ := json.MarshalIndent(key, "", "  ")
+	kp := filepath.Join(dir, "key.json")
+	if old, err := readCapped(kp, maxTruthMeta); err != nil || string(old) != string(kb)+"\n" {
+		if err := atomicfile.WriteFile(kp, append(kb, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return &Truth{Key: key, dir: dir, task: map[string]*taskTruth{}}, nil
+}
+
+// Dir returns the cache folder.
+func (t *Truth) Dir() string { return t.dir }
+
+func (t *Truth) metaPath(task *Task) string {
+	return filepath.Join(t.dir, strconv.Itoa(task.Index)+".json")
+}
+
+func (t *Truth) binPath(task *Task, p Phase) string {
+	return filepath.Join(t.dir, strconv.Itoa(task.Index)+"."+p.String()+".bin")
+}
+
+// load returns the cached truth of a task, or nil if there is none usable.
+func (t *Truth) load(task *Task, plus bool) *taskTruth {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tt, ok := t.task[task.ID]
+	if !ok {
+		b, err := readCapped(t.metaPath(task), maxTruthMeta)
+		if err != nil {
+			return nil
+		}
+		tt = &taskTruth{}
+		if json.Unmarshal(b, tt) != nil || tt.Task != task.ID {
+			return nil
+		}
+	}
+	if tt.Error == "" {
+		if !phaseUsable(tt.Base, len(task.Base)) || plus && !phaseUsable(tt.Plus, len(task.Plus)) {
+			return nil
+		}
+	}
+	t.task[task.ID] = tt
+	return tt
+}
+
+func phaseUsable(pt *phaseTruth, n int) bool {
+	return pt != nil && pt.N == n && len(pt.Times) == n && pt.Size >= 0 && pt.MaxRecord >= 0
+}
+
+// Missing returns the tasks without usable cached ground truth.
+func (t *Truth) Missing(tasks []*Task, plus bool) []*Task {
+	var miss []*Task
+	for _, task := range tasks {
+		if t.load(task, plus) == nil {
+			miss = append(miss, task)
+		}
+	}
+	return miss
+}
+
+// Get returns the truth of a task; Compute must have covered it.
+func (t *Truth) Get(task *Task) (*taskTruth, error) {
+	if tt := t.load(task, false); tt != nil {
+		return tt, nil
+	}
+	return nil, fmt.Errorf("no ground truth for %s", task.ID)
+}
+
+// TruthStats describes a ground-truth computation.
+type TruthStats struct {
+	Tasks      int   `json:"tasks"`
+	Failed     int   `json:"failed"`
+	PeakMemory int64 `json:"container_peak_memory_bytes"`
+}
+
+// Compute runs the canonical solution of every given task on all its base
+// (and, if plus, plus) inputs in the sandbox, parallel supervisors at once,
+// and caches outputs and times. A canonical solution that raises or returns
+// something other than plain data is recorded as the task's error.
+func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plus bool, parallel int, rl RunLimits) (TruthStats, error) {
+	st := TruthStats{Tasks: len(tasks)}
+	if len(tasks) == 0 {
+		return st, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan *Task)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	for i := 0; i < max(1, min(parallel, len(tasks))); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{launch: launch}
+			defer func() {
+				peak := w.close()
+				mu.Lock()
+				st.PeakMemory = max(st.PeakMemory, peak)
+				mu.Unlock()
+			}()
+			for task := range queue {
+				tt, err := t.computeTask(ctx, w, task, plus, rl)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				if tt.Error != "" {
+					mu.Lock()
+					st.Failed++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, task := range tasks {
+		select {
+		case queue <- task:
+		case <-ctx.Done():
+		}
+	}
+	close(queue)
+	wg.Wait()
+	if firstErr != nil {
+		return st, firstErr
+	}
+	return st, ctx.Err()
+}
+
+func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus bool, rl RunLimits) (*taskTruth, error) {
+	tt := &taskTruth{Task: task.ID}
+	phases := []Phase{Base}
+	if plus {
+		phases = append(phases, Plus)
+	}
+	for _, p := range phases {
+		pt, why, err := t.computePhase(ctx, w, task, p, rl)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			tt = &taskTruth{Task: task.ID, Error: fmt.Sprintf("%s inputs: %s", p, why)}
+			break
+		}
+		if p == Plus {
+			tt.Plus = pt
+		} else {
+			tt.Base = pt
+		}
+	}
+	b, err := json.Marshal(tt)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(t.metaPath(task), b, 0o644); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.task[task.ID] = tt
+	t.mu.Unlock()
+	return tt, nil
+}
+
+// computePhase runs one phase and writes its record file. why is set when
+// the canonical solution failed.
+func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase, rl RunLimits) (pt *phaseTruth, why string, err error) {
+	inputs := task.Inputs(p)
+	limits := make([]float64, len(inputs))
+	for i := range limits {
+		limits[i] = truthInputLimit
+	}
+	j := &job{
+		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
+		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit,
+		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
+	}
+	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs))}
+	h := sha256.New()
+	var end jobEnd
+	var runErr error
+	path := t.binPath(task, p)
+	werr := atomicfile.Write(path, 0o644, func(out io.Writer) error {
+		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
+		var lenbuf [4]byte
+		end, runErr = w.run(ctx, j, func(k int, r record) bool {
+			switch r.Kind {
+			case 'V':
+				v, err := ParseValue(r.Data, DefaultBounds)
+				if err != nil {
+					why = fmt.Sprintf("input %d: malformed output: %v", k, err)
+					return false
+				}
+				if v[0] == tagOther {
+					why = fmt.Sprintf("input %d: output of type %s is not plain data", k, v.Kind())
+					return false
+				}
+				binary.BigEndian.PutUint32(lenbuf[:], uint32(len(v)))
+				bw.Write(lenbuf[:])
+				bw.Write(v)
+				pt.Size += int64(4 + len(v))
+				pt.MaxRecord = max(pt.MaxRecord, len(v))
+				pt.Times = append(pt.Times, r.Time)
+				return true
+			case 'M':
+				why = "the program failed: " + clipString(string(r.Data))
+			case 'X':
+				why = fmt.Sprintf("input %d raised %s", k, clipString(string(r.Data)))
+			default:
+				why = fmt.Sprintf("input %d: output is not plain data: %s", k, clipString(string(r.Data)))
+			}
+			return false
+		})
+		if runErr != nil {
+			return runErr
+		}
+		return bw.Flush()
+	}, func(f *os.File) error {
+		got, n, err := digest.ReaderFrom(f)
+		if err != nil {
+			return err
+		}
+		var want digest.SHA256
+		h.Sum(want[:0])
+		if n != pt.Size || got != want {
+			return errors.New("record file read back differs from what was written")
+		}
+		return nil
+	})
+	if werr != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", fmt.Errorf("ground truth of %s: %w", task.ID, werr)
+	}
+	h.Sum(pt.SHA256[:0])
+	if why != "" {
+		os.Remove(path)
+		return nil, why, nil
+	}
+	if end.Status != "done" || len(pt.Times) != pt.N {
+		os.Remove(path)
+		if end.Status == "lost" || end.Status == "setup" {
+			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", task.ID, p, end.Detail)
+		}
+		return nil, fmt.Sprintf("%s after %d of %d inputs: %s", end.Status, end.Records, pt.N, end.Detail), nil
+	}
+	return pt, "", nil
+}
+
+// expected reads a phase's expected outputs in order and checks, at the
+// end, that the file was exactly the one the ground truth recorded.
+type expected struct {
+	f    *os.File
+	br   *bufio.Reader
+	h    hash.Hash
+	pt   *phaseTruth
+	path string
+	n    int
+	size int64
+	buf  []byte
+}
+
+func (t *Truth) open(task *Task, p Phase) (*expected, error) {
+	tt, err := t.Get(task)
+	if err != nil {
+		return nil, err
+	}
+	pt := tt.phase(p)
+	if pt == nil {
+		return nil, fmt.Errorf("no %s ground truth for %s", p, task.ID)
+	}
+	path := t.binPath(task, p)
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "ground truth %s: %v", path, err)
+	}
+	h := sha256.New()
+	return &expected{f: f, br: bufio.NewReaderSize(io.TeeReader(f, h), 1<<16), h: h, pt: pt, path: path}, nil
+}
+
+// next returns the next expected output.
+func (e *expected) next() (Value, error) {
+	if e.n >= e.pt.N {
+		return nil, e.corrupt("more outputs read than recorded")
+	}
+	var lb [4]byte
+	if _, err := io.ReadFull(e.br, lb[:]); err != nil {
+		return nil, e.corrupt("truncated")
+	}
+	l := int(binary.BigEndian.Uint32(lb[:]))
+	if l > e.pt.MaxRecord || int64(l)+4 > e.pt.Size-e.size {
+		return nil, e.corrupt("record length out of range")
+	}
+	if cap(e.buf) < l {
+		e.buf = make([]byte, l)
+	}
+	b := e.buf[:l]
+	if _, err := io.ReadFull(e.br, b); err != nil {
+		return nil, e.corrupt("truncated")
+	}
+	e.size += int64(4 + l)
+	e.n++
+	v, err := ParseValue(b, DefaultBounds)
+	if err != nil {
+		return nil, e.corrupt(err.Error())
+	}
+	return v, nil
+}
+
+// finish reads what is left and checks size and digest; any difference
+// is an integrity error, and verdicts taken from this file are void.
+func (e *expected) finish() error {
+	defer e.f.Close()
+	n, err := io.Copy(io.Discard, io.LimitReader(e.br, e.pt.Size-e.size+1))
+	if err != nil {
+		return e.corrupt(err.Error())
+	}
+	e.size += n
+	var got digest.SHA256
+	e.h.Sum(got[:0])
+	if e.size != e.pt.Size || got != e.pt.SHA256 {
+		return e.corrupt("size or digest differs from the recorded one")
+	}
+	return nil
+}
+
+func (e *expected) close() { e.f.Close() }
+
+func (e *expected) corrupt(why string) error {
+	return exitcode.Errorf(exitcode.Integrity, "ground truth %s is corrupt (%s): remove the folder to recompute it", e.path, why)
+}
+
+// joinInputs builds the JSON array of argument lists a child reads.
+func joinInputs(in []json.RawMessage) []byte {
+	n := 2
+	for _, m := range in {
+		n += len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range in {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
+
+var jobCounter struct {
+	sync.Mutex
+	n int
+}
+
+func nextJobID() int {
+	jobCounter.Lock()
+	defer jobCounter.Unlock()
+	jobCounter.n++
+	return jobCounter.n
+}

@@ -1,0 +1,312 @@
+package humaneval
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+)
+
+// Transport is one supervisor process in a sandbox: its stdin and stdout.
+// Abort kills it now; Close waits for it to end, removes its container and
+// reports the container's peak memory.
+type Transport interface {
+	io.Writer
+	io.Reader
+	Abort()
+	Close() (peakMemory int64, err error)
+}
+
+// Launcher starts a supervisor (python3 -I /harness/supervisor.py with the
+// harness tree mounted read-only at /harness) in a fresh container.
+type Launcher func(ctx context.Context) (Transport, error)
+
+// Hello is the supervisor's first frame.
+type Hello struct {
+	Protocol   int    `json:"protocol"`
+	Python     string `json:"python"`
+	HexVersion int64  `json:"hexversion"`
+	UID        int    `json:"uid"`
+}
+
+// job is one run of one program on one input list.
+type job struct {
+	ID         int
+	EntryPoint string
+	Program    []byte
+	Inputs     []byte    // a JSON array of argument lists
+	Limits     []float64 // seconds per input
+	FirstExtra float64   // seconds allowed for loading the program, on top of input 0's limit
+	PhaseLimit float64   // seconds for the whole list
+	RecordCap  int       // bytes of one record
+	ByteCap    int64     // bytes of all records
+	Memory     int64     // address-space limit of the child
+	FSize      int64     // file-size limit of the child
+}
+
+type jobHeader struct {
+	Job        int       `json:"job"`
+	EntryPoint string    `json:"entry_point"`
+	ProgramLen int       `json:"program_len"`
+	InputsLen  int       `json:"inputs_len"`
+	N          int       `json:"n"`
+	Limits     []float64 `json:"limits"`
+	FirstExtra float64   `json:"first_extra"`
+	PhaseLimit float64   `json:"phase_limit"`
+	RecordCap  int       `json:"record_cap"`
+	ByteCap    int64     `json:"byte_cap"`
+	Mem        int64     `json:"mem"`
+	FSize      int64     `json:"fsize"`
+}
+
+// record is one result of a child, as the supervisor forwarded it.
+type record struct {
+	Gap  float64 // seconds since the previous record, measured by the supervisor
+	Kind byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
+	Time float64 // the child's own measure of the call (not for 'M')
+	Data []byte  // the encoded value, or a message
+}
+
+// jobEnd is the supervisor's account of a job, or Go's when the supervisor
+// was lost.
+type jobEnd struct {
+	Job         int     `json:"job"`
+	Status      string  `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup hostgone, or lost
+	Detail      string  `json:"detail"`
+	Records     int     `json:"records"`
+	Elapsed     float64 `json:"elapsed"`
+	Exit        int     `json:"exit"`
+	Stderr      string  `json:"stderr"`
+	StderrBytes int64   `json:"stderr_bytes"`
+	MaxRSSKB    int64   `json:"maxrss_kb"`
+}
+
+// worker drives one supervisor at a time, starting a fresh one whenever
+// the last one was lost, misbehaved or streamed too much.
+type worker struct {
+	launch   Launcher
+	t        Transport
+	r        *bufio.Reader
+	hello    Hello
+	streamed int64
+	peak     int64 // highest container peak memory seen
+	// grace is added to a job's own limits before Go kills the container.
+	grace time.Duration
+}
+
+// rotateAfter is how much a supervisor may stream before it is replaced;
+// the sandbox keeps at most OutputCap bytes of a program's stdout.
+const rotateAfter = 160 << 20
+
+// helloTimeout bounds the start of a supervisor.
+const helloTimeout = 60 * time.Second
+
+// maxControlFrame bounds the H, E and F frames.
+const maxControlFrame = 1 << 20
+
+func (w *worker) ensure(ctx context.Context) error {
+	if w.t != nil && w.streamed < rotateAfter {
+		return nil
+	}
+	w.stop()
+	t, err := w.launch(ctx)
+	if err != nil {
+		return err
+	}
+	w.t, w.r, w.streamed = t, bufio.NewReaderSize(t, 1<<16), 0
+	hello := time.AfterFunc(helloTimeout, t.Abort)
+	kind, body, err := w.frame(maxControlFrame)
+	hello.Stop()
+	if err == nil && kind != 'H' {
+		err = fmt.Errorf("first frame is %q, not hello", kind)
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &w.hello)
+	}
+	if err == nil && w.hello.Protocol != 1 {
+		err = fmt.Errorf("protocol %d, want 1", w.hello.Protocol)
+	}
+	if err != nil {
+		w.stop()
+		return fmt.Errorf("the supervisor did not start: %v", err)
+	}
+	return nil
+}
+
+// stop ends the current supervisor, if any.
+func (w *worker) stop() {
+	if w.t == nil {
+		return
+	}
+	w.t.Abort()
+	if peak, err := w.t.Close(); err == nil && peak > w.peak {
+		w.peak = peak
+	}
+	w.t, w.r = nil, nil
+}
+
+// frame reads one frame of at most max bytes.
+func (w *worker) frame(max int) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if int64(n) > int64(max) {
+		return 0, nil, fmt.Errorf("frame %q of %d bytes is over the limit of %d", hdr[0], n, max)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(w.r, body); err != nil {
+		return 0, nil, err
+	}
+	w.streamed += int64(5 + n)
+	return hdr[0], body, nil
+}
+
+// errLost marks a supervisor that ended or broke the protocol during a job.
+var errLost = errors.New("supervisor lost")
+
+// run sends j and hands each record to onRecord, which returns false to stop
+// the job early. It returns the job's end. A supervisor that dies, breaks the
+// protocol or overruns the job's limits is killed and reported as status
+// "lost" with the records seen; the next job gets a fresh supervisor.
+func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record) bool) (jobEnd, error) {
+	if err := w.ensure(ctx); err != nil {
+		return jobEnd{}, err
+	}
+	hdr, err := json.Marshal(jobHeader{
+		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs),
+		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
+		RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
+	})
+	if err != nil {
+		return jobEnd{}, err
+	}
+	// The watchdog kills the container if the supervisor does not end the
+	// job within its own limits plus grace: a stopped or wedged supervisor
+	// cannot hold a run.
+	limit := time.Duration((j.PhaseLimit+j.FirstExtra+30)*float64(time.Second)) + w.grace
+	var (
+		mu       sync.Mutex
+		expired  bool
+		finished bool
+	)
+	t := w.t
+	timer := time.AfterFunc(limit, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			expired = true
+			t.Abort()
+		}
+	})
+	defer func() {
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+		timer.Stop()
+	}()
+
+	msg := make([]byte, 0, 5+len(hdr)+len(j.Program)+len(j.Inputs))
+	msg = append(msg, 'J')
+	msg = binary.BigEndian.AppendUint32(msg, uint32(len(hdr)))
+	msg = append(msg, hdr...)
+	msg = append(msg, j.Program...)
+	msg = append(msg, j.Inputs...)
+	sendErr := make(chan error, 1)
+	go func() { _, err := t.Write(msg); sendErr <- err }()
+	sent := false
+	waitSent := func() error {
+		if sent {
+			return nil
+		}
+		sent = true
+		return <-sendErr
+	}
+
+	lost := func(k int, why string) (jobEnd, error) {
+		mu.Lock()
+		if expired {
+			why = "the supervisor did not finish the job in time"
+		}
+		mu.Unlock()
+		w.stop()
+		return jobEnd{Job: j.ID, Status: "lost", Detail: why, Records: k}, nil
+	}
+	k := 0
+	cancelled := false
+	maxRecord := j.RecordCap + 8
+	for {
+		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
+		if err != nil {
+			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
+		}
+		switch kind {
+		case 'R':
+			if len(body) < 9 {
+				return lost(k, "short record frame")
+			}
+			rec := record{Gap: math.Float64frombits(binary.BigEndian.Uint64(body)), Kind: body[8]}
+			data := body[9:]
+			switch rec.Kind {
+			case 'V', 'X', 'U':
+				if len(data) < 8 {
+					return lost(k, "short record")
+				}
+				rec.Time = math.Float64frombits(binary.BigEndian.Uint64(data))
+				rec.Data = data[8:]
+			case 'M':
+				rec.Data = data
+			default:
+				return lost(k, fmt.Sprintf("record of kind %q", rec.Kind))
+			}
+			if k >= len(j.Limits) {
+				return lost(k, "more records than inputs")
+			}
+			if !cancelled && !onRecord(k, rec) {
+				cancelled = true
+				var c [9]byte
+				c[0] = 'C'
+				binary.BigEndian.PutUint32(c[1:], 4)
+				binary.BigEndian.PutUint32(c[5:], uint32(j.ID))
+				if err := waitSent(); err != nil {
+					return lost(k+1, fmt.Sprintf("cannot send the job: %v", err))
+				}
+				if _, err := t.Write(c[:]); err != nil {
+					return lost(k+1, "cannot stop the job")
+				}
+			}
+			k++
+		case 'E':
+			if err := waitSent(); err != nil {
+				return lost(k, fmt.Sprintf("cannot send the job: %v", err))
+			}
+			var end jobEnd
+			if err := json.Unmarshal(body, &end); err != nil || end.Job != j.ID || end.Records != k {
+				return lost(k, "malformed end of job")
+			}
+			if end.Status == "setup" {
+				// The supervisor stops after this: its stdin is out of step.
+				w.stop()
+			}
+			return end, nil
+		case 'F':
+			return lost(k, "the supervisor stopped: "+clipString(string(body)))
+		default:
+			return lost(k, fmt.Sprintf("frame of kind %q", kind))
+		}
+	}
+}
+
+// close ends the worker's supervisor and returns the highest container peak
+// memory seen.
+func (w *worker) close() int64 {
+	w.stop()
+	return w.peak
+}

@@ -1,0 +1,192 @@
+package humaneval
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+)
+
+// EstimatePassAtK is the unbiased pass@k estimator of the Codex paper as
+// EvalPlus computes it: 1 - C(n-c, k)/C(n, k), taken as
+// 1 - prod_{i=n-c+1}^{n} (1 - k/i), and 1 when n - c < k.
+func EstimatePassAtK(n, c, k int) float64 {
+	if n-c < k {
+		return 1.0
+	}
+	prod := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		prod *= 1.0 - float64(k)/float64(i)
+	}
+	return 1.0 - prod
+}
+
+// PassAtK holds pass@k for k in {1, 10, 100} where every task has at least
+// k samples, keyed "pass@k" as EvalPlus writes them.
+type PassAtK map[string]float64
+
+// passAtK averages the estimator over tasks; counts[i] = (n, c).
+func passAtK(counts [][2]int) PassAtK {
+	out := PassAtK{}
+	if len(counts) == 0 {
+		return out
+	}
+	minN := counts[0][0]
+	for _, nc := range counts {
+		minN = min(minN, nc[0])
+	}
+	for _, k := range []int{1, 10, 100} {
+		if minN < k {
+			continue
+		}
+		sum := 0.0
+		for _, nc := range counts {
+			sum += EstimatePassAtK(nc[0], nc[1], k)
+		}
+		out["pass@"+strconv.Itoa(k)] = sum / float64(len(counts))
+	}
+	return out
+}
+
+// Summary is the outcome of a scoring run.
+type Summary struct {
+	Tasks        int     `json:"tasks"`
+	Samples      int     `json:"samples"`
+	BasePassed   int     `json:"base_passed"`
+	PlusPassed   int     `json:"plus_passed,omitempty"` // base and plus passed
+	Timeouts     int     `json:"timeouts"`
+	BasePassAtK  PassAtK `json:"base_pass_at_k"`
+	PlusPassAtK  PassAtK `json:"plus_pass_at_k,omitempty"`
+	PlusScored   bool    `json:"plus_scored"`
+	SubsetOfTask bool    `json:"subset"` // scored on a subset of the dataset's tasks
+}
+
+// Summarize computes counts and pass@k over tasks (in order) from results.
+func Summarize(tasks []*Task, results []*SampleResult, plus, subset bool) Summary {
+	byTask := map[string][]*SampleResult{}
+	for _, r := range results {
+		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
+	}
+	s := Summary{Tasks: len(tasks), Samples: len(results), PlusScored: plus, SubsetOfTask: subset}
+	var base, both [][2]int
+	for _, t := range tasks {
+		rs := byTask[t.ID]
+		cb, cp := 0, 0
+		for _, r := range rs {
+			if r.Base.Status == StatusPass {
+				cb++
+			}
+			if r.Passed() {
+				cp++
+			}
+			if r.Base.Status == StatusTimeout || r.Plus != nil && r.Plus.Status == StatusTimeout {
+				s.Timeouts++
+			}
+		}
+		s.BasePassed += cb
+		base = append(base, [2]int{len(rs), cb})
+		if plus {
+			s.PlusPassed += cp
+			both = append(both, [2]int{len(rs), cp})
+		}
+	}
+	s.BasePassAtK = passAtK(base)
+	if plus {
+		s.PlusPassAtK = passAtK(both)
+	}
+	return s
+}
+
+// evalEntry is one sample in EvalPlus's results file, plus repro's reasons.
+type evalEntry struct {
+	TaskID        string            `json:"task_id"`
+	Solution      string            `json:"solution"`
+	BaseStatus    string            `json:"base_status"`
+	PlusStatus    *string           `json:"plus_status"`
+	BaseFailTests []json.RawMessage `json:"base_fail_tests"`
+	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
+	BaseReason    string            `json:"base_reason,omitempty"`
+	PlusReason    string            `json:"plus_reason,omitempty"`
+}
+
+// WriteResults writes an EvalPlus-compatible results file (the format of
+// evalplus.evaluate at 26d6d00: date, hash, eval per task in completion
+// order, pass_at_k for base and plus) atomically at path. Each entry also
+// carries base_reason and plus_reason when the sample did not pass.
+func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
+	byTask := map[string][]*SampleResult{}
+	for _, r := range results {
+		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
+	}
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		enc := func(v any) error {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			_, err = bw.Write(b)
+			return err
+		}
+		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), d.MD5)
+		first := true
+		for _, t := range tasks {
+			rs := byTask[t.ID]
+			if len(rs) == 0 {
+				continue
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			if err := enc(t.ID); err != nil {
+				return err
+			}
+			bw.WriteString(":[")
+			for i, r := range rs {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				e := evalEntry{
+					TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
+					BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
+				}
+				if r.Base.Status != StatusPass {
+					e.BaseReason = r.Base.Reason
+				}
+				if r.Plus != nil {
+					st := r.Plus.Status
+					e.PlusStatus = &st
+					e.PlusFailTests = failTests(t, Plus, r.Plus)
+					if st != StatusPass {
+						e.PlusReason = r.Plus.Reason
+					}
+				}
+				if err := enc(e); err != nil {
+					return err
+				}
+			}
+			bw.WriteByte(']')
+		}
+		bw.WriteString("},\"pass_at_k\":")
+		pk := map[string]PassAtK{"base": sum.BasePassAtK}
+		if sum.PlusScored {
+			pk["plus"] = sum.PlusPassAtK
+		}
+		if err := enc(pk); err != nil {
+			return err
+		}
+		bw.WriteString("}\n")
+		return bw.Flush()
+	}, func(f *os.File) error {
+		// The file must parse back as one JSON document.
+		dec := json.NewDecoder(f)
+		var v map[string]json.RawMessage
+		return dec.Decode(&v)
+	})
+}

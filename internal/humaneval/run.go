@@ -1,0 +1,183 @@
+package humaneval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+// Config is one scoring run.
+type Config struct {
+	Dataset   *Dataset
+	Tasks     []*Task   // the tasks to score, in dataset order
+	Samples   []*Sample // the candidates; ignored when Canonical is set
+	Canonical bool      // score the canonical solutions as if they were candidates
+	Launch    Launcher
+	Truth     *Truth
+	Limits    RunLimits
+	BaseOnly  bool
+	Parallel  int
+	// Progress, if set, is told the stage ("ground truth", "self-check",
+	// "scoring") and how many of its jobs are done.
+	Progress func(stage string, done, total int)
+}
+
+// TruthReport describes the ground truth a run used.
+type TruthReport struct {
+	Key      TruthKey      `json:"key"`
+	Dir      string        `json:"dir"`
+	Computed int           `json:"computed_tasks"`
+	Cached   int           `json:"cached_tasks"`
+	Failed   []string      `json:"failed_tasks,omitempty"`
+	Wall     time.Duration `json:"wall_ns"`
+	Stats    TruthStats    `json:"stats"`
+}
+
+// SelfCheckFailure is a task whose canonical solution did not pass.
+type SelfCheckFailure struct {
+	Task   string `json:"task"`
+	Phase  string `json:"phase"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	// Flaky: the ground truth ran this canonical solution without error,
+	// but the self-check did not pass it.
+	Flaky bool `json:"flaky"`
+}
+
+// SelfCheckReport is the result of the canonical-solution self-check.
+type SelfCheckReport struct {
+	Tasks    int                `json:"tasks"`
+	Passed   int                `json:"passed"`
+	Failures []SelfCheckFailure `json:"failures,omitempty"`
+	Stats    ScoreStats         `json:"stats"`
+}
+
+// OK reports whether every task passed.
+func (s *SelfCheckReport) OK() bool { return s.Tasks > 0 && s.Passed == s.Tasks && len(s.Failures) == 0 }
+
+// Report is what a run found.
+type Report struct {
+	Truth     TruthReport     `json:"ground_truth"`
+	SelfCheck SelfCheckReport `json:"self_check"`
+	Results   []*SampleResult `json:"-"`
+	Summary   Summary         `json:"summary"`
+	Scoring   ScoreStats      `json:"scoring"`
+}
+
+// PeakMemory is the highest container peak memory seen in any stage.
+func (r *Report) PeakMemory() int64 {
+	return max(r.Truth.Stats.PeakMemory, r.SelfCheck.Stats.PeakMemory, r.Scoring.PeakMemory)
+}
+
+// CanonicalSamples returns the canonical program of each task as a sample.
+func CanonicalSamples(tasks []*Task) []*Sample {
+	out := make([]*Sample, len(tasks))
+	for i, t := range tasks {
+		out[i] = &Sample{TaskID: t.ID, Solution: t.Program(), Origin: "canonical solution of " + t.ID}
+	}
+	return out
+}
+
+// Run computes missing ground truth, runs the self-check and, if every
+// canonical solution passed it, scores the candidates. A failed self-check
+// returns the report so far with an integrity error naming the tasks; no
+// candidate has run then.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, exitcode.New(exitcode.Usage, err)
+	}
+	if len(cfg.Tasks) == 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "no tasks to score")
+	}
+	plus := !cfg.BaseOnly && cfg.Dataset.HasPlus
+	rep := &Report{Truth: TruthReport{Key: cfg.Truth.Key, Dir: cfg.Truth.Dir()}}
+	progress := func(stage string) func(int, int) {
+		if cfg.Progress == nil {
+			return nil
+		}
+		return func(d, t int) { cfg.Progress(stage, d, t) }
+	}
+
+	// Ground truth.
+	start := time.Now()
+	missing := cfg.Truth.Missing(cfg.Tasks, plus)
+	rep.Truth.Computed, rep.Truth.Cached = len(missing), len(cfg.Tasks)-len(missing)
+	if len(missing) > 0 {
+		if cfg.Progress != nil {
+			cfg.Progress("ground truth", 0, len(missing))
+		}
+		st, err := cfg.Truth.Compute(ctx, cfg.Launch, missing, plus, cfg.Parallel, cfg.Limits)
+		rep.Truth.Stats = st
+		if err != nil {
+			return rep, err
+		}
+	}
+	for _, t := range cfg.Tasks {
+		tt, err := cfg.Truth.Get(t)
+		if err != nil {
+			return rep, err
+		}
+		if tt.Error != "" {
+			rep.Truth.Failed = append(rep.Truth.Failed, t.ID)
+		}
+	}
+	rep.Truth.Wall = time.Since(start)
+
+	// Self-check: the canonical solutions through exactly the candidate path.
+	sc := &Scorer{Launch: cfg.Launch, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
+		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check")}
+	canon, st, err := sc.Score(ctx, CanonicalSamples(cfg.Tasks))
+	rep.SelfCheck.Stats = st
+	if err != nil {
+		return rep, err
+	}
+	rep.SelfCheck.Tasks = len(cfg.Tasks)
+	for _, r := range canon {
+		if r.Passed() {
+			rep.SelfCheck.Passed++
+			continue
+		}
+		tt, _ := cfg.Truth.Get(cfg.Dataset.Task(r.Sample.TaskID))
+		ph, pr := "base", &r.Base
+		if r.Base.Status == StatusPass && r.Plus != nil {
+			ph, pr = "plus", r.Plus
+		}
+		rep.SelfCheck.Failures = append(rep.SelfCheck.Failures, SelfCheckFailure{
+			Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason, Flaky: tt != nil && tt.Error == "",
+		})
+	}
+	if !rep.SelfCheck.OK() {
+		var names []string
+		for _, f := range rep.SelfCheck.Failures {
+			n := f.Task
+			if f.Flaky {
+				n += " (flaky)"
+			}
+			names = append(names, n)
+		}
+		return rep, exitcode.Errorf(exitcode.Integrity,
+			"self-check failed: the canonical solutions of %d of %d tasks did not pass (%s); no candidate was scored",
+			len(rep.SelfCheck.Failures), rep.SelfCheck.Tasks, strings.Join(names, ", "))
+	}
+
+	// Candidates.
+	samples := cfg.Samples
+	if cfg.Canonical {
+		samples = CanonicalSamples(cfg.Tasks)
+	}
+	if len(samples) == 0 {
+		return rep, fmt.Errorf("no samples to score")
+	}
+	sc.Progress = progress("scoring")
+	results, st, err := sc.Score(ctx, samples)
+	rep.Scoring = st
+	if err != nil {
+		return rep, err
+	}
+	rep.Results = results
+	rep.Summary = Summarize(cfg.Tasks, results, plus, len(cfg.Tasks) != len(cfg.Dataset.Tasks))
+	return rep, nil
+}

@@ -1,0 +1,361 @@
+package humaneval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Statuses, named as EvalPlus names them.
+const (
+	StatusPass    = "pass"
+	StatusFail    = "fail"
+	StatusTimeout = "timeout"
+)
+
+// RunLimits are the limits of a scoring run.
+type RunLimits struct {
+	// MinTimeLimit and TimeFactor give each input the limit
+	// max(MinTimeLimit, TimeFactor × ground-truth time), in seconds, as
+	// EvalPlus's --min-time-limit and --gt-time-limit-factor do.
+	MinTimeLimit float64 `json:"min_time_limit"`
+	TimeFactor   float64 `json:"gt_time_limit_factor"`
+	// TaskTimeout caps one program's run over one input list, as EvalPlus's
+	// EVALPLUS_TIMEOUT_PER_TASK: min(TaskTimeout, sum of limits) + 1 s.
+	TaskTimeout float64 `json:"task_timeout"`
+	// ImportAllowance is added to the first input's limit for loading the
+	// program (EvalPlus has no separate limit for it).
+	ImportAllowance float64 `json:"import_allowance"`
+	ChildMemory     int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
+	ChildFSize      int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
+}
+
+// DefaultRunLimits are EvalPlus's current defaults (evalplus@26d6d00,
+// evalplus/config.py and eval/__init__.py) plus the process limits.
+func DefaultRunLimits() RunLimits {
+	return RunLimits{
+		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0,
+		ChildMemory: 448 << 20, ChildFSize: 1 << 20,
+	}
+}
+
+// Validate reports a limit that makes no sense.
+func (rl RunLimits) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"min time limit", rl.MinTimeLimit}, {"time limit factor", rl.TimeFactor}, {"task timeout", rl.TaskTimeout}, {"import allowance", rl.ImportAllowance}} {
+		if !(f.v > 0 && f.v <= 3600) || math.IsNaN(f.v) {
+			return fmt.Errorf("%s %v: want a number of seconds above 0 and at most 3600", f.name, f.v)
+		}
+	}
+	if rl.ChildMemory < 64<<20 || rl.ChildFSize < 1 {
+		return fmt.Errorf("child memory %d or file size %d too small", rl.ChildMemory, rl.ChildFSize)
+	}
+	return nil
+}
+
+// PhaseResult is the verdict of one program on one input list.
+type PhaseResult struct {
+	Status    string  `json:"status"`
+	FailInput int     `json:"fail_input"` // index of the failing input; -1 for none
+	Reason    string  `json:"reason,omitempty"`
+	Records   int     `json:"records"`
+	Elapsed   float64 `json:"elapsed"` // seconds, as measured by the supervisor
+}
+
+// SampleResult is the verdict of one sample.
+type SampleResult struct {
+	Sample *Sample
+	Base   PhaseResult
+	Plus   *PhaseResult // nil with base-only scoring
+}
+
+// Passed reports whether the sample passed base and, if scored, plus.
+func (r *SampleResult) Passed() bool {
+	return r.Base.Status == StatusPass && (r.Plus == nil || r.Plus.Status == StatusPass)
+}
+
+// ScoreStats describes a scoring pass.
+type ScoreStats struct {
+	Jobs        int           `json:"jobs"`
+	Wall        time.Duration `json:"wall_ns"`
+	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
+	Supervisors int           `json:"supervisors"`
+}
+
+// Scorer runs samples in the sandbox and judges them against ground truth.
+type Scorer struct {
+	Launch   Launcher
+	Dataset  *Dataset
+	Truth    *Truth
+	Limits   RunLimits
+	BaseOnly bool
+	Parallel int
+	// Progress, if set, is called after each finished job.
+	Progress func(done, total int)
+}
+
+type scoreJob struct {
+	res   *SampleResult
+	task  *Task
+	phase Phase
+	cost  float64
+}
+
+// Score scores every sample; samples must belong to tasks of s.Dataset
+// with ground truth in s.Truth. The results are in the order of samples.
+// An error means the run cannot be trusted (a corrupt ground truth, a
+// sandbox that cannot start) and no result may be reported.
+func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult, ScoreStats, error) {
+	start := time.Now()
+	results := make([]*SampleResult, len(samples))
+	var jobs []*scoreJob
+	for i, smp := range samples {
+		task := s.Dataset.Task(smp.TaskID)
+		if task == nil {
+			return nil, ScoreStats{}, fmt.Errorf("sample %s: task %s is not in dataset %s", smp.Origin, smp.TaskID, s.Dataset.ID)
+		}
+		tt, err := s.Truth.Get(task)
+		if err != nil {
+			return nil, ScoreStats{}, err
+		}
+		res := &SampleResult{Sample: smp}
+		results[i] = res
+		phases := []Phase{Base}
+		if !s.BaseOnly && s.Dataset.HasPlus {
+			res.Plus = &PhaseResult{}
+			phases = append(phases, Plus)
+		}
+		for _, p := range phases {
+			cost := 0.0
+			if pt := tt.phase(p); pt != nil {
+				for _, t := range pt.Times {
+					cost += t
+				}
+			}
+			jobs = append(jobs, &scoreJob{res: res, task: task, phase: p, cost: cost})
+		}
+	}
+	// Longest first, so that the slowest tasks do not finish last alone.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan *scoreJob)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+		st       = ScoreStats{Jobs: len(jobs)}
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	n := max(1, min(s.Parallel, len(jobs)))
+	st.Supervisors = n
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{launch: s.Launch}
+			defer func() {
+				peak := w.close()
+				mu.Lock()
+				st.PeakMemory = max(st.PeakMemory, peak)
+				mu.Unlock()
+			}()
+			for j := range queue {
+				pr, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				if j.phase == Plus {
+					*j.res.Plus = pr
+				} else {
+					j.res.Base = pr
+				}
+				done++
+				d := done
+				mu.Unlock()
+				if s.Progress != nil {
+					s.Progress(d, len(jobs))
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+		}
+	}
+	close(queue)
+	wg.Wait()
+	st.Wall = time.Since(start)
+	if firstErr != nil {
+		return nil, st, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, st, err
+	}
+	return results, st, nil
+}
+
+// InputLimits returns the per-input time limits of a phase:
+// max(MinTimeLimit, TimeFactor × ground-truth time).
+func (rl RunLimits) InputLimits(times []float64) []float64 {
+	out := make([]float64, len(times))
+	for i, t := range times {
+		out[i] = math.Max(rl.MinTimeLimit, rl.TimeFactor*t)
+	}
+	return out
+}
+
+// PhaseLimit is EvalPlus's limit of one run over an input list:
+// min(TaskTimeout, sum of the input limits) + 1 s.
+func (rl RunLimits) PhaseLimit(limits []float64) float64 {
+	sum := 0.0
+	for _, l := range limits {
+		sum += l
+	}
+	return math.Min(rl.TaskTimeout, sum) + 1
+}
+
+// runPhase runs one sample on one input list and judges it. An error is
+// returned only for what voids the run (corrupt ground truth, a sandbox
+// that does not start); anything the sample does is a verdict.
+func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Task, p Phase) (PhaseResult, error) {
+	tt, err := s.Truth.Get(task)
+	if err != nil {
+		return PhaseResult{}, err
+	}
+	if tt.Error != "" {
+		return PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no ground truth: " + tt.Error}, nil
+	}
+	pt := tt.phase(p)
+	inputs := task.Inputs(p)
+	limits := s.Limits.InputLimits(pt.Times)
+	// Outputs of a correct program are about as large as the expected ones;
+	// the caps leave wide room and stop floods early.
+	recordCap := max(4*pt.MaxRecord+64, 1<<20)
+	j := &job{
+		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
+		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: s.Limits.ImportAllowance,
+		PhaseLimit: s.Limits.PhaseLimit(limits), RecordCap: recordCap,
+		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
+	}
+	exp, err := s.Truth.open(task, p)
+	if err != nil {
+		return PhaseResult{}, err
+	}
+	defer func() { exp.close() }()
+	orc := newOracle(task.Atol, task.EntryPoint)
+	res := PhaseResult{FailInput: -1}
+	var fatal error
+	judge := func(k int, r record) bool {
+		switch r.Kind {
+		case 'M':
+			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+clipString(string(r.Data))
+			return false
+		case 'X':
+			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+clipString(string(r.Data))
+			return false
+		case 'U':
+			res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
+			return false
+		}
+		want, err := exp.next()
+		if err != nil {
+			fatal = err
+			return false
+		}
+		got, err := ParseValue(r.Data, DefaultBounds)
+		if err != nil {
+			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
+			return false
+		}
+		if got[0] == tagOther {
+			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
+			return false
+		}
+		if ok, why := orc.check(inputs[k], got, want); !ok {
+			res.Status, res.FailInput, res.Reason = StatusFail, k, why
+			return false
+		}
+		return true
+	}
+	for attempt := 0; ; attempt++ {
+		end, err := w.run(ctx, j, judge)
+		if err != nil {
+			return PhaseResult{}, err
+		}
+		if fatal != nil {
+			return PhaseResult{}, fatal
+		}
+		res.Records, res.Elapsed = end.Records, end.Elapsed
+		if res.Status != "" {
+			break
+		}
+		switch end.Status {
+		case "done":
+			if end.Records == len(inputs) {
+				res.Status = StatusPass
+			} else {
+				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
+			}
+		case "timeout":
+			res.Status, res.FailInput, res.Reason = StatusTimeout, end.Records, end.Detail
+		case "setup":
+			// The sandbox failed before the program ran: nothing the sample
+			// did. Try once more in a fresh supervisor.
+			if attempt == 0 {
+				exp.close()
+				if exp, err = s.Truth.open(task, p); err != nil {
+					return PhaseResult{}, err
+				}
+				orc = newOracle(task.Atol, task.EntryPoint)
+				j.ID = nextJobID()
+				continue
+			}
+			return PhaseResult{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
+		case "lost":
+			if end.Detail == "the supervisor did not finish the job in time" {
+				res.Status = StatusTimeout
+			} else {
+				res.Status = StatusFail
+			}
+			res.FailInput, res.Reason = end.Records, end.Detail
+		default:
+			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, end.Detail
+		}
+		break
+	}
+	if res.FailInput >= len(inputs) {
+		res.FailInput = -1
+	}
+	if err := exp.finish(); err != nil {
+		return PhaseResult{}, err
+	}
+	return res, nil
+}
+
+// failTests returns the failing inputs of a phase for the results file.
+func failTests(task *Task, p Phase, pr *PhaseResult) []json.RawMessage {
+	if pr == nil || pr.Status == StatusPass || pr.FailInput < 0 {
+		return []json.RawMessage{}
+	}
+	return []json.RawMessage{task.Inputs(p)[pr.FailInput]}
+}
