@@ -26,6 +26,11 @@ const (
 	labelPrefix = "org.reprolab.repro."
 )
 
+// sweepGrace is added to a run's deadline in its label, leaving the owner
+// time to kill, read back and remove the container itself before another
+// process's sweep may.
+const sweepGrace = 10 * time.Second
+
 // cleanupTimeout bounds the kill and remove calls made after a run, which
 // use a context of their own so that they run even when the caller's
 // context was cancelled (SIGINT, SIGTERM).
@@ -48,8 +53,9 @@ type Engine struct {
 }
 
 // Connect talks to the local Docker engine, configured as the docker CLI is
-// (DOCKER_HOST, else the local socket), negotiating the API version. An
-// engine that does not answer is an exitcode.Precondition error.
+// (DOCKER_HOST, else the local socket), negotiating the API version, and
+// sweeps containers left behind by dead runners (see Sweep). An engine that
+// does not answer is an exitcode.Precondition error.
 func Connect(ctx context.Context) (*Engine, error) {
 	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -63,7 +69,11 @@ func Connect(ctx context.Context) (*Engine, error) {
 			"the docker engine at %s does not answer (%v): install it (apt-get install docker.io) and start it (setsid dockerd >/var/log/dockerd.log 2>&1 &)",
 			cli.DaemonHost(), err)
 	}
-	return &Engine{cli: cli, live: make(map[string]string)}, nil
+	e := &Engine{cli: cli, live: make(map[string]string)}
+	// Containers whose runner died go first; a failed sweep does not stop
+	// this run, the next start-up tries again.
+	e.Sweep(ctx)
+	return e, nil
 }
 
 // Client returns the underlying engine client.
@@ -183,7 +193,7 @@ func baseLabels(deadline time.Time, extra map[string]string) (map[string]string,
 		l[k] = v
 	}
 	l[LabelKey] = "1"
-	l[LabelDeadline] = strconv.FormatInt(deadline.Unix()+1, 10)
+	l[LabelDeadline] = strconv.FormatInt(deadline.Add(sweepGrace).Unix()+1, 10)
 	l[LabelOwner] = strconv.Itoa(os.Getpid())
 	return l, nil
 }
