@@ -260,7 +260,9 @@ func flatIndex(idx, s []int, n int) int {
 // isclose is numpy.isclose for one element pair, equal_nan false: within
 // tolerance when both are finite, otherwise equal.
 func isclose(xr, xi, yr, yi float64, cplx bool, rtol, atol float64) bool {
-	finite := func(r, i float64) bool { return !math.IsInf(r, 0) && !math.IsNaN(r) && !math.IsInf(i, 0) && !math.IsNaN(i) }
+	finite := func(r, i float64) bool {
+		return !math.IsInf(r, 0) && !math.IsNaN(r) && !math.IsInf(i, 0) && !math.IsNaN(i)
+	}
 	if !finite(xr, xi) || !finite(yr, yi) {
 		return xr == yr && xi == yi
 	}

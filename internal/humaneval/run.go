@@ -56,7 +56,9 @@ type SelfCheckReport struct {
 }
 
 // OK reports whether every task passed.
-func (s *SelfCheckReport) OK() bool { return s.Tasks > 0 && s.Passed == s.Tasks && len(s.Failures) == 0 }
+func (s *SelfCheckReport) OK() bool {
+	return s.Tasks > 0 && s.Passed == s.Tasks && len(s.Failures) == 0
+}
 
 // Report is what a run found.
 type Report struct {
