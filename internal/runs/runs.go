@@ -177,7 +177,9 @@ func List(home string) ([]string, error) {
 			ids = append(ids, e.Name())
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j] })
+	sort.Slice(ids, func(i, j int) bool {
+		return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j]
+	})
 	return ids, nil
 }
 
