@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -92,8 +93,13 @@ func newCatalogShowCommand() *cobra.Command {
 			for _, u := range e.URLs {
 				fmt.Fprintf(w, "url:         %s\n", u)
 			}
-			for k, v := range e.Facts {
-				fmt.Fprintf(w, "fact:        %s = %s\n", k, v)
+			keys := make([]string, 0, len(e.Facts))
+			for k := range e.Facts {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
 			}
 			if e.Notes != "" {
 				fmt.Fprintf(w, "notes:       %s\n", e.Notes)

@@ -19,7 +19,6 @@ type progressSink struct {
 	json   *json.Encoder
 	tty    io.Writer
 	shown  map[string]bool
-	lastID string
 }
 
 func newProgressSink(stdout io.Writer, asJSON bool) *progressSink {
