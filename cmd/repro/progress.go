@@ -15,10 +15,10 @@ import (
 // one-line status per asset on a terminal, and nothing when stderr is piped
 // (apart from failures, which the command reports itself).
 type progressSink struct {
-	mu     sync.Mutex
-	json   *json.Encoder
-	tty    io.Writer
-	shown  map[string]bool
+	mu    sync.Mutex
+	json  *json.Encoder
+	tty   io.Writer
+	shown map[string]bool
 }
 
 func newProgressSink(stdout io.Writer, asJSON bool) *progressSink {
