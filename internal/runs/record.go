@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,8 +15,8 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -107,7 +106,7 @@ func (r *Run) Verify() (*Record, []Problem, error) {
 		return nil, nil, err
 	}
 	var problems []Problem
-	envBytes, err := readBounded(filepath.Join(r.Dir, envelopeFile), 2*maxRecordBytes)
+	envBytes, err := safefile.ReadFile(filepath.Join(r.Dir, envelopeFile), 2*maxRecordBytes)
 	if err != nil {
 		problems = append(problems, Problem{Path: envelopeFile, What: "missing or unreadable signature envelope: " + err.Error()})
 	} else if err := verifyEnvelope(r.home, envBytes, payload); err != nil {
@@ -172,27 +171,4 @@ func verifyEnvelope(home string, envBytes, payload []byte) error {
 		return fmt.Errorf("signature does not verify with the run key: %v", err)
 	}
 	return nil
-}
-
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
 }

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // Schema names the record format; additions keep it, changes bump it.
@@ -193,7 +195,7 @@ func runTime(id string) string {
 
 // ReadRecord reads and decodes record.json of a run (bounded).
 func (r *Run) ReadRecord() (*Record, []byte, error) {
-	b, err := readBounded(filepath.Join(r.Dir, recordFile), maxRecordBytes)
+	b, err := safefile.ReadFile(filepath.Join(r.Dir, recordFile), maxRecordBytes)
 	if err != nil {
 		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
 	}

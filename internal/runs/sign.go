@@ -15,6 +15,8 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // PayloadType is the DSSE payload type of a run record.
@@ -62,7 +64,7 @@ func signingKey(home string) (*key, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	b, err := readBounded(filepath.Join(dir, privFile), 4096)
+	b, err := safefile.ReadFile(filepath.Join(dir, privFile), 4096)
 	if errors.Is(err, os.ErrNotExist) {
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
@@ -90,7 +92,7 @@ func signingKey(home string) (*key, error) {
 // verifyingKey loads the public run key.
 func verifyingKey(home string) (*key, error) {
 	p := filepath.Join(home, "keys", pubFile)
-	b, err := readBounded(p, 4096)
+	b, err := safefile.ReadFile(p, 4096)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the public run key %s: %w", p, err)
 	}
