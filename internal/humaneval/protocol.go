@@ -95,6 +95,7 @@ type worker struct {
 	r        *bufio.Reader
 	hello    Hello
 	streamed int64
+	started  time.Time
 	peak     int64 // highest container peak memory seen
 	// grace is added to a job's own limits before Go kills the container.
 	grace time.Duration
@@ -104,6 +105,10 @@ type worker struct {
 // the sandbox keeps at most OutputCap bytes of a program's stdout.
 const rotateAfter = 160 << 20
 
+// rotateAge is how long a supervisor serves before it is replaced, well
+// within its container's deadline.
+const rotateAge = 45 * time.Minute
+
 // helloTimeout bounds the start of a supervisor.
 const helloTimeout = 60 * time.Second
 
@@ -111,15 +116,15 @@ const helloTimeout = 60 * time.Second
 const maxControlFrame = 1 << 20
 
 func (w *worker) ensure(ctx context.Context) error {
-	if w.t != nil && w.streamed < rotateAfter {
+	if w.t != nil && w.streamed < rotateAfter && time.Since(w.started) < rotateAge {
 		return nil
 	}
-	w.stop()
+	w.end(false)
 	t, err := w.launch(ctx)
 	if err != nil {
 		return err
 	}
-	w.t, w.r, w.streamed = t, bufio.NewReaderSize(t, 1<<16), 0
+	w.t, w.r, w.streamed, w.started = t, bufio.NewReaderSize(t, 1<<16), 0, time.Now()
 	hello := time.AfterFunc(helloTimeout, t.Abort)
 	kind, body, err := w.frame(maxControlFrame)
 	hello.Stop()
@@ -139,12 +144,18 @@ func (w *worker) ensure(ctx context.Context) error {
 	return nil
 }
 
-// stop ends the current supervisor, if any.
-func (w *worker) stop() {
+// stop kills the current supervisor, if any.
+func (w *worker) stop() { w.end(true) }
+
+// end ends the current supervisor: killed at once if abort is set, else by
+// closing its stdin, which it reads as the end of the run.
+func (w *worker) end(abort bool) {
 	if w.t == nil {
 		return
 	}
-	w.t.Abort()
+	if abort {
+		w.t.Abort()
+	}
 	if peak, err := w.t.Close(); err == nil && peak > w.peak {
 		w.peak = peak
 	}
@@ -307,6 +318,6 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 // close ends the worker's supervisor and returns the highest container peak
 // memory seen.
 func (w *worker) close() int64 {
-	w.stop()
+	w.end(false)
 	return w.peak
 }

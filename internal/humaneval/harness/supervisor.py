@@ -575,7 +575,23 @@ def run_job(job):
         fatal("job %s ended before its child read it" % jid)
 
 
+def in_sandbox():
+    """The supervisor kills every process it may signal after each job: it
+    refuses to start anywhere but in its own PID namespace, as non-root,
+    where the host said it runs it."""
+    if os.environ.get("REPRO_SANDBOX") != "1" or os.getuid() == 0:
+        return False
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("NSpid:"):
+                return len(line.split()) >= 3
+    return False
+
+
 def main():
+    if not in_sandbox():
+        sys.stderr.write("supervisor.py runs only inside repro's sandbox\n")
+        os._exit(2)
     set_nondumpable()
     os.umask(0o077)
     if os.listdir(TMP):

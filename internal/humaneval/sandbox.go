@@ -1,0 +1,80 @@
+package humaneval
+
+import (
+	"context"
+	"time"
+
+	"github.com/reprolab/repro/internal/sandbox"
+)
+
+// SupervisorLimits are the sandbox limits of one supervisor container. Each
+// program's own process gets tighter limits from the supervisor (see
+// RunLimits); these bound the container as a whole.
+func SupervisorLimits() sandbox.Limits {
+	return sandbox.Limits{
+		NanoCPUs:      1e9,
+		Memory:        512 << 20,
+		Pids:          64,
+		NoFile:        128,
+		FSize:         8 << 20,
+		TmpfsSize:     64 << 20,
+		TmpfsInodes:   4096,
+		ResultsSize:   1 << 20,
+		ResultsInodes: 16,
+		OutputCap:     256 << 20,
+		Deadline:      2 * time.Hour,
+	}
+}
+
+// supervisorCmd starts the supervisor: isolated mode ignores PYTHON*
+// variables and keeps the current folder off sys.path.
+var supervisorCmd = []string{"/usr/bin/python3", "-I", HarnessTarget + "/supervisor.py"}
+
+// SandboxLauncher returns a Launcher that starts each supervisor in a fresh
+// container of the evaluator image, with the harness folder (already
+// checked with CheckHarness) mounted read-only at /harness and nothing
+// else mounted: no dataset, no expected output, no sample file.
+func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, lim sandbox.Limits) Launcher {
+	return func(ctx context.Context) (Transport, error) {
+		if err := CheckHarness(harnessDir); err != nil {
+			return nil, err
+		}
+		c, err := e.Start(ctx, sandbox.Spec{
+			Image:    img,
+			Cmd:      supervisorCmd,
+			Env:      map[string]string{"REPRO_SANDBOX": "1"},
+			ReadOnly: []sandbox.Mount{{Source: harnessDir, Target: HarnessTarget}},
+			Limits:   lim,
+			Stdin:    true,
+			Labels:   map[string]string{"humaneval": "supervisor"},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &sandboxTransport{c: c}, nil
+	}
+}
+
+type sandboxTransport struct {
+	c *sandbox.Container
+}
+
+func (t *sandboxTransport) Write(p []byte) (int, error) { return t.c.Stdin().Write(p) }
+func (t *sandboxTransport) Read(p []byte) (int, error)  { return t.c.Stdout().Read(p) }
+
+func (t *sandboxTransport) Abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.c.Kill(ctx)
+}
+
+func (t *sandboxTransport) Close() (int64, error) {
+	t.c.Stdin().Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	o, err := t.c.Wait(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return o.PeakMemory, nil
+}
