@@ -280,7 +280,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	}
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
-		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit,
+		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
 	}
 	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs))}

@@ -21,6 +21,9 @@ type Transport interface {
 	io.Reader
 	Abort()
 	Close() (peakMemory int64, err error)
+	// Stderr returns the start of what the supervisor wrote to stderr,
+	// once it has ended (for error messages).
+	Stderr() string
 }
 
 // Launcher starts a supervisor (python3 -I /harness/supervisor.py with the
@@ -42,8 +45,9 @@ type job struct {
 	Program    []byte
 	Inputs     []byte    // a JSON array of argument lists
 	Limits     []float64 // seconds per input
-	FirstExtra float64   // seconds allowed for loading the program, on top of input 0's limit
-	PhaseLimit float64   // seconds for the whole list
+	FirstExtra float64   // CPU seconds allowed for loading the program, on top of input 0's limit
+	PhaseLimit float64   // CPU seconds for the whole list
+	WallFactor float64   // wall-clock backstops are this many times the CPU limits
 	RecordCap  int       // bytes of one record
 	ByteCap    int64     // bytes of all records
 	Memory     int64     // address-space limit of the child
@@ -59,6 +63,7 @@ type jobHeader struct {
 	Limits     []float64 `json:"limits"`
 	FirstExtra float64   `json:"first_extra"`
 	PhaseLimit float64   `json:"phase_limit"`
+	WallFactor float64   `json:"wall_factor"`
 	RecordCap  int       `json:"record_cap"`
 	ByteCap    int64     `json:"byte_cap"`
 	Mem        int64     `json:"mem"`
@@ -67,10 +72,11 @@ type jobHeader struct {
 
 // record is one result of a child, as the supervisor forwarded it.
 type record struct {
-	Gap  float64 // seconds since the previous record, measured by the supervisor
-	Kind byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
-	Time float64 // the child's own measure of the call (not for 'M')
-	Data []byte  // the encoded value, or a message
+	Gap     float64 // CPU seconds of the child since the previous record, measured by the supervisor
+	WallGap float64 // wall seconds since the previous record
+	Kind    byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
+	Time    float64 // the child's own measure of the call's CPU time (not for 'M')
+	Data    []byte  // the encoded value, or a message
 }
 
 // jobEnd is the supervisor's account of a job, or Go's when the supervisor
@@ -139,7 +145,7 @@ func (w *worker) ensure(ctx context.Context) error {
 	}
 	if err != nil {
 		w.stop()
-		return fmt.Errorf("the supervisor did not start: %v", err)
+		return fmt.Errorf("the supervisor did not start: %v: %s", err, clipString(t.Stderr()))
 	}
 	return nil
 }
@@ -193,7 +199,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	}
 	hdr, err := json.Marshal(jobHeader{
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs),
-		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
+		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit, WallFactor: j.WallFactor,
 		RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
 	if err != nil {
@@ -202,7 +208,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	// The watchdog kills the container if the supervisor does not end the
 	// job within its own limits plus grace: a stopped or wedged supervisor
 	// cannot hold a run.
-	limit := time.Duration((j.PhaseLimit+j.FirstExtra+30)*float64(time.Second)) + w.grace
+	limit := time.Duration(((j.PhaseLimit+j.FirstExtra)*j.WallFactor+30)*float64(time.Second)) + w.grace
 	var (
 		mu       sync.Mutex
 		expired  bool
@@ -252,7 +258,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	}
 	k := 0
 	cancelled := false
-	maxRecord := j.RecordCap + 8
+	maxRecord := j.RecordCap + 16
 	for {
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
@@ -260,11 +266,15 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		}
 		switch kind {
 		case 'R':
-			if len(body) < 9 {
+			if len(body) < 17 {
 				return lost(k, "short record frame")
 			}
-			rec := record{Gap: math.Float64frombits(binary.BigEndian.Uint64(body)), Kind: body[8]}
-			data := body[9:]
+			rec := record{
+				Gap:     math.Float64frombits(binary.BigEndian.Uint64(body)),
+				WallGap: math.Float64frombits(binary.BigEndian.Uint64(body[8:])),
+				Kind:    body[16],
+			}
+			data := body[17:]
 			switch rec.Kind {
 			case 'V', 'X', 'U':
 				if len(data) < 8 {

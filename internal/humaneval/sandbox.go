@@ -51,12 +51,42 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		if err != nil {
 			return nil, err
 		}
-		return &sandboxTransport{c: c}, nil
+		t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
+		go t.drainStderr()
+		return t, nil
 	}
 }
 
 type sandboxTransport struct {
-	c *sandbox.Container
+	c          *sandbox.Container
+	stderr     []byte // the first stderrKeep bytes of the supervisor's stderr
+	stderrDone chan struct{}
+}
+
+const stderrKeep = 8 << 10
+
+func (t *sandboxTransport) drainStderr() {
+	defer close(t.stderrDone)
+	buf := make([]byte, 4096)
+	for {
+		n, err := t.c.Stderr().Read(buf)
+		if len(t.stderr) < stderrKeep {
+			t.stderr = append(t.stderr, buf[:min(n, stderrKeep-len(t.stderr))]...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Stderr returns the start of the supervisor's stderr once it has ended.
+func (t *sandboxTransport) Stderr() string {
+	select {
+	case <-t.stderrDone:
+		return string(t.stderr)
+	case <-time.After(5 * time.Second):
+		return ""
+	}
 }
 
 func (t *sandboxTransport) Write(p []byte) (int, error) { return t.c.Stdin().Write(p) }

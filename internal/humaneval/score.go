@@ -30,15 +30,19 @@ type RunLimits struct {
 	// ImportAllowance is added to the first input's limit for loading the
 	// program (EvalPlus has no separate limit for it).
 	ImportAllowance float64 `json:"import_allowance"`
-	ChildMemory     int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
-	ChildFSize      int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
+	// WallFactor sets the wall-clock backstops: a program that uses little
+	// CPU time (it sleeps, or it waits) is stopped after WallFactor times
+	// its CPU limits in wall-clock time.
+	WallFactor  float64 `json:"wall_factor"`
+	ChildMemory int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
+	ChildFSize  int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
 }
 
 // DefaultRunLimits are EvalPlus's current defaults (evalplus@26d6d00,
 // evalplus/config.py and eval/__init__.py) plus the process limits.
 func DefaultRunLimits() RunLimits {
 	return RunLimits{
-		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0,
+		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0, WallFactor: 5,
 		ChildMemory: 448 << 20, ChildFSize: 1 << 20,
 	}
 }
@@ -48,7 +52,7 @@ func (rl RunLimits) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"min time limit", rl.MinTimeLimit}, {"time limit factor", rl.TimeFactor}, {"task timeout", rl.TaskTimeout}, {"import allowance", rl.ImportAllowance}} {
+	}{{"min time limit", rl.MinTimeLimit}, {"time limit factor", rl.TimeFactor}, {"task timeout", rl.TaskTimeout}, {"import allowance", rl.ImportAllowance}, {"wall factor", rl.WallFactor}} {
 		if !(f.v > 0 && f.v <= 3600) || math.IsNaN(f.v) {
 			return fmt.Errorf("%s %v: want a number of seconds above 0 and at most 3600", f.name, f.v)
 		}
@@ -254,7 +258,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
 		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: s.Limits.ImportAllowance,
-		PhaseLimit: s.Limits.PhaseLimit(limits), RecordCap: recordCap,
+		PhaseLimit: s.Limits.PhaseLimit(limits), WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}
 	exp, err := s.Truth.open(task, p)

@@ -72,7 +72,8 @@ STDERR_KEEP = 4096
 
 U32 = struct.Struct(">I")
 F64 = struct.Struct(">d")
-GAP = struct.Struct(">d")
+GAP = struct.Struct(">dd")
+CHECK_EVERY = 0.05  # seconds between CPU-time checks while waiting
 
 
 def write_all(fd, data):
@@ -117,14 +118,17 @@ class Unencodable(Exception):
 
 def make_encoder(cap):
     """Returns encode(v) -> bytes, bound to the builtins as they are now, so
-    that a program that replaces them later changes nothing here."""
+    that a program that replaces them later changes nothing here. Only the
+    exact builtin types are encoded as themselves; any other object,
+    subclasses included, becomes an "other" marker with its type's name."""
     _type = type
     _len = len
-    _set = set
     _map = map
     _range = range
+    _enumerate = enumerate
+    _min, _max = min, max
     _int, _bool, _float, _str, _bytes = int, bool, float, str, bytes
-    _list, _tuple, _dict, _sfrozen, _complex = list, tuple, dict, frozenset, complex
+    _list, _tuple, _dict, _set, _frozenset, _complex = list, tuple, dict, set, frozenset, complex
     _none = type(None)
     _sha = hashlib.sha256
     _u32 = U32.pack
@@ -133,82 +137,113 @@ def make_encoder(cap):
     _array = array
     _little = sys.byteorder == "little"
     _name = type.__dict__["__name__"].__get__
-    _floats = frozenset([float])
-    _bytearray = bytearray
-    tags = {_list: b"l", _tuple: b"t", _set: b"S", _sfrozen: b"Z"}
+    _imin, _imax = -(1 << 63), (1 << 63) - 1
+    i8 = b"i" + U32.pack(8)
+    tags = {_list: b"l", _tuple: b"t", _set: b"S", _frozenset: b"Z"}
 
-    def enc(v, out, size, depth):
+    def bulk(seq, out, code, size, head):
+        # Fixed-size items in one pass: head (tag and length) then size
+        # big-endian bytes from array(code), interleaved by slice assignment.
+        m = _len(seq)
+        raw = _array(code, seq)
+        if _little:
+            raw.byteswap()
+        raw = raw.tobytes()
+        step = _len(head) + size
+        start = _len(out)
+        out += _bytes(step * m)
+        for k, b in _enumerate(head):
+            out[start + k : start + step * m : step] = _bytes([b]) * m
+        h = _len(head)
+        for k in _range(size):
+            out[start + h + k : start + step * m : step] = raw[k::size]
+
+    def items(v, out, depth):
+        n = _len(v)
+        if n >= 16:
+            types = _list(_map(_type, v))
+            floats = types.count(_float)
+            if floats == n:
+                bulk(v, out, "d", 8, b"f")
+                return
+            if 2 * floats >= n:
+                prev = 0
+                for i in [i for i, t in _enumerate(types) if t is not _float]:
+                    if i > prev:
+                        bulk(v[prev:i], out, "d", 8, b"f")
+                    enc(v[i], out, depth)
+                    prev = i + 1
+                if prev < n:
+                    bulk(v[prev:], out, "d", 8, b"f")
+                return
+            if types.count(_int) == n and _min(v) >= _imin and _max(v) <= _imax:
+                bulk(v, out, "q", 8, i8)
+                return
+        for x in v:
+            enc(x, out, depth)
+            if _len(out) > cap:
+                raise Unencodable("output larger than %d bytes" % cap)
+
+    def enc(v, out, depth):
         t = _type(v)
         if t is _none:
-            out.append(b"N")
-            return size + 1
-        if t is _bool:
-            out.append(b"T" if v else b"F")
-            return size + 1
-        if t is _int:
+            out += b"N"
+        elif t is _bool:
+            out += b"T" if v else b"F"
+        elif t is _int:
             n = (v.bit_length() + 8) // 8
             if n > MAX_INT_BYTES:
                 raise Unencodable("int of %d bytes" % n)
-            out.append(b"i" + _u32(n) + v.to_bytes(n, "big", signed=True))
-            return _check(size + 5 + n)
-        if t is _float:
-            out.append(b"f" + _f64(v))
-            return _check(size + 9)
-        if t is _str or t is _bytes:
+            out += b"i"
+            out += _u32(n)
+            out += v.to_bytes(n, "big", signed=True)
+        elif t is _float:
+            out += b"f"
+            out += _f64(v)
+        elif t is _str or t is _bytes:
             b = v.encode("utf-8", "surrogatepass") if t is _str else v
             if _len(b) > HASH_THRESHOLD:
-                out.append((b"h" if t is _str else b"H") + _u32(_len(b)) + _sha(b).digest())
-                return _check(size + 37)
-            out.append((b"s" if t is _str else b"b") + _u32(_len(b)) + b)
-            return _check(size + 5 + _len(b))
-        if t is _complex:
-            out.append(b"c" + _cc(v.real, v.imag))
-            return _check(size + 17)
-        tag = tags.get(t)
-        if tag is not None or t is _dict:
+                out += b"h" if t is _str else b"H"
+                out += _u32(_len(b))
+                out += _sha(b).digest()
+            else:
+                out += b"s" if t is _str else b"b"
+                out += _u32(_len(b))
+                out += b
+        elif t is _complex:
+            out += b"c"
+            out += _cc(v.real, v.imag)
+        elif t is _dict:
             if depth >= MAX_DEPTH:
                 raise Unencodable("nested deeper than %d" % MAX_DEPTH)
-            n = _len(v)
-            if t is _dict:
-                out.append(b"d" + _u32(n))
-                size = _check(size + 5)
-                for k, x in _list(v.items()):
-                    size = enc(k, out, size, depth + 1)
-                    size = enc(x, out, size, depth + 1)
-                return size
-            out.append(tag + _u32(n))
-            size = _check(size + 5)
-            if t is _list and n >= 8 and _set(_map(_type, v)) == _floats:
-                size = _check(size + 9 * n)
-                raw = _array("d", v)
-                if _little:
-                    raw.byteswap()
-                raw = raw.tobytes()
-                buf = _bytearray(9 * n)
-                buf[0::9] = b"f" * n
-                for k in _range(8):
-                    buf[1 + k :: 9] = raw[k::8]
-                out.append(_bytes(buf))
-                return size
-            for x in _list(v):
-                size = enc(x, out, size, depth + 1)
-            return size
-        name = _name(t)
-        if _type(name) is not _str:
-            name = "?"
-        nb = name.encode("utf-8", "replace")[:200]
-        out.append(b"X" + _u32(_len(nb)) + nb)
-        return _check(size + 5 + _len(nb))
-
-    def _check(size):
-        if size > cap:
+            out += b"d"
+            out += _u32(_len(v))
+            for k, x in _list(v.items()):
+                enc(k, out, depth + 1)
+                enc(x, out, depth + 1)
+                if _len(out) > cap:
+                    raise Unencodable("output larger than %d bytes" % cap)
+        elif t in tags:
+            if depth >= MAX_DEPTH:
+                raise Unencodable("nested deeper than %d" % MAX_DEPTH)
+            out += tags[t]
+            out += _u32(_len(v))
+            items(v if t is _list or t is _tuple else _list(v), out, depth + 1)
+        else:
+            name = _name(t)
+            if _type(name) is not _str:
+                name = "?"
+            nb = name.encode("utf-8", "replace")[:200]
+            out += b"X"
+            out += _u32(_len(nb))
+            out += nb
+        if _len(out) > cap:
             raise Unencodable("output larger than %d bytes" % cap)
-        return size
 
     def encode(v):
-        out = []
-        enc(v, out, 0, 0)
-        return b"".join(out)
+        out = bytearray()
+        enc(v, out, 0)
+        return out
 
     return encode
 
@@ -255,14 +290,14 @@ def child(job, rfd, efd, workdir):
     _write = os.write
     _pack = U32.pack
     _f64 = F64.pack
-    _perf = time.perf_counter
+    _perf = time.process_time
     _base = BaseException
 
-    def emit(kind, payload):
-        data = _pack(len(payload) + 1) + kind + payload
-        view = memoryview(data)
-        while view:
-            view = view[_write(3, view):]
+    def emit(kind, head, data=b""):
+        for part in (_pack(len(head) + len(data) + 1) + kind + head, data):
+            view = memoryview(part)
+            while view:
+                view = view[_write(3, view):]
 
     try:
         emit(b"L", b"")
@@ -291,15 +326,15 @@ def child(job, rfd, efd, workdir):
             out = fn(*args)
         except _base as e:
             dt = _perf() - t0
-            emit(b"X", _f64(dt) + describe(e))
+            emit(b"X", _f64(dt), describe(e))
             break
         dt = _perf() - t0
         try:
             data = encode(out)
         except _base as e:
-            emit(b"U", _f64(dt) + describe(e))
+            emit(b"U", _f64(dt), describe(e))
             break
-        emit(b"V", _f64(dt) + data)
+        emit(b"V", _f64(dt), data)
     _exit(0)
 
 
@@ -314,10 +349,21 @@ def set_nondumpable():
 
 
 def others_alive():
-    """Whether any process other than this one and PID 1 exists."""
-    me = os.getpid()
+    """Whether a live process of this user other than this one exists.
+    Processes of other users (the container's init and holder) are out of
+    reach and harmless; zombies wait only for init to reap them."""
+    me, uid = os.getpid(), os.getuid()
     for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in (1, me):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open("/proc/%s/status" % name) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # gone meanwhile
+        if fields.get("State", "").split()[:1] == ["Z"]:
+            continue
+        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
             return True
     return False
 
@@ -383,6 +429,15 @@ class Out:
         if self.size >= 1 << 16:
             self.flush()
 
+    def record(self, gaps, rec):
+        if len(rec) < 1 << 16:
+            self.add(b"R", gaps + rec)
+            return
+        # A large record goes out at once, without another copy.
+        self.flush()
+        write_all(1, b"R" + U32.pack(len(gaps) + len(rec)) + gaps)
+        write_all(1, rec)
+
     def flush(self):
         if self.parts:
             write_all(1, b"".join(self.parts))
@@ -398,6 +453,7 @@ def run_job(job):
         fatal("job %s: %d limits for %d inputs" % (jid, len(limits), n))
     first_extra = float(job["first_extra"])
     phase_limit = float(job["phase_limit"])
+    wall_factor = float(job["wall_factor"])
     record_cap = int(job["record_cap"])
     byte_cap = int(job["byte_cap"])
 
@@ -417,6 +473,15 @@ def run_job(job):
     os.close(efd_w)
     os.set_blocking(rfd, False)
     os.set_blocking(efd_r, False)
+    # The child's CPU clock (Linux's encoding of a process CPU-time clock
+    # id): readable without ptrace access, so also for a non-dumpable child.
+    clock = (~pid << 3) | 2
+
+    def cpu():
+        try:
+            return time.clock_gettime(clock)
+        except OSError:
+            return None
 
     out = Out()
     start = time.monotonic()
@@ -426,9 +491,14 @@ def run_job(job):
     records = 0
     total = 0
     buf = bytearray()
-    last = start
-    deadline = start + 30.0  # to read the job
-    phase_end = None
+    # Limits run from the moment the child has read its job: CPU time of
+    # the child per input and for the whole list, with wall-clock backstops
+    # wall_factor times as long (for a child that sleeps or blocks).
+    wall_last = start
+    cpu_last = cpu_start = 0.0
+    cpu_limit = wall_limit = 30.0  # to read the job
+    phase_wall_end = None
+    next_check = start + CHECK_EVERY
     stderr_keep = bytearray()
     stderr_total = 0
     poller = select.poll()
@@ -438,16 +508,28 @@ def run_job(job):
 
     while status is None:
         now = time.monotonic()
-        until = deadline if phase_end is None else min(deadline, phase_end)
-        if now >= until:
-            if loaded:
-                status = "timeout"
-                detail = "no result for input %d within its time limit" % records
-                if phase_end is not None and now >= phase_end:
-                    detail = "the job's time limit of %.1f s passed" % phase_limit
-            else:
+        if not loaded:
+            if now - wall_last >= wall_limit:
                 status, detail = "setup", "the child did not read its job"
-            break
+                break
+        elif now >= next_check or now - wall_last >= wall_limit or now >= phase_wall_end:
+            next_check = now + CHECK_EVERY
+            c = cpu()
+            if c is not None and c - cpu_last > cpu_limit:
+                status = "timeout"
+                detail = "input %d used more than %.2f s of CPU time" % (records, cpu_limit)
+            elif c is not None and c - cpu_start > phase_limit:
+                status = "timeout"
+                detail = "the list used more than %.1f s of CPU time" % phase_limit
+            elif now - wall_last >= wall_limit:
+                status = "timeout"
+                detail = "input %d took more than %.1f s of wall time" % (records, wall_limit)
+            elif now >= phase_wall_end:
+                status = "timeout"
+                detail = "the list took more than %.1f s of wall time" % (phase_limit * wall_factor)
+            if status is not None:
+                break
+        until = min(next_check, wall_last + wall_limit) if loaded else wall_last + wall_limit
         out.flush()
         events = poller.poll(max(1, int((until - now) * 1000) + 1))
         for fd, ev in events:
@@ -499,18 +581,23 @@ def run_job(job):
                         break
                     if len(buf) < 4 + ln:
                         break
-                    rec = bytes(buf[4 : 4 + ln])
+                    with memoryview(buf) as view:
+                        rec = view[4 : 4 + ln].tobytes()
                     del buf[: 4 + ln]
                     now = time.monotonic()
+                    c = cpu()
+                    if c is None:
+                        c = cpu_last
                     kind = rec[:1]
                     if not loaded:
                         if kind != b"L":
                             status, detail = "protocol", "the first record is not L"
                             break
                         loaded = True
-                        last = now
-                        deadline = now + first_extra + (limits[0] if n else 0)
-                        phase_end = now + phase_limit
+                        wall_last, cpu_last, cpu_start = now, c, c
+                        cpu_limit = first_extra + (limits[0] if n else 0)
+                        wall_limit = wall_factor * cpu_limit
+                        phase_wall_end = now + wall_factor * phase_limit
                         poller.register(0, select.POLLIN)
                         watching_stdin = True
                         if n == 0:
@@ -523,16 +610,22 @@ def run_job(job):
                     if records >= n:
                         status, detail = "protocol", "more records than inputs"
                         break
-                    out.add(b"R", GAP.pack(now - last) + rec)
+                    if c - cpu_last > cpu_limit:
+                        # A result that came too late does not count.
+                        status = "timeout"
+                        detail = "input %d used %.2f s of CPU time, over its limit of %.2f s" % (records, c - cpu_last, cpu_limit)
+                        break
+                    out.record(GAP.pack(c - cpu_last, now - wall_last), rec)
                     records += 1
-                    last = now
+                    wall_last, cpu_last = now, c
                     if kind != b"V":
                         status = "stopped"
                         break
                     if records == n:
                         status = "done"
                         break
-                    deadline = now + limits[records]
+                    cpu_limit = limits[records]
+                    wall_limit = wall_factor * cpu_limit
 
     elapsed = time.monotonic() - start
     if not loaded and status != "hostgone":
@@ -575,17 +668,21 @@ def run_job(job):
         fatal("job %s ended before its child read it" % jid)
 
 
+# The inode of the initial PID namespace is a kernel constant
+# (PROC_PID_INIT_INO).
+HOST_PID_NS = "pid:[4026531836]"
+
+
 def in_sandbox():
     """The supervisor kills every process it may signal after each job: it
-    refuses to start anywhere but in its own PID namespace, as non-root,
-    where the host said it runs it."""
+    refuses to start but as non-root, in a PID namespace of its own, where
+    the host said it runs it."""
     if os.environ.get("REPRO_SANDBOX") != "1" or os.getuid() == 0:
         return False
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("NSpid:"):
-                return len(line.split()) >= 3
-    return False
+    try:
+        return os.readlink("/proc/self/ns/pid") != HOST_PID_NS
+    except OSError:
+        return False
 
 
 def main():
