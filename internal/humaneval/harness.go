@@ -21,7 +21,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:7316ab31ca1930c761cd951403ca3c31c2ef656fdeafe303d957ff17fdc4e4f8")
+var HarnessDigest = digest.MustParse("sha256:7171cc1f70249384af7b0fad85c6fd6215dc547cc72f269e7a4c857614d9f9c9")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -47,7 +47,7 @@ type job struct {
 	Limits     []float64 // seconds per input
 	FirstExtra float64   // CPU seconds allowed for loading the program, on top of input 0's limit
 	PhaseLimit float64   // CPU seconds for the whole list
-	WallFactor float64   // wall-clock backstops are this many times the CPU limits
+	WallFactor float64   // a child idle for this many times its CPU limits is stopped
 	RecordCap  int       // bytes of one record
 	ByteCap    int64     // bytes of all records
 	Memory     int64     // address-space limit of the child
@@ -114,6 +114,10 @@ const rotateAfter = 160 << 20
 // rotateAge is how long a supervisor serves before it is replaced, well
 // within its container's deadline.
 const rotateAge = 45 * time.Minute
+
+// heartbeatTimeout is how long a supervisor running a job may stay silent;
+// it sends a heartbeat at least every second.
+const heartbeatTimeout = 20 * time.Second
 
 // helloTimeout bounds the start of a supervisor.
 const helloTimeout = 60 * time.Second
@@ -206,9 +210,10 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return jobEnd{}, err
 	}
 	// The watchdog kills the container if the supervisor does not end the
-	// job within its own limits plus grace: a stopped or wedged supervisor
-	// cannot hold a run.
-	limit := time.Duration(((j.PhaseLimit+j.FirstExtra)*j.WallFactor+30)*float64(time.Second)) + w.grace
+	// job in a wall time far beyond its CPU limits: a wedged supervisor
+	// cannot hold a run. (A stopped one is caught sooner by its missing
+	// heartbeat.)
+	limit := time.Duration(max(600, 20*(j.PhaseLimit+j.FirstExtra))*float64(time.Second)) + w.grace
 	var (
 		mu       sync.Mutex
 		expired  bool
@@ -223,11 +228,22 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			t.Abort()
 		}
 	})
+	// A supervisor that sends nothing, not even a heartbeat, is stopped or
+	// starved: it is killed well before the job's own limits pass.
+	alive := time.AfterFunc(heartbeatTimeout, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			expired = true
+			t.Abort()
+		}
+	})
 	defer func() {
 		mu.Lock()
 		finished = true
 		mu.Unlock()
 		timer.Stop()
+		alive.Stop()
 	}()
 
 	msg := make([]byte, 0, 5+len(hdr)+len(j.Program)+len(j.Inputs))
@@ -260,6 +276,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	cancelled := false
 	maxRecord := j.RecordCap + 16
 	for {
+		alive.Reset(heartbeatTimeout)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
 			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
@@ -317,6 +334,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				w.stop()
 			}
 			return end, nil
+		case 'P':
 		case 'F':
 			return lost(k, "the supervisor stopped: "+clipString(string(body)))
 		default:

@@ -20,8 +20,10 @@ const (
 // RunLimits are the limits of a scoring run.
 type RunLimits struct {
 	// MinTimeLimit and TimeFactor give each input the limit
-	// max(MinTimeLimit, TimeFactor × ground-truth time), in seconds, as
-	// EvalPlus's --min-time-limit and --gt-time-limit-factor do.
+	// max(MinTimeLimit, TimeFactor × ground-truth time), as EvalPlus's
+	// --min-time-limit and --gt-time-limit-factor do, but in seconds of the
+	// program's CPU time (EvalPlus counts wall-clock seconds), so that a
+	// loaded host does not turn correct programs into timeouts.
 	MinTimeLimit float64 `json:"min_time_limit"`
 	TimeFactor   float64 `json:"gt_time_limit_factor"`
 	// TaskTimeout caps one program's run over one input list, as EvalPlus's
@@ -30,9 +32,10 @@ type RunLimits struct {
 	// ImportAllowance is added to the first input's limit for loading the
 	// program (EvalPlus has no separate limit for it).
 	ImportAllowance float64 `json:"import_allowance"`
-	// WallFactor sets the wall-clock backstops: a program that uses little
-	// CPU time (it sleeps, or it waits) is stopped after WallFactor times
-	// its CPU limits in wall-clock time.
+	// WallFactor sets the backstop for a program that uses no CPU time
+	// (it sleeps, or it blocks): it is stopped once it has been idle, that
+	// is neither running nor waiting for a CPU, for WallFactor times its
+	// CPU limit. Time spent waiting for a CPU on a loaded host never counts.
 	WallFactor  float64 `json:"wall_factor"`
 	ChildMemory int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
 	ChildFSize  int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
@@ -42,7 +45,7 @@ type RunLimits struct {
 // evalplus/config.py and eval/__init__.py) plus the process limits.
 func DefaultRunLimits() RunLimits {
 	return RunLimits{
-		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0, WallFactor: 5,
+		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0, WallFactor: 3,
 		ChildMemory: 448 << 20, ChildFSize: 1 << 20,
 	}
 }
