@@ -1,0 +1,144 @@
+package humaneval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// runProgram runs a program's entry point on inputs in the sandbox through
+// a supervisor and returns the records.
+func runProgram(t *testing.T, w *worker, entry, program string, inputs []string) []record {
+	t.Helper()
+	raw := make([]json.RawMessage, len(inputs))
+	limits := make([]float64, len(inputs))
+	for i, in := range inputs {
+		raw[i] = json.RawMessage(in)
+		limits[i] = 30
+	}
+	j := &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: joinInputs(raw), Limits: limits,
+		FirstExtra: 30, PhaseLimit: 600, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 26,
+		Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
+	var recs []record
+	end, err := w.run(context.Background(), j, func(k int, r record) bool {
+		r.Data = append([]byte(nil), r.Data...)
+		recs = append(recs, r)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != "done" {
+		t.Fatalf("%s: %+v", entry, end)
+	}
+	return recs
+}
+
+// TestEqualityTableInPython checks the hand-written equality table against
+// CPython itself, and the harness's encoder together with Equal against
+// both: for every row, Python's a == b, and Equal on what the harness sends
+// for a and b, must give the table's answer.
+func TestEqualityTableInPython(t *testing.T) {
+	launch, _, _ := testSandbox(t)
+	w := &worker{launch: launch}
+	defer w.close()
+	table := equalityTable()
+	var prog strings.Builder
+	prog.WriteString("PAIRS = [\n")
+	var sides, idx []string
+	for i, c := range table {
+		a, b, ok := strings.Cut(c.py, " == ")
+		if !ok {
+			t.Fatalf("row %q is not a == b", c.py)
+		}
+		fmt.Fprintf(&prog, "    (lambda: %s, lambda: %s),\n", a, b)
+		sides = append(sides, fmt.Sprintf("[%d, 0]", i), fmt.Sprintf("[%d, 1]", i))
+		idx = append(idx, fmt.Sprintf("[%d]", i))
+	}
+	prog.WriteString("]\n")
+	prog.WriteString("def value(i, side):\n    return PAIRS[i][side]()\n")
+	prog.WriteString("def eq(i):\n    a, b = PAIRS[i]\n    return a() == b()\n")
+
+	values := runProgram(t, w, "value", prog.String(), sides)
+	answers := runProgram(t, w, "eq", prog.String(), idx)
+	for i, c := range table {
+		py := answers[i]
+		if py.Kind != 'V' || len(py.Data) != 1 || (py.Data[0] == tagTrue) != c.eq {
+			t.Errorf("%s: CPython says %q, the table says %v", c.py, py.Data, c.eq)
+		}
+		a, errA := ParseValue(values[2*i].Data, DefaultBounds)
+		b, errB := ParseValue(values[2*i+1].Data, DefaultBounds)
+		if errA != nil || errB != nil {
+			t.Errorf("%s: the harness sent malformed values: %v %v", c.py, errA, errB)
+			continue
+		}
+		if got := Equal(a, b); got != c.eq {
+			t.Errorf("%s: Equal on the harness's encodings = %v, want %v", c.py, got, c.eq)
+		}
+		if got := Equal(a, mustParse(t, c.a)); !got && !strings.Contains(c.py, "nan") {
+			t.Errorf("%s: the harness's encoding of the left side does not equal the table's", c.py)
+		}
+	}
+}
+
+// TestEncoderFastPaths checks the harness's bulk encodings of float and
+// int lists (and of a float list interrupted by other items) against the
+// item-by-item ones, through Equal and canonical keys.
+func TestEncoderFastPaths(t *testing.T) {
+	launch, _, _ := testSandbox(t)
+	w := &worker{launch: launch}
+	defer w.close()
+	prog := `
+import math
+CASES = [
+    [i / 7 for i in range(40)],
+    [1, 3] + [i / 2 + 1 for i in range(40)],
+    [2**62 - i for i in range(40)] + [-(2**63)],
+    [float("inf"), -0.0, 5e-324, 1.7976931348623157e308] * 5,
+    [1.5] * 20 + ["x"] + [2.5] * 20 + [None],
+    [True] * 20,
+    [2**64] + list(range(30)),
+    tuple(i / 3 for i in range(30)),
+]
+def get(i, bulk):
+    v = CASES[i]
+    if bulk:
+        return v
+    return [x for x in v] if type(v) is list else v
+def item(i, k):
+    return CASES[i][k]
+`
+	n := 8
+	var inputs []string
+	for i := 0; i < n; i++ {
+		inputs = append(inputs, fmt.Sprintf("[%d, true]", i))
+	}
+	recs := runProgram(t, w, "get", prog, inputs)
+	for i, r := range recs {
+		v, err := ParseValue(r.Data, DefaultBounds)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		its := items(v, 0)
+		var single []string
+		for k := range its {
+			single = append(single, fmt.Sprintf("[%d, %d]", i, k))
+		}
+		one := runProgram(t, w, "item", prog, single)
+		for k, p := range its {
+			got := Value(v[p:skip(v, p)])
+			want, err := ParseValue(one[k].Data, DefaultBounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ka, _ := canonKey(got, 0)
+			kb, _ := canonKey(want, 0)
+			sameFloat := got[0] != tagFloat || string(got) == string(want) // -0.0, inf: bit for bit
+			if got.Kind() != want.Kind() || string(ka) != string(kb) || !sameFloat {
+				t.Errorf("case %d item %d: bulk %x, single %x", i, k, []byte(got), []byte(want))
+			}
+		}
+	}
+}
