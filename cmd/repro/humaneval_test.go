@@ -1,0 +1,398 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// humanevalHome returns a REPRO_HOME with the evaluator image pinned and
+// the HumanEval datasets imported from the shared data. With shared set,
+// one home serves every test that asks for it, so that ground truth is
+// computed once per test process.
+func humanevalHome(t *testing.T, shared bool) string {
+	t.Helper()
+	if shared {
+		sharedHome.Do(func() { sharedHome.dir = newHumanEvalHome(t, sharedHomeDir(t)) })
+		if sharedHome.dir == "" {
+			t.Fatal("the shared test home could not be made")
+		}
+		return sharedHome.dir
+	}
+	return newHumanEvalHome(t, t.TempDir())
+}
+
+var sharedHome struct {
+	sync.Once
+	dir string
+}
+
+func sharedHomeDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "repro-humaneval-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func newHumanEvalHome(t *testing.T, home string) string {
+	t.Helper()
+	e := sandboxtest.Engine(t)
+	sandboxtest.Image(t, e)
+	pin, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", "image.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "sandbox"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "sandbox", "image.json"), pin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := sharedData(t)
+	for id, file := range map[string]string{
+		"humanevalplus-v0.1.10":      "humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz",
+		"humanevalplus-mini-v0.1.10": "humanevalplus-v0.1.10/HumanEvalPlus-Mini.jsonl.gz",
+		"humaneval":                  "human-eval/HumanEval.jsonl.gz",
+	} {
+		if r := repro(t, []string{"REPRO_HOME=" + home}, "fetch", id, "--from", filepath.Join(data, file)); r.code != 0 {
+			t.Fatalf("import %s: %d %s", id, r.code, r.stderr)
+		}
+	}
+	return home
+}
+
+type humanevalJSON struct {
+	RunID       string `json:"run_id"`
+	RunDir      string `json:"run_dir"`
+	ResultsFile string `json:"results_file"`
+	Error       string `json:"error"`
+	Summary     *struct {
+		Samples     int                `json:"samples"`
+		BasePassed  int                `json:"base_passed"`
+		PlusPassed  int                `json:"plus_passed"`
+		BasePassAtK map[string]float64 `json:"base_pass_at_k"`
+		PlusPassAtK map[string]float64 `json:"plus_pass_at_k"`
+	} `json:"summary"`
+	SelfCheck *struct {
+		Tasks    int `json:"tasks"`
+		Passed   int `json:"passed"`
+		Failures []struct {
+			Task  string `json:"task"`
+			Flaky bool   `json:"flaky"`
+		} `json:"failures"`
+	} `json:"self_check"`
+}
+
+func parseHumanEvalJSON(t *testing.T, r result) humanevalJSON {
+	t.Helper()
+	var h humanevalJSON
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	return h
+}
+
+func writeSamples(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "samples.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func sampleLine(task, solution string) string {
+	b, _ := json.Marshal(map[string]string{"task_id": task, "solution": solution})
+	return string(b)
+}
+
+func TestHumanEvalCanonicalMini(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	r := repro(t, env, "humaneval", "--canonical", "--dataset", "humanevalplus-mini", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	if h.Summary == nil || h.Summary.Samples != 164 || h.Summary.BasePassAtK["pass@1"] != 1 || h.Summary.PlusPassAtK["pass@1"] != 1 {
+		t.Fatalf("summary %+v", h.Summary)
+	}
+	if h.SelfCheck == nil || h.SelfCheck.Passed != 164 {
+		t.Fatalf("self-check %+v", h.SelfCheck)
+	}
+	var res struct {
+		Hash    string                       `json:"hash"`
+		Eval    map[string][]json.RawMessage `json:"eval"`
+		PassAtK map[string]map[string]float64
+	}
+	b, err := os.ReadFile(h.ResultsFile)
+	if err != nil || json.Unmarshal(b, &res) != nil || len(res.Eval) != 164 || res.Hash != "401e75ad986361dccc7afecb4121e295" {
+		t.Fatalf("results file %s: %v, %d tasks, hash %q", h.ResultsFile, err, len(res.Eval), res.Hash)
+	}
+	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
+		t.Fatalf("runs verify: %d %s %s", v.code, v.stdout, v.stderr)
+	}
+	rec, err := os.ReadFile(filepath.Join(h.RunDir, "record.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"harness_digest"`, `"self_check"`, `"image"`, `"seccomp_profile_digest"`, `"ground_truth"`, `"humanevalplus-mini-v0.1.10"`} {
+		if !strings.Contains(string(rec), want) {
+			t.Errorf("record.json lacks %s", want)
+		}
+	}
+}
+
+func TestHumanEvalCanonicalFull(t *testing.T) {
+	home := humanevalHome(t, true)
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--canonical")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "pass@1 (base / plus): 100.0 / 100.0") || !strings.Contains(r.stdout, "self-check 164/164 passed") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	t.Logf("%s", r.stdout)
+}
+
+func TestHumanEvalSampleErrors(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	good := sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n")
+	for name, c := range map[string]struct {
+		args []string
+		code int
+		msg  string
+	}{
+		"missing tasks": {[]string{"--samples", writeSamples(t, good)}, 2, "no sample for 163 tasks: HumanEval/1, HumanEval/2"},
+		"bad line":      {[]string{"--samples", writeSamples(t, good, "{oops")}, 2, "samples.jsonl:2: not a JSON object"},
+		"not utf-8":     {[]string{"--samples", writeSamples(t, good, "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}")}, 2, ":2: not valid UTF-8"},
+		"not jsonl":     {[]string{"--samples", filepath.Join(t.TempDir(), "x.json")}, 2, "samples"},
+		"both modes":    {[]string{"--samples", "x.jsonl", "--canonical"}, 2, "exactly one of"},
+		"bad dataset":   {[]string{"--canonical", "--dataset", "mbpp"}, 2, "--dataset"},
+		"bad tasks":     {[]string{"--canonical", "--tasks", "200"}, 2, "--tasks"},
+	} {
+		r := repro(t, env, append([]string{"humaneval"}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", name, r.code, r.stderr, c.code, c.msg)
+		}
+		if strings.Contains(r.stdout, "pass@1") {
+			t.Errorf("%s: printed a score", name)
+		}
+	}
+}
+
+func TestHumanEvalPreconditions(t *testing.T) {
+	// A fresh home: no dataset stored, no image pinned. Nothing runs.
+	r := repro(t, nil, "humaneval", "--canonical")
+	if r.code != 3 || !strings.Contains(r.stderr, "humanevalplus-v0.1.10") {
+		t.Errorf("no dataset: exit %d %q", r.code, r.stderr)
+	}
+	home := t.TempDir()
+	data := sharedData(t)
+	if f := repro(t, []string{"REPRO_HOME=" + home}, "fetch", "humanevalplus-mini-v0.1.10", "--from", filepath.Join(data, "humanevalplus-v0.1.10/HumanEvalPlus-Mini.jsonl.gz")); f.code != 0 {
+		t.Fatal(f.stderr)
+	}
+	sandboxtest.Engine(t)
+	r = repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--canonical", "--dataset", "humanevalplus-mini")
+	if r.code != 3 || !strings.Contains(r.stderr, "image") {
+		t.Errorf("no image pin: exit %d %q", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(home, "runs")); len(entries) != 0 {
+		t.Errorf("a run folder was made although nothing could run")
+	}
+}
+
+func TestHumanEvalSelfCheckFailureStopsTheRun(t *testing.T) {
+	home := humanevalHome(t, true)
+	samples := writeSamples(t, sampleLine("HumanEval/15", "def string_sequence(n):\n    return ' '.join(map(str, range(n + 1)))\n"))
+	// A per-input limit of 10 microseconds of CPU time: the canonical
+	// solutions cannot pass it, so the run must stop before any candidate.
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", samples, "--dataset", "humanevalplus-mini",
+		"--tasks", "15", "--min-time-limit", "0.00001", "--gt-time-limit-factor", "0.00001", "--json")
+	if r.code != 4 {
+		t.Fatalf("exit %d, want 4: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	if h.Summary != nil || h.SelfCheck == nil || len(h.SelfCheck.Failures) != 1 || h.SelfCheck.Failures[0].Task != "HumanEval/15" || !h.SelfCheck.Failures[0].Flaky {
+		t.Fatalf("summary %+v, self-check %+v", h.Summary, h.SelfCheck)
+	}
+	if !strings.Contains(r.stderr, "self-check failed") || !strings.Contains(r.stderr, "HumanEval/15 (flaky)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.RunDir, "eval_results.json")); err == nil {
+		t.Error("a results file was written")
+	}
+}
+
+// startHumanEval starts the binary and returns the command and its stdout.
+func startHumanEval(t *testing.T, home string, args ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(reproBin, append([]string{"humaneval"}, args...)...)
+	cmd.Env = append(os.Environ(), "REPRO_HOME="+home)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &o, &e
+}
+
+// waitForFile waits until a file matching pattern exists.
+func waitForFile(t *testing.T, pattern string) string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s appeared", pattern)
+	return ""
+}
+
+func TestHumanEvalSamplesChangedDuringTheRun(t *testing.T) {
+	home := humanevalHome(t, false)
+	// A correct program that takes about a second, so that the run is
+	// still going when the samples change.
+	slow := "import time\n_t = time.process_time()\nwhile time.process_time() - _t < 1.0:\n    pass\ndef add(x, y):\n    return x + y\n"
+	for _, which := range []string{"original", "copy"} {
+		samples := writeSamples(t, sampleLine("HumanEval/53", slow))
+		cmd, stdout, stderr := startHumanEval(t, home, "--samples", samples, "--dataset", "humanevalplus-mini", "--tasks", "53")
+		copyPath := waitForFile(t, filepath.Join(home, "runs", "*", "workspace", "samples.jsonl"))
+		target := samples
+		if which == "copy" {
+			target = copyPath
+			os.Chmod(filepath.Dir(copyPath), 0o755)
+			os.Chmod(copyPath, 0o644)
+		}
+		f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(sampleLine("HumanEval/53", "def add(x, y):\n    return 0\n") + "\n")
+		f.Close()
+		err = cmd.Wait()
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err == nil {
+			code = 0
+		}
+		if code != 4 || !strings.Contains(stderr.String(), "changed") || strings.Contains(stdout.String(), "pass@1") {
+			t.Errorf("%s changed: exit %d\nstdout %s\nstderr %s", which, code, stdout, stderr)
+		}
+		os.RemoveAll(filepath.Join(home, "runs"))
+	}
+}
+
+func TestHumanEvalCorruptGroundTruth(t *testing.T) {
+	home := humanevalHome(t, false)
+	env := []string{"REPRO_HOME=" + home}
+	args := []string{"humaneval", "--canonical", "--dataset", "humanevalplus-mini", "--tasks", "0-3"}
+	if r := repro(t, env, args...); r.code != 0 {
+		t.Fatalf("first run: %d %s", r.code, r.stderr)
+	}
+	bins, _ := filepath.Glob(filepath.Join(home, "state", "humaneval", "truth-*", "2.plus.bin"))
+	if len(bins) != 1 {
+		t.Fatalf("ground-truth files: %v", bins)
+	}
+	b, _ := os.ReadFile(bins[0])
+	b[len(b)-3] ^= 0x40
+	os.Chmod(bins[0], 0o644)
+	if err := os.WriteFile(bins[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := repro(t, env, args...)
+	if r.code != 4 || !strings.Contains(r.stderr, "corrupt") || strings.Contains(r.stdout, "pass@1") {
+		t.Fatalf("corrupt cache: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestHumanEvalSamplesFolder(t *testing.T) {
+	home := humanevalHome(t, true)
+	dir := t.TempDir()
+	for k, prog := range []string{"def add(x, y):\n    return x + y\n", "def add(x, y):\n    return x - y\n"} {
+		p := filepath.Join(dir, "HumanEval_53", strings.Repeat("", 0)+string(rune('0'+k))+".py")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(prog), 0o644)
+	}
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", dir, "--dataset", "humanevalplus-mini", "--tasks", "53", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	if h.Summary.Samples != 2 || h.Summary.PlusPassed != 1 || h.Summary.PlusPassAtK["pass@1"] != 0.5 {
+		t.Fatalf("summary %+v", h.Summary)
+	}
+}
+
+// exampleTasks are the tasks examples/humaneval-samples.jsonl covers.
+const exampleTasks = "0,2,12,32,53,55"
+
+func TestHumanEvalExampleSamples(t *testing.T) {
+	home := humanevalHome(t, true)
+	example := filepath.Join("..", "..", "examples", "humaneval-samples.jsonl")
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", example, "--tasks", exampleTasks, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	// Per task (correct of all): 0 1/3, 2 1/3, 12 1/3, 32 1/2 base and 0/2
+	// plus, 53 2/5, 55 2/3 base and 1/3 plus.
+	wantBase := (1.0/3 + 1.0/3 + 1.0/3 + 1.0/2 + 2.0/5 + 2.0/3) / 6
+	wantPlus := (1.0/3 + 1.0/3 + 1.0/3 + 0 + 2.0/5 + 1.0/3) / 6
+	if d := h.Summary.BasePassAtK["pass@1"] - wantBase; d > 1e-12 || d < -1e-12 {
+		t.Errorf("base pass@1 %v, want %v", h.Summary.BasePassAtK["pass@1"], wantBase)
+	}
+	if d := h.Summary.PlusPassAtK["pass@1"] - wantPlus; d > 1e-12 || d < -1e-12 {
+		t.Errorf("plus pass@1 %v, want %v", h.Summary.PlusPassAtK["pass@1"], wantPlus)
+	}
+	// Every cheat fails or times out, in base and plus.
+	raw, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var s struct {
+			TaskID string `json:"task_id"`
+			Note   string `json:"note"`
+		}
+		json.Unmarshal([]byte(line), &s)
+		notes[s.TaskID] = append(notes[s.TaskID], s.Note)
+	}
+	var res struct {
+		Eval map[string][]struct {
+			BaseStatus string `json:"base_status"`
+			PlusStatus string `json:"plus_status"`
+		} `json:"eval"`
+	}
+	b, _ := os.ReadFile(h.ResultsFile)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	cheats := 0
+	for task, entries := range res.Eval {
+		for i, e := range entries {
+			if strings.HasPrefix(notes[task][i], "cheat") {
+				cheats++
+				if e.BaseStatus == "pass" || e.PlusStatus == "pass" {
+					t.Errorf("%s sample %d (%s) passed", task, i, notes[task][i])
+				}
+			}
+		}
+	}
+	if cheats != 6 {
+		t.Errorf("%d cheats scored, the file has 6", cheats)
+	}
+}
