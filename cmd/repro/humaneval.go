@@ -1,6 +1,9 @@
 package main
 
 import (
+	"compress/gzip"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
@@ -99,6 +103,7 @@ type humanevalReport struct {
 	RunDir      string                     `json:"run_dir"`
 	ResultsFile string                     `json:"results_file,omitempty"`
 	Engine      string                     `json:"engine"`
+	EngineNote  string                     `json:"engine_note,omitempty"`
 	Dataset     string                     `json:"dataset"`
 	DatasetMD5  string                     `json:"dataset_md5"`
 	Tasks       int                        `json:"tasks"`
@@ -107,6 +112,7 @@ type humanevalReport struct {
 	Summary     *humaneval.Summary         `json:"summary,omitempty"`
 	SelfCheck   *humaneval.SelfCheckReport `json:"self_check,omitempty"`
 	Truth       *humaneval.TruthReport     `json:"ground_truth,omitempty"`
+	Scoring     *humaneval.ScoreStats      `json:"scoring,omitempty"`
 	WallSeconds float64                    `json:"wall_seconds"`
 	PeakMemory  int64                      `json:"container_peak_memory_bytes"`
 	Error       string                     `json:"error,omitempty"`
@@ -250,10 +256,32 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	progress := newStageProgress(cmd.ErrOrStderr())
 	defer progress.done()
 
-	report, err := humaneval.Run(ctx, humaneval.Config{
-		Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.canonical, Launch: launch, Truth: truth,
-		Limits: limits, BaseOnly: o.baseOnly, Parallel: o.parallel, Progress: progress.update,
-	})
+	var report *humaneval.Report
+	if o.engine == "evalplus" {
+		ep, err := st.Catalog().Lookup(humaneval.EvalPlusCatalogID)
+		if err != nil {
+			return err
+		}
+		if err := ep.RequirePinned(); err != nil {
+			return err
+		}
+		dataFile, err := writeDatasetJSONL(st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
+		if err != nil {
+			return err
+		}
+		rep.EngineNote = humaneval.EvalPlusWeakness
+		rec.Assets = append(rec.Assets, runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex()})
+		report, err = humaneval.RunEvalPlus(ctx, humaneval.EvalPlusConfig{
+			Engine: e, Image: img, HarnessDir: harnessDir, TreeDir: o.evalplusDir, TreeDigest: *ep.TreeDigest,
+			DatasetFile: dataFile, Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.canonical,
+			BaseOnly: o.baseOnly, Parallel: o.parallel, Limits: limits, Progress: progress.update,
+		})
+	} else {
+		report, err = humaneval.Run(ctx, humaneval.Config{
+			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.canonical, Launch: launch, Truth: truth,
+			Limits: limits, BaseOnly: o.baseOnly, Parallel: o.parallel, Progress: progress.update,
+		})
+	}
 	if report != nil {
 		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
 		rep.PeakMemory = report.PeakMemory()
@@ -263,6 +291,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		return err
 	}
 	progress.done()
+	rep.Scoring = &report.Scoring
 	rep.Summary = &report.Summary
 	rec.Summary = report.Summary
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
@@ -279,6 +308,37 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		printHumanEvalSummary(human, rep, report, time.Since(start))
 	}
 	return nil
+}
+
+// writeDatasetJSONL writes the decompressed dataset from the store into
+// dir for EvalPlus's code (which hashes the JSON lines) and checks it is the
+// dataset that was parsed.
+func writeDatasetJSONL(st *store.Store, id string, d *humaneval.Dataset, dir string) (string, error) {
+	f, err := st.OpenVerified(id)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "HumanEvalPlus.jsonl")
+	h := md5.New()
+	err = atomicfile.Write(p, 0o444, func(w io.Writer) error {
+		_, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(zr, 64<<20))
+		return err
+	}, nil)
+	if err != nil {
+		return "", err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != d.MD5 {
+		return "", exitcode.Errorf(exitcode.Integrity, "dataset %s decompressed to md5 %s, not %s", id, got, d.MD5)
+	}
+	return p, nil
 }
 
 // openHumanEvalDataset opens the dataset (and its inputs' dataset) from the

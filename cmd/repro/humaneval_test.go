@@ -34,11 +34,14 @@ var sharedHome struct {
 	dir string
 }
 
+// sharedHomeDir is kept between test runs, so that ground truth is
+// computed once per machine; old run folders are removed.
 func sharedHomeDir(t *testing.T) string {
-	d, err := os.MkdirTemp("", "repro-humaneval-home-")
-	if err != nil {
+	d := "/var/tmp/repro-test-humaneval-home"
+	if err := os.MkdirAll(d, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	os.RemoveAll(filepath.Join(d, "runs"))
 	return d
 }
 

@@ -15,13 +15,13 @@ import (
 // The harness tree is the Python code that runs inside the evaluator
 // container. It is compiled into repro and pinned by its tree digest.
 //
-//go:embed harness/supervisor.py
+//go:embed harness/supervisor.py harness/evalplus_driver.py
 var harnessFS embed.FS
 
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:7171cc1f70249384af7b0fad85c6fd6215dc547cc72f269e7a4c857614d9f9c9")
+var HarnessDigest = digest.MustParse("sha256:7b497f65ccd99b189b90673cd87516dfae046d4dcab004162652a4d6c1ef8399")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

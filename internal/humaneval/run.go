@@ -130,7 +130,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Self-check: the canonical solutions through exactly the candidate path.
 	sc := &Scorer{Launch: cfg.Launch, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
-		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check")}
+		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true}
+	defer func() {
+		peak := sc.Close()
+		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
+	}()
 	canon, st, err := sc.Score(ctx, CanonicalSamples(cfg.Tasks))
 	rep.SelfCheck.Stats = st
 	if err != nil {

@@ -105,6 +105,51 @@ type Scorer struct {
 	Parallel int
 	// Progress, if set, is called after each finished job.
 	Progress func(done, total int)
+	// Keep keeps the supervisors between calls of Score (until Close), so
+	// that a second pass does not wait for new containers. A supervisor
+	// holds nothing of a job after it: the program was read and run by a
+	// child that is gone, and /tmp is emptied.
+	Keep bool
+
+	mu   sync.Mutex
+	idle []*worker
+}
+
+// take returns a kept supervisor, or a new worker.
+func (s *Scorer) take() *worker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.idle); n > 0 {
+		w := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		return w
+	}
+	return &worker{launch: s.Launch}
+}
+
+// give keeps w if s.Keep is set, or closes it; it returns the highest
+// container peak memory w has seen so far.
+func (s *Scorer) give(w *worker) int64 {
+	if !s.Keep {
+		return w.close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = append(s.idle, w)
+	return w.peak
+}
+
+// Close ends the kept supervisors and returns their highest peak memory.
+func (s *Scorer) Close() int64 {
+	s.mu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	var peak int64
+	for _, w := range idle {
+		peak = max(peak, w.close())
+	}
+	return peak
 }
 
 type scoreJob struct {
@@ -175,9 +220,9 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{launch: s.Launch}
+			w := s.take()
 			defer func() {
-				peak := w.close()
+				peak := s.give(w)
 				mu.Lock()
 				st.PeakMemory = max(st.PeakMemory, peak)
 				mu.Unlock()

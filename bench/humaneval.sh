@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# repro humaneval end to end, next to (a) the bare compute and (b) EvalPlus's
+# own scoring of the same samples on the same machine.
+#
+# Usage: bench/humaneval.sh
+#   REPRO_HOME    must hold the evaluator image (repro image build) and the
+#                 dataset humanevalplus-v0.1.10 (repro fetch); default as repro
+#   PARALLEL      containers / EvalPlus workers (default: number of CPUs)
+#   EVALPLUS_TREE a checkout of evalplus at 26d6d00 for (b); skipped if unset
+#                 (needs python3-numpy and python3-psutil on the host)
+#
+# The samples are the 164 canonical solutions, one per task, as a samples
+# file. Ground truth is computed (and cached) by a first, untimed run; the
+# timed run includes the self-check. Peak memory: repro's RSS from
+# /usr/bin/time, plus each container's cgroup peak as the run reports it
+# (the highest container peak times PARALLEL, an upper bound of the sum).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parallel=${PARALLEL:-$(nproc)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/repro" ./cmd/repro
+home=${REPRO_HOME:-}
+data="$work/HumanEvalPlus.jsonl.gz"
+blob=$(ls "${home:-${XDG_DATA_HOME:-$HOME/.local/share}/repro}"/blobs/sha256/272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101 2>/dev/null || true)
+if [ -z "$blob" ]; then
+  echo "bench: humanevalplus-v0.1.10 is not in the store: run repro fetch humanevalplus-v0.1.10" >&2
+  exit 3
+fi
+cp "$blob" "$data"
+/usr/bin/python3 - "$data" "$work/canonical.jsonl" <<'PY'
+import gzip, json, sys
+with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        if line.strip():
+            t = json.loads(line)
+            out.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]}) + "\n")
+PY
+
+echo "== warm-up (ground truth, not timed)"
+"$work/repro" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+
+echo "== repro humaneval (ground truth cached, self-check included)"
+/usr/bin/time -f 'repro_wall_s=%e repro_peak_rss_kib=%M' -o "$work/time.txt" \
+  "$work/repro" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
+cat "$work/time.txt"
+/usr/bin/python3 - "$work/run.json" "$parallel" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = int(sys.argv[2])
+s = r["summary"]
+print("pass@1 base %.1f plus %.1f; self-check %.1f s, scoring %.1f s; container peak %.0f MiB (x%d = %.0f MiB)" % (
+    100 * s["base_pass_at_k"]["pass@1"], 100 * s["plus_pass_at_k"]["pass@1"],
+    r["self_check"]["stats"]["wall_ns"] / 1e9, r["scoring"]["wall_ns"] / 1e9,
+    r["container_peak_memory_bytes"] / 2**20, p, p * r["container_peak_memory_bytes"] / 2**20))
+PY
+
+echo "== (a) bare compute: canonical solutions on all inputs, one host process"
+/usr/bin/time -f 'bare_peak_rss_kib=%M' /usr/bin/python3 bench/humaneval_bare.py "$data"
+
+if [ -n "${EVALPLUS_TREE:-}" ]; then
+  echo "== (b) EvalPlus's scoring (evalplus@26d6d00 functions, $parallel workers, no sandbox)"
+  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/humaneval_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel"
+else
+  echo "== (b) skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
+fi

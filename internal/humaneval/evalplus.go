@@ -1,0 +1,434 @@
+package humaneval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/sandbox"
+)
+
+// EvalPlus's scoring core, for users who need upstream's exact code.
+const (
+	// EvalPlusCommit is the commit of evalplus/evalplus whose code runs.
+	EvalPlusCommit = "26d6d00bb1fd0fa37f39c99d5290da67891d1c5e"
+	// EvalPlusCatalogID names its tree in the catalog, which pins its
+	// tree digest.
+	EvalPlusCatalogID = "evalplus-26d6d00"
+	// EvalPlusTarget is where the tree is mounted in the container.
+	EvalPlusTarget = "/evalplus"
+	evalplusData   = "/data"
+)
+
+// EvalPlusWeakness is what the run record and the report say about
+// verdicts from EvalPlus's own code.
+const EvalPlusWeakness = "verdicts are EvalPlus's own (evalplus@26d6d00 untrusted_check, run in repro's sandbox): " +
+	"each sample runs in a process forked from the one that holds the expected outputs and reports its result through " +
+	"shared memory it can write itself, so a sample can read the expected outputs, return an object that equals " +
+	"anything, or forge its own result; repro accepts a result only for the sample being scored, so a sample can forge " +
+	"no other sample's verdict, but its own verdict is only as trustworthy as EvalPlus's"
+
+// EvalPlusConfig is one run of EvalPlus's scoring core in the sandbox.
+type EvalPlusConfig struct {
+	Engine      *sandbox.Engine
+	Image       sandbox.Image
+	HarnessDir  string // checked with CheckHarness
+	TreeDir     string // the EvalPlus tree; checked against TreeDigest before it is mounted
+	TreeDigest  digest.SHA256
+	DatasetFile string // the decompressed HumanEval+ JSON lines (EvalPlus hashes these bytes)
+	Dataset     *Dataset
+	Tasks       []*Task
+	Samples     []*Sample
+	Canonical   bool
+	BaseOnly    bool
+	Parallel    int
+	Limits      RunLimits // MinTimeLimit and TimeFactor are passed to EvalPlus
+	Progress    func(stage string, done, total int)
+}
+
+// EvalPlusLimits are the sandbox limits of a container running EvalPlus's
+// code: it keeps a task's expected outputs in memory (EvalPlus keeps all of
+// them) and forks a process per sample and input list.
+func EvalPlusLimits() sandbox.Limits {
+	l := SupervisorLimits()
+	l.Memory = 2 << 30
+	l.Pids = 128
+	l.OutputCap = 64 << 20
+	return l
+}
+
+// RunEvalPlus runs the self-check (the canonical solutions through
+// EvalPlus's path) and then the samples through EvalPlus's scoring core.
+func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
+	if cfg.Dataset.InputsFrom != "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores HumanEval+ datasets; %s is not one", cfg.Dataset.ID)
+	}
+	if err := CheckTree(cfg.TreeDir, "EvalPlus tree "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+		return nil, err
+	}
+	plus := !cfg.BaseOnly
+	rep := &Report{}
+	sc := &evalplusPass{cfg: cfg, stage: "self-check"}
+	canon, st, err := sc.run(ctx, CanonicalSamples(cfg.Tasks))
+	rep.SelfCheck.Stats = st
+	if err != nil {
+		return rep, err
+	}
+	rep.SelfCheck.Tasks = len(cfg.Tasks)
+	for _, r := range canon {
+		if r.Passed() {
+			rep.SelfCheck.Passed++
+			continue
+		}
+		ph, pr := "base", &r.Base
+		if r.Base.Status == StatusPass && r.Plus != nil {
+			ph, pr = "plus", r.Plus
+		}
+		rep.SelfCheck.Failures = append(rep.SelfCheck.Failures, SelfCheckFailure{Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason})
+	}
+	if !rep.SelfCheck.OK() {
+		var names []string
+		for _, f := range rep.SelfCheck.Failures {
+			names = append(names, f.Task)
+		}
+		return rep, exitcode.Errorf(exitcode.Integrity, "self-check failed: under EvalPlus's code the canonical solutions of %d of %d tasks did not pass (%v); no candidate was scored",
+			len(names), len(cfg.Tasks), names)
+	}
+	samples := cfg.Samples
+	if cfg.Canonical {
+		samples = CanonicalSamples(cfg.Tasks)
+	}
+	run := &evalplusPass{cfg: cfg, stage: "scoring"}
+	results, st, err := run.run(ctx, samples)
+	rep.Scoring = st
+	if err != nil {
+		return rep, err
+	}
+	rep.Results = results
+	rep.Summary = Summarize(cfg.Tasks, results, plus, len(cfg.Tasks) != len(cfg.Dataset.Tasks))
+	return rep, nil
+}
+
+type evalplusPass struct {
+	cfg   EvalPlusConfig
+	stage string
+	mu    sync.Mutex
+	done  int
+}
+
+type evalplusJob struct {
+	TaskID       string           `json:"task_id"`
+	Samples      []evalplusSample `json:"samples"`
+	BaseOnly     bool             `json:"base_only"`
+	MinTimeLimit float64          `json:"min_time_limit"`
+	Factor       float64          `json:"gt_time_limit_factor"`
+}
+
+type evalplusSample struct {
+	ID       int    `json:"id"`
+	Solution string `json:"solution"`
+}
+
+type evalplusLine struct {
+	Error      string   `json:"error"`
+	Modules    []string `json:"modules"`
+	Hello      int      `json:"hello"`
+	TaskID     string   `json:"task_id"`
+	GTError    *string  `json:"gt_error"`
+	GTSeconds  *float64 `json:"gt_seconds"`
+	ID         *int     `json:"id"`
+	BaseStatus string   `json:"base_status"`
+	BaseFail   int      `json:"base_fail"`
+	PlusStatus string   `json:"plus_status"`
+	PlusFail   int      `json:"plus_fail"`
+}
+
+const maxEvalPlusLine = 1 << 20
+
+// run scores samples, several containers at once, each taking whole tasks.
+func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleResult, ScoreStats, error) {
+	start := time.Now()
+	results := make([]*SampleResult, len(samples))
+	byTask := map[string][]int{}
+	var order []string
+	for i, s := range samples {
+		results[i] = &SampleResult{Sample: s}
+		if !p.cfg.BaseOnly {
+			results[i].Plus = &PhaseResult{}
+		}
+		if _, ok := byTask[s.TaskID]; !ok {
+			order = append(order, s.TaskID)
+		}
+		byTask[s.TaskID] = append(byTask[s.TaskID], i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(byTask[order[i]]) > len(byTask[order[j]]) })
+	queue := make(chan string, len(order))
+	for _, t := range order {
+		queue <- t
+	}
+	close(queue)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		st       = ScoreStats{Jobs: len(samples)}
+	)
+	n := max(1, min(p.cfg.Parallel, len(order)))
+	st.Supervisors = n
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &evalplusContainer{p: p}
+			defer func() {
+				peak := c.stop(false)
+				mu.Lock()
+				st.PeakMemory = max(st.PeakMemory, peak)
+				mu.Unlock()
+			}()
+			for task := range queue {
+				if err := c.task(ctx, task, byTask[task], results, len(samples)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st.Wall = time.Since(start)
+	if firstErr != nil {
+		return nil, st, firstErr
+	}
+	return results, st, ctx.Err()
+}
+
+// evalplusContainer is one container running the driver.
+type evalplusContainer struct {
+	p    *evalplusPass
+	c    *sandbox.Container
+	r    *bufio.Reader
+	peak int64
+}
+
+func (c *evalplusContainer) start(ctx context.Context) error {
+	cfg := c.p.cfg
+	if err := CheckHarness(cfg.HarnessDir); err != nil {
+		return err
+	}
+	if err := CheckTree(cfg.TreeDir, "EvalPlus tree "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+		return err
+	}
+	data := path.Join(evalplusData, "HumanEvalPlus.jsonl")
+	ct, err := cfg.Engine.Start(ctx, sandbox.Spec{
+		Image: cfg.Image,
+		Cmd:   []string{"/usr/bin/python3", "-I", HarnessTarget + "/evalplus_driver.py"},
+		Env: map[string]string{"REPRO_SANDBOX": "1", "REPRO_EVALPLUS_TREE": EvalPlusTarget,
+			"REPRO_EVALPLUS_DATASET": data},
+		ReadOnly: []sandbox.Mount{
+			{Source: cfg.HarnessDir, Target: HarnessTarget},
+			{Source: cfg.TreeDir, Target: EvalPlusTarget},
+			{Source: cfg.DatasetFile, Target: data},
+		},
+		Limits: EvalPlusLimits(),
+		Stdin:  true,
+		Labels: map[string]string{"humaneval": "evalplus"},
+	})
+	if err != nil {
+		return err
+	}
+	c.c, c.r = ct, bufio.NewReaderSize(ct.Stdout(), 1<<16)
+	line, err := c.line(2 * time.Minute)
+	if err != nil {
+		c.stop(true)
+		return fmt.Errorf("EvalPlus's driver did not start: %v", err)
+	}
+	if line.Error == "missing" {
+		c.stop(true)
+		return exitcode.Errorf(exitcode.Precondition, "the evaluator image lacks the Python modules %v that EvalPlus's scoring core imports (Debian python3-numpy, python3-psutil): build an image that holds them", line.Modules)
+	}
+	if line.Hello != 1 {
+		c.stop(true)
+		return fmt.Errorf("EvalPlus's driver did not say hello")
+	}
+	return nil
+}
+
+func (c *evalplusContainer) stop(abort bool) int64 {
+	if c.c == nil {
+		return c.peak
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if abort {
+		c.c.Kill(ctx)
+	} else {
+		c.c.Stdin().Close()
+	}
+	if o, err := c.c.Wait(ctx); err == nil && o.PeakMemory > c.peak {
+		c.peak = o.PeakMemory
+	}
+	c.c, c.r = nil, nil
+	return c.peak
+}
+
+var errEvalPlusTimeout = errors.New("no output from EvalPlus's driver in time")
+
+// line reads the next well-formed JSON line within d; lines that are not
+// (a sample may print anything to the driver's stdout) are skipped.
+func (c *evalplusContainer) line(d time.Duration) (evalplusLine, error) {
+	ct := c.c
+	timer := time.AfterFunc(d, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ct.Kill(ctx)
+	})
+	defer timer.Stop()
+	for {
+		b, err := readLineCapped(c.r, maxEvalPlusLine)
+		if err != nil {
+			if !timer.Stop() {
+				return evalplusLine{}, errEvalPlusTimeout
+			}
+			return evalplusLine{}, err
+		}
+		var l evalplusLine
+		if json.Unmarshal(b, &l) == nil {
+			return l, nil
+		}
+	}
+}
+
+// readLineCapped reads one line; longer lines are read and dropped.
+func readLineCapped(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	over := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !over && len(line)+len(chunk) <= max {
+			line = append(line, chunk...)
+		} else {
+			over, line = true, nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if over {
+			over, line = false, nil
+			continue
+		}
+		return line, nil
+	}
+}
+
+// task scores the samples idx of one task; if the container dies, the
+// sample being scored gets EvalPlus's status for a child that never
+// reported (timeout) and the rest go to a fresh container.
+func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, results []*SampleResult, total int) error {
+	task := c.p.cfg.Dataset.Task(taskID)
+	for len(idx) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.c == nil {
+			if err := c.start(ctx); err != nil {
+				return err
+			}
+		}
+		job := evalplusJob{TaskID: taskID, BaseOnly: c.p.cfg.BaseOnly,
+			MinTimeLimit: c.p.cfg.Limits.MinTimeLimit, Factor: c.p.cfg.Limits.TimeFactor}
+		for _, i := range idx {
+			job.Samples = append(job.Samples, evalplusSample{ID: i, Solution: results[i].Sample.Solution})
+		}
+		b, _ := json.Marshal(job)
+		if _, err := c.c.Stdin().Write(append(b, '\n')); err != nil {
+			c.stop(true)
+			return fmt.Errorf("cannot send %s to EvalPlus's driver: %v", taskID, err)
+		}
+		l, err := c.line(30 * time.Minute)
+		for err == nil && (l.TaskID != taskID || (l.GTError == nil && l.GTSeconds == nil)) {
+			l, err = c.line(30 * time.Minute)
+		}
+		if err != nil {
+			c.stop(true)
+			return fmt.Errorf("EvalPlus's ground truth for %s did not finish: %v", taskID, err)
+		}
+		if l.GTError != nil {
+			for _, i := range idx {
+				results[i].Base = PhaseResult{Status: StatusFail, FailInput: -1, Reason: "EvalPlus's ground truth failed: " + *l.GTError}
+				if results[i].Plus != nil {
+					*results[i].Plus = results[i].Base
+				}
+			}
+			return nil
+		}
+		for len(idx) > 0 {
+			i := idx[0]
+			// EvalPlus's own limits end a sample's two runs within about
+			// two minutes; more means the driver is stuck.
+			l, err := c.line(5 * time.Minute)
+			for err == nil && (l.TaskID != taskID || l.ID == nil || *l.ID != i) {
+				l, err = c.line(5 * time.Minute)
+			}
+			if err != nil {
+				// The driver died or hung while scoring sample i.
+				res := PhaseResult{Status: StatusTimeout, FailInput: -1, Reason: "EvalPlus's driver ended while scoring this sample: " + err.Error()}
+				results[i].Base = res
+				if results[i].Plus != nil {
+					*results[i].Plus = res
+				}
+				c.stop(true)
+				idx = idx[1:]
+				c.progress(total)
+				break
+			}
+			results[i].Base = evalplusPhase(task, Base, l.BaseStatus, l.BaseFail)
+			if results[i].Plus != nil {
+				*results[i].Plus = evalplusPhase(task, Plus, l.PlusStatus, l.PlusFail)
+			}
+			idx = idx[1:]
+			c.progress(total)
+		}
+	}
+	return nil
+}
+
+func (c *evalplusContainer) progress(total int) {
+	p := c.p
+	p.mu.Lock()
+	p.done++
+	d := p.done
+	p.mu.Unlock()
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.stage, d, total)
+	}
+}
+
+func evalplusPhase(task *Task, p Phase, status string, fail int) PhaseResult {
+	switch status {
+	case StatusPass, StatusFail, StatusTimeout:
+	default:
+		status = StatusFail
+	}
+	if fail < 0 || fail >= len(task.Inputs(p)) || status == StatusPass {
+		fail = -1
+	}
+	return PhaseResult{Status: status, FailInput: fail, Reason: "EvalPlus's verdict"}
+}
