@@ -258,16 +258,16 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 
 	var report *humaneval.Report
 	if o.engine == "evalplus" {
-		ep, err := st.Catalog().Lookup(humaneval.EvalPlusCatalogID)
-		if err != nil {
-			return err
+		ep, lerr := st.Catalog().Lookup(humaneval.EvalPlusCatalogID)
+		if lerr != nil {
+			return lerr
 		}
 		if err := ep.RequirePinned(); err != nil {
 			return err
 		}
-		dataFile, err := writeDatasetJSONL(st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
-		if err != nil {
-			return err
+		dataFile, werr := writeDatasetJSONL(st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
+		if werr != nil {
+			return werr
 		}
 		rep.EngineNote = humaneval.EvalPlusWeakness
 		rec.Assets = append(rec.Assets, runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex()})
@@ -462,12 +462,18 @@ func printHumanEvalSummary(w io.Writer, rep *humanevalReport, r *humaneval.Repor
 			fmt.Fprintf(w, "%s (base / plus): %.1f / %.1f\n", k, 100*v, 100*s.PlusPassAtK[k])
 		}
 	}
-	truth := "cached"
-	if r.Truth.Computed > 0 {
-		truth = fmt.Sprintf("%d tasks computed in %.1f s", r.Truth.Computed, r.Truth.Wall.Seconds())
+	if rep.Engine == "evalplus" {
+		fmt.Fprintf(w, "engine: EvalPlus %s's scoring core in the sandbox; %s\n", humaneval.EvalPlusCommit[:7], humaneval.EvalPlusWeakness)
+		fmt.Fprintf(w, "time: %.1f s (self-check %.1f s, scoring %.1f s, each with EvalPlus's own ground truth)\n",
+			wall.Seconds(), r.SelfCheck.Stats.Wall.Seconds(), r.Scoring.Wall.Seconds())
+	} else {
+		truth := "cached"
+		if r.Truth.Computed > 0 {
+			truth = fmt.Sprintf("%d tasks computed in %.1f s", r.Truth.Computed, r.Truth.Wall.Seconds())
+		}
+		fmt.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
+			wall.Seconds(), truth, r.SelfCheck.Stats.Wall.Seconds(), r.Scoring.Wall.Seconds())
 	}
-	fmt.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
-		wall.Seconds(), truth, r.SelfCheck.Stats.Wall.Seconds(), r.Scoring.Wall.Seconds())
 	fmt.Fprintf(w, "results: %s\n", rep.ResultsFile)
 }
 

@@ -48,8 +48,12 @@ func sharedHomeDir(t *testing.T) string {
 func newHumanEvalHome(t *testing.T, home string) string {
 	t.Helper()
 	e := sandboxtest.Engine(t)
-	sandboxtest.Image(t, e)
-	pin, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", "image.json"))
+	imageHome := os.Getenv("REPRO_TEST_IMAGE_HOME") // a REPRO_HOME holding another evaluator image
+	if imageHome == "" {
+		sandboxtest.Image(t, e)
+		imageHome = sandboxtest.Home()
+	}
+	pin, err := os.ReadFile(filepath.Join(imageHome, "sandbox", "image.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,5 +401,70 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 	}
 	if cheats != 6 {
 		t.Errorf("%d cheats scored, the file has 6", cheats)
+	}
+}
+
+func TestHumanEvalEngineEvalPlus(t *testing.T) {
+	tree := os.Getenv("REPRO_TEST_EVALPLUS_TREE")
+	if tree == "" {
+		t.Skip("REPRO_TEST_EVALPLUS_TREE is not set: no checkout of evalplus at 26d6d00 to run")
+	}
+	home := humanevalHome(t, false)
+	env := []string{"REPRO_HOME=" + home}
+	samples := writeSamples(t,
+		sampleLine("HumanEval/53", "def add(x, y):\n    return x + y\n"),
+		sampleLine("HumanEval/53", "def add(x, y):\n    return x - y\n"),
+		sampleLine("HumanEval/53", "class Yes:\n    def __eq__(self, o): return True\ndef add(x, y):\n    return Yes()\n"),
+		sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n"),
+	)
+	args := []string{"humaneval", "--engine", "evalplus", "--evalplus-tree", tree, "--dataset", "humanevalplus-mini",
+		"--tasks", "0,53", "--samples", samples, "--json"}
+	r := repro(t, env, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	var note struct {
+		Engine     string `json:"engine"`
+		EngineNote string `json:"engine_note"`
+	}
+	json.Unmarshal([]byte(r.stdout), &note)
+	if note.Engine != "evalplus" || !strings.Contains(note.EngineNote, "forge") {
+		t.Errorf("the report does not state EvalPlus's weakness: %+v", note)
+	}
+	var res struct {
+		Eval map[string][]struct {
+			BaseStatus string `json:"base_status"`
+			PlusStatus string `json:"plus_status"`
+		} `json:"eval"`
+	}
+	b, _ := os.ReadFile(h.ResultsFile)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	add := res.Eval["HumanEval/53"]
+	if len(add) != 3 || add[0].PlusStatus != "pass" || add[1].BaseStatus != "fail" {
+		t.Fatalf("HumanEval/53 under EvalPlus: %+v", add)
+	}
+	// EvalPlus's comparison calls the sample's __eq__: the always-equal
+	// object passes there (and only there; see TestHostileSuite).
+	if add[2].BaseStatus != "pass" || add[2].PlusStatus != "pass" {
+		t.Errorf("the always-equal object did not pass under EvalPlus's code: %+v", add[2])
+	}
+	if h.SelfCheck == nil || h.SelfCheck.Passed != 2 {
+		t.Errorf("self-check %+v", h.SelfCheck)
+	}
+
+	// A tree that is not the pinned one is refused before anything runs.
+	changed := t.TempDir()
+	if out, err := exec.Command("cp", "-a", tree+"/.", changed).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	f, _ := os.OpenFile(filepath.Join(changed, "evalplus", "eval", "__init__.py"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n# changed\n")
+	f.Close()
+	args[4] = changed
+	if r := repro(t, env, args...); r.code != 4 || !strings.Contains(r.stderr, "tree digest") {
+		t.Errorf("changed tree: exit %d %s", r.code, r.stderr)
 	}
 }

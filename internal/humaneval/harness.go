@@ -21,7 +21,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:7b497f65ccd99b189b90673cd87516dfae046d4dcab004162652a4d6c1ef8399")
+var HarnessDigest = digest.MustParse("sha256:bb7150194adb3480c76f6489eee93e0180b4a4eb844f7ed6bd9fea845fed5812")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -17,9 +17,10 @@ through shared memory it can write itself. The host therefore accepts a result
 only for the sample being scored, so that a sample can forge at most its own.
 
 One compatibility shim: the sandbox has no /dev/shm (IPC namespace "none"),
-where multiprocessing keeps the semaphores of locked shared values. EvalPlus's
-shared values are written by the child and read by the parent after join, so
-they are made without locks; nothing else changes.
+where multiprocessing keeps shared memory and the semaphores of locked shared
+values. Shared memory goes to a file in /tmp instead, and EvalPlus's shared
+values, written by the child and read by the parent after join, are made
+without locks; nothing else changes.
 
 Protocol, JSON lines. stdin: {"task_id", "samples": [{"id", "solution"}],
 "base_only", "min_time_limit", "gt_time_limit_factor"}. stdout: a hello line,
@@ -55,6 +56,10 @@ def main():
     tree = os.environ["REPRO_EVALPLUS_TREE"]
     sys.path.insert(0, tree)
     if not os.path.isdir("/dev/shm"):
+        import multiprocessing.heap
+
+        # Shared memory then lives in a file under /tmp instead.
+        multiprocessing.heap.Arena._dir_candidates = []
         value, array = multiprocessing.Value, multiprocessing.Array
 
         def unlocked_value(typecode, *args, **kwargs):
