@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -189,9 +188,6 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 	w.streamed += int64(5 + n)
 	return hdr[0], body, nil
 }
-
-// errLost marks a supervisor that ended or broke the protocol during a job.
-var errLost = errors.New("supervisor lost")
 
 // run sends j and hands each record to onRecord, which returns false to stop
 // the job early. It returns the job's end. A supervisor that dies, breaks the
