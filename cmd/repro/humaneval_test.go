@@ -468,3 +468,17 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 		t.Errorf("changed tree: exit %d %s", r.code, r.stderr)
 	}
 }
+
+func TestHumanEvalOriginalDataset(t *testing.T) {
+	home := humanevalHome(t, true)
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--canonical", "--dataset", "humaneval", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	// The original HumanEval has base tests only (HumanEval+'s
+	// transcription of its check functions).
+	if h.Summary.Samples != 164 || h.Summary.BasePassAtK["pass@1"] != 1 || h.Summary.PlusPassAtK != nil {
+		t.Fatalf("summary %+v", h.Summary)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/digest"
 )
@@ -318,9 +319,15 @@ func parseAtol(raw json.RawMessage) (float64, error) {
 	return f, nil
 }
 
+// clipString shortens s for a message, keeping it valid UTF-8.
 func clipString(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
+	const max = 200
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

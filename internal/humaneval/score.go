@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -392,6 +393,9 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			res.FailInput, res.Reason = end.Records, end.Detail
 		default:
 			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, end.Detail
+			if tail := strings.TrimSpace(end.Stderr); tail != "" {
+				res.Reason += "; stderr: " + clipString(tail)
+			}
 		}
 		break
 	}
