@@ -314,12 +314,15 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	c.mu.Lock()
 	o.TimedOut = c.timedOut
 	snap := c.snap
+	killedByCaller := c.killed
 	c.mu.Unlock()
 	running := false
 	if inspect, err := c.e.cli.ContainerInspect(ictx, c.id, client.ContainerInspectOptions{}); err == nil && inspect.Container.State != nil {
 		running = inspect.Container.State.Running
 	}
-	if running {
+	// After a kill the container may still show as running for a moment,
+	// with its cgroup already gone: only a container nobody killed is read.
+	if running && !o.TimedOut && !killedByCaller {
 		if st, err := c.e.readStats(ictx, c.id); err == nil {
 			snap = st
 		}
@@ -336,9 +339,6 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	if snap != nil {
 		o.CPU, o.PeakMemory = snap.cpu, snap.peak
 	}
-	c.mu.Lock()
-	killedByCaller := c.killed
-	c.mu.Unlock()
 	o.ContainerEnded = !running && !o.TimedOut && !killedByCaller
 
 	// Stop the container so that the engine records the OOM state, then
@@ -402,6 +402,9 @@ func (e *Engine) readStats(ctx context.Context, id string) (*stats, error) {
 	var s container.StatsResponse
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&s); err != nil {
 		return nil, err
+	}
+	if s.CPUStats.CPUUsage.TotalUsage == 0 {
+		return nil, errors.New("the engine gave no cgroup figures")
 	}
 	return &stats{cpu: time.Duration(s.CPUStats.CPUUsage.TotalUsage), peak: int64(s.MemoryStats.MaxUsage)}, nil
 }
