@@ -787,5 +787,9 @@ func TestControlsAreNeeded(t *testing.T) {
 func TestMain(m *testing.M) {
 	// A host secret that must never reach a container.
 	os.Setenv("REPRO_HOST_CANARY", "host-secret")
-	os.Exit(m.Run())
+	code := m.Run()
+	if reproBin.dir != "" {
+		os.RemoveAll(reproBin.dir)
+	}
+	os.Exit(code)
 }
