@@ -149,4 +149,3 @@ func BenchmarkForkServerAmortized(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch)/1e6, "ms/program")
 }
-
