@@ -614,7 +614,8 @@ func (f *fixture) spec(img sandbox.Image, code string, l sandbox.Limits, results
 	return sandbox.Spec{
 		Image:    img,
 		Cmd:      []string{"python3", "-c", prelude + code, f.marker},
-		ReadOnly: append(f.ws.Mounts("/workspace/samples"), sandbox.Mount{Source: f.dataset, Target: "/data"}),
+		ReadOnly: []sandbox.Mount{{Source: f.dataset, Target: "/data"}},
+		Samples:  f.ws,
 		Dir:      "/tmp",
 		Limits:   l,
 		Results:  results,

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -190,5 +192,105 @@ func TestReproSIGKILL(t *testing.T) {
 	}
 	if _, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
 		t.Fatalf("the sweep left container %s (inspect: %v)", id, err)
+	}
+}
+
+// TestRunRejectsChangedSamples: a sample that changes while its program
+// runs (here from the host, since the container cannot) makes the run an
+// integrity failure that names the change.
+func TestRunRejectsChangedSamples(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	f := newFixture(t)
+	s := f.spec(img, "time.sleep(1.5)\nreport(done=1)\n", testLimits(), false)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		p := filepath.Join(f.ws.Dir(), f.ws.Files()[0])
+		os.Chmod(f.ws.Dir(), 0o755)
+		os.Chmod(p, 0o644)
+		os.WriteFile(p, []byte("def add(a, b):\n    return 42\n"), 0o644)
+		os.Chmod(p, 0o444)
+		os.Chmod(f.ws.Dir(), 0o555)
+	}()
+	o, err := e.Run(context.Background(), s, nil)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "sample0.py: content changed") {
+		t.Fatalf("Run = %v (code %v), want an integrity error naming sample0.py", err, exitcode.Of(err))
+	}
+	if o == nil || o.ExitCode != 0 {
+		t.Errorf("the outcome is not returned with the integrity error: %+v", o)
+	}
+}
+
+// TestRunRefusesUnpinnedImage: only an image read from the pin runs.
+func TestRunRefusesUnpinnedImage(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	s := sandbox.Spec{Image: sandbox.Image{ID: img.ID, ManifestDigest: img.ManifestDigest}, Cmd: []string{"/bin/true"}, Limits: testLimits()}
+	if _, err := e.Run(context.Background(), s, nil); exitcode.Of(err) != exitcode.Precondition {
+		t.Fatalf("an image literal ran: %v", err)
+	}
+	home := t.TempDir()
+	if _, err := sandbox.PinnedImage(context.Background(), e, home); exitcode.Of(err) != exitcode.Precondition {
+		t.Fatalf("no pin: %v", err)
+	}
+}
+
+// TestBuildImageIsReproducible loads the image again from the cached layer
+// into a fresh REPRO_HOME: the engine must report the same image ID and the
+// build the same manifest digest.
+func TestBuildImageIsReproducible(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	home := t.TempDir()
+	cache := filepath.Join(home, "sandbox", "cache")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"layer.tar", "layer.json"} {
+		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", "cache", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := sandbox.BuildImage(context.Background(), e, home, sandbox.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != img.ID || again.ManifestDigest != img.ManifestDigest {
+		t.Fatalf("rebuilt image %+v differs from %+v", again, img)
+	}
+	pinned, err := sandbox.PinnedImage(context.Background(), e, home)
+	if err != nil || pinned.ID != img.ID {
+		t.Fatalf("pin of the rebuilt image: %+v %v", pinned, err)
+	}
+	// A cached layer that was changed is not used.
+	f, err := os.OpenFile(filepath.Join(cache, "layer.tar"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("tampered"))
+	f.Close()
+	if os.Geteuid() != 0 {
+		return
+	}
+	if _, err := os.Stat("/usr/sbin/debootstrap"); err != nil {
+		return
+	}
+	// Without a usable cache the build would bootstrap again; a cancelled
+	// context stops it before it does, proving the cache was refused.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var progress strings.Builder
+	if _, err := sandbox.BuildImage(ctx, e, home, sandbox.BuildOptions{Progress: &progress}); err == nil {
+		t.Fatal("a build from a tampered cache succeeded")
+	}
+	if !strings.Contains(progress.String(), "ignoring the cached layer") {
+		t.Errorf("the tampered cache was not reported: %q", progress.String())
 	}
 }
