@@ -294,3 +294,36 @@ func TestBuildImageIsReproducible(t *testing.T) {
 		t.Errorf("the tampered cache was not reported: %q", progress.String())
 	}
 }
+
+// TestSelfTest: `repro sandbox check`'s probe finds every control in force,
+// and reports a removed one.
+func TestSelfTest(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	cs, err := e.SelfTest(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 15 {
+		t.Fatalf("only %d controls checked", len(cs))
+	}
+	for _, c := range cs {
+		if !c.OK {
+			t.Errorf("control %s not in force: %s", c.Name, c.Detail)
+		}
+	}
+	for control, name := range map[string]string{"network": "network none", "seccomp": "seccomp profile", "read-only root": "read-only root"} {
+		weak := sandboxtest.Engine(t)
+		sandbox.RemoveControl(weak, control)
+		cs, err := weak.SelfTest(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Name == name && c.OK {
+				t.Errorf("with %s removed the self-test still reports %q in force: %s", control, name, c.Detail)
+			}
+		}
+	}
+}
