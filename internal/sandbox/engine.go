@@ -57,7 +57,7 @@ type Engine struct {
 // sweeps containers left behind by dead runners (see Sweep). An engine that
 // does not answer is an exitcode.Precondition error.
 func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "failed to set up the docker client: %v", err)
 	}

@@ -36,9 +36,14 @@ import (
 // Image identifies the evaluator image. ID is the engine's image ID (the
 // digest of the image configuration); ManifestDigest is the digest of the
 // image manifest as written to the tarball loaded into the engine.
+//
+// Only an Image returned by PinnedImage or BuildImage can be run: the
+// runner refuses one made any other way (a literal, a decoded record), so
+// that no run uses an image other than the pinned one.
 type Image struct {
 	ID             string `json:"id"`
 	ManifestDigest string `json:"manifest_digest"`
+	pinned         bool
 }
 
 // The Debian release, variant and packages of the evaluator image.
@@ -163,6 +168,7 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 	if err := atomicfile.WriteFile(pinPath(home), append(b, '\n'), 0o644); err != nil {
 		return Image{}, err
 	}
+	image.pinned = true
 	return image, nil
 }
 
@@ -383,7 +389,9 @@ func PinnedImage(ctx context.Context, e *Engine, home string) (Image, error) {
 			return Image{}, exitcode.Errorf(exitcode.Integrity, "%s names image %s, not the pinned %s: run 'repro image build' again", p.Reference, got.ID, p.ID)
 		}
 	}
-	return p.Image, nil
+	img := p.Image
+	img.pinned = true
+	return img, nil
 }
 
 // installedPackages lists "name=version" of every installed package in a

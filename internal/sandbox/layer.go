@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -167,6 +166,3 @@ func copyExact(w io.Writer, path string, size int64) error {
 	}
 	return nil
 }
-
-// trimRel strips a leading "./" or "/".
-func trimRel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/") }

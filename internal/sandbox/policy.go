@@ -154,6 +154,8 @@ func users() (program, holder string) {
 	return fmt.Sprintf("%d:%d", uid, gid), fmt.Sprintf("%d:%d", h, h)
 }
 
+type ulimit = container.Ulimit
+
 // policy is the container configuration derived from a Spec. It is built in
 // one place, buildPolicy, and never altered by options.
 type policy struct {

@@ -59,6 +59,25 @@ func readResults(r io.Reader, maxBytes, maxEntries int64) (*Results, error) {
 		case tar.TypeDir:
 			continue
 		case tar.TypeReg:
+		case tar.TypeLink:
+			// A hard link inside the folder to a file already read: the
+			// same content under a second name.
+			target, ok := resultName(h.Linkname)
+			b, read := res.Files[target]
+			if !ok || !read {
+				res.Rejected = append(res.Rejected, fmt.Sprintf("%s: hard link to %q, not to a result read before it", name, clip(h.Linkname)))
+				continue
+			}
+			if _, dup := res.Files[name]; dup {
+				return nil, fmt.Errorf("results archive names %s twice", name)
+			}
+			if int64(len(b)) > maxBytes-total {
+				res.Rejected = append(res.Rejected, fmt.Sprintf("%s: %d bytes exceed the results cap of %d", name, len(b), maxBytes))
+				continue
+			}
+			total += int64(len(b))
+			res.Files[name] = b
+			continue
 		default:
 			res.Rejected = append(res.Rejected, fmt.Sprintf("%s: not a regular file (%s)", name, typeName(h.Typeflag)))
 			continue

@@ -37,7 +37,14 @@ type Spec struct {
 	Stdin    bool              // keep the program's stdin open for a streaming protocol
 	Results  bool              // mount a size-capped noexec results folder at /results
 	Labels   map[string]string // extra labels; the org.reprolab.repro. prefix is reserved
+	// Samples, when set, are bound read-only file by file under SamplesDir
+	// and checked when the program has ended: any change makes Run and
+	// Wait return an exitcode.Integrity error (with the outcome).
+	Samples *Workspace
 }
+
+// SamplesDir is where Spec.Samples appear in the container.
+const SamplesDir = "/workspace/samples"
 
 // Outcome is what the runner observed of one program. Only TimedOut,
 // OOMKilled, OutputCapHit, Wall, CPU and PeakMemory are established outside
@@ -111,12 +118,11 @@ func (e *Engine) Run(ctx context.Context, s Spec, stdin io.Reader) (*Outcome, er
 		}()
 	}
 	o, err := c.Wait(ctx)
-	if err != nil {
-		return nil, err
+	if o != nil {
+		o.Stdout = c.stdout.bytes()
+		o.Stderr = c.stderr.bytes()
 	}
-	o.Stdout = c.stdout.bytes()
-	o.Stderr = c.stderr.bytes()
-	return o, nil
+	return o, err
 }
 
 // Start starts a program in a fresh container and leaves its standard
@@ -157,6 +163,15 @@ func newName(prefix string) string {
 func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, err error) {
 	if len(s.Cmd) == 0 {
 		return nil, errors.New("sandbox spec has no command")
+	}
+	if !s.Image.pinned {
+		return nil, exitcode.Errorf(exitcode.Precondition, "sandbox image %q was not read from the pin: use PinnedImage or BuildImage", s.Image.ID)
+	}
+	if s.Samples != nil {
+		if err := s.Samples.Check(); err != nil {
+			return nil, err
+		}
+		s.ReadOnly = append(append([]Mount(nil), s.ReadOnly...), s.Samples.Mounts(SamplesDir)...)
 	}
 	if err := s.Limits.Validate(); err != nil {
 		return nil, err
@@ -275,7 +290,9 @@ func (c *Container) Kill(ctx context.Context) error {
 
 // Wait waits for the program to end or its deadline to pass, collects the
 // outcome, kills the container and removes it. It always removes the
-// container, also when ctx is cancelled (then it returns ctx's error).
+// container, also when ctx is cancelled (then it returns ctx's error). If
+// Spec.Samples changed, it returns the outcome and an exitcode.Integrity
+// error saying what changed.
 func (c *Container) Wait(ctx context.Context) (*Outcome, error) {
 	c.waitOnce.Do(func() { c.outcome, c.waitErr = c.wait(ctx) })
 	return c.outcome, c.waitErr
@@ -314,12 +331,15 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	c.mu.Lock()
 	o.TimedOut = c.timedOut
 	snap := c.snap
+	killedByCaller := c.killed
 	c.mu.Unlock()
 	running := false
 	if inspect, err := c.e.cli.ContainerInspect(ictx, c.id, client.ContainerInspectOptions{}); err == nil && inspect.Container.State != nil {
 		running = inspect.Container.State.Running
 	}
-	if running {
+	// After a kill the container may still show as running for a moment,
+	// with its cgroup already gone: only a container nobody killed is read.
+	if running && !o.TimedOut && !killedByCaller {
 		if st, err := c.e.readStats(ictx, c.id); err == nil {
 			snap = st
 		}
@@ -336,9 +356,6 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	if snap != nil {
 		o.CPU, o.PeakMemory = snap.cpu, snap.peak
 	}
-	c.mu.Lock()
-	killedByCaller := c.killed
-	c.mu.Unlock()
 	o.ContainerEnded = !running && !o.TimedOut && !killedByCaller
 
 	// Stop the container so that the engine records the OOM state, then
@@ -361,6 +378,11 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	}
 	if c.demuxErr != nil {
 		return nil, c.demuxErr
+	}
+	if c.spec.Samples != nil {
+		if err := c.spec.Samples.Check(); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
 }
@@ -402,6 +424,9 @@ func (e *Engine) readStats(ctx context.Context, id string) (*stats, error) {
 	var s container.StatsResponse
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&s); err != nil {
 		return nil, err
+	}
+	if s.CPUStats.CPUUsage.TotalUsage == 0 {
+		return nil, errors.New("the engine gave no cgroup figures")
 	}
 	return &stats{cpu: time.Duration(s.CPUStats.CPUUsage.TotalUsage), peak: int64(s.MemoryStats.MaxUsage)}, nil
 }
@@ -460,4 +485,29 @@ func (e *Engine) verifyImage(ctx context.Context, img Image) error {
 		return exitcode.Errorf(exitcode.Integrity, "the engine's image %s does not match the pinned image ID %s", got.ID, img.ID)
 	}
 	return nil
+}
+
+// execAnother runs one more program in the running container, as the
+// program user, and returns its exit code. It measures the cost of an exec
+// against a fork server; the runner itself starts one program per container.
+func (c *Container) execAnother(ctx context.Context, cmd []string) (int, error) {
+	p, err := buildPolicy(c.spec, c.spec.Image.ID, "", nil)
+	if err != nil {
+		return 0, err
+	}
+	ex, err := c.e.cli.ExecCreate(ctx, c.id, client.ExecCreateOptions{
+		User: p.execUser, AttachStdout: true, AttachStderr: true, Env: p.env, WorkingDir: p.workdir, Cmd: cmd,
+	})
+	if err != nil {
+		return 0, err
+	}
+	conn, err := c.e.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if err := demux(conn.Reader, io.Discard, io.Discard); err != nil {
+		return 0, err
+	}
+	return c.e.execExit(ctx, ex.ID)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 )
 
@@ -74,6 +75,9 @@ func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
 	}
 	t.Logf("building the evaluator image in %s (first run on this machine)", Home())
 	img, err := sandbox.BuildImage(ctx, e, Home(), sandbox.BuildOptions{Progress: testWriter{t}})
+	if exitcode.Of(err) == exitcode.Precondition {
+		Require(t, "the evaluator image (built as root with debootstrap)", err)
+	}
 	if err != nil {
 		t.Fatalf("failed to build the evaluator image: %v", err)
 	}
