@@ -8,4 +8,5 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
 	golang.org/x/sys v0.38.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )
