@@ -22,14 +22,14 @@ func needPython(t testing.TB, modules ...string) {
 		return
 	}
 	msg := "needs " + systemPython + " with " + strings.Join(modules, ", ") +
-		" (Debian: python3-torch python3-numpy python3-scipy): " + strings.TrimSpace(lastLine(out))
+		" (Debian: python3-torch python3-numpy python3-scipy): " + strings.TrimSpace(lastOutputLine(out))
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
 }
 
-func lastLine(b []byte) string {
+func lastOutputLine(b []byte) string {
 	b = bytes.TrimSpace(b)
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 		return string(b[i+1:])
@@ -47,6 +47,19 @@ func runPython(t testing.TB, dir, script string, args ...string) []byte {
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("python: %v\n%s", err, stderr.String())
+	}
+	return out
+}
+
+// runScript runs a Python file with /usr/bin/python3 -B.
+func runScript(t testing.TB, script string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(systemPython, append([]string{"-B", script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python %s: %v\n%s", script, err, stderr.String())
 	}
 	return out
 }
