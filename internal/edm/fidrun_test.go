@@ -265,4 +265,3 @@ func appendFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
-
