@@ -226,7 +226,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Globals lists every global the profile allows, sorted.
+// AllowedGlobals lists every global the profile allows, sorted.
 func (p *Profile) AllowedGlobals() []string {
 	var all []string
 	all = append(all, p.Globals...)

@@ -162,6 +162,9 @@ func TestConvertMatchesPyTorch(t *testing.T) {
 					t.Errorf("tensor %s: bytes differ from PyTorch's", want.Name)
 				}
 			}
+			if fx.profile == ProfileEDMCheckpoint {
+				checkSnapshotConfig(t, m, doc)
+			}
 			if _, _, err := m.WriteSafetensorsFile(filepath.Join(out, fx.ref+".safetensors"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -176,5 +179,39 @@ func TestConvertMatchesPyTorch(t *testing.T) {
 		t.Fatalf("independent safetensors check failed: %v\n%s", err, b)
 	} else {
 		t.Logf("%s", bytes.TrimSpace(b))
+	}
+}
+
+// checkSnapshotConfig compares the conversion's config with what PyTorch
+// recorded for the loaded network, and the embedded-source digest with the
+// digest of the source file the fixture was built from.
+func checkSnapshotConfig(t *testing.T, m *Model, doc *refDoc) {
+	t.Helper()
+	c := m.Config
+	if c.NetworkClass != doc.ClassName || c.PersistenceVersion != 6 {
+		t.Errorf("network %s version %d, want %s version 6", c.NetworkClass, c.PersistenceVersion, doc.ClassName)
+	}
+	var got, want any
+	if err := json.Unmarshal(c.InitKwargs, &got); err != nil {
+		t.Fatalf("init_kwargs %s: %v", c.InitKwargs, err)
+	}
+	if err := json.Unmarshal(doc.InitKwargs, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("init_kwargs %s, PyTorch recorded %s", c.InitKwargs, doc.InitKwargs)
+	}
+	if string(c.InitArgs) != "[]" {
+		t.Errorf("init_args %s, want []", c.InitArgs)
+	}
+	src, err := os.ReadFile("testdata/torchfix/training/networks.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NetworkSourceSHA256 != sha256.Sum256(src) {
+		t.Errorf("network source digest %s differs from networks.py's", c.NetworkSourceSHA256)
+	}
+	if len(c.Sources) != 2 {
+		t.Errorf("%d embedded sources, want 2 (networks and loss)", len(c.Sources))
 	}
 }

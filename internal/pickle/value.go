@@ -42,7 +42,7 @@ type List struct{ Items []Value }
 // order; assigning an existing key replaces its value in place, as Python
 // does.
 type Dict struct {
-	Ordered bool  // collections.OrderedDict
+	Ordered bool // collections.OrderedDict
 	Keys    []Value
 	Values  []Value
 	Attrs   *Dict // attributes set by BUILD on an OrderedDict, or nil

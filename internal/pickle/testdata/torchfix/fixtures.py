@@ -83,8 +83,13 @@ def make(out):
 
     # A snapshot in the layout of a training run: a plain pickle.dump of a dict.
     path = os.path.join(out, "snapshot.pkl")
+    snap = snapshot_of(net)
+    # deepcopy makes parameters contiguous; put views back on the ema copy.
+    odd, base = snap["ema"].model.odd, torch.randn(20)
+    odd.head = torch.nn.Parameter(base[2:8].view(2, 3), requires_grad=False)
+    odd.strided = torch.nn.Parameter(base.view(4, 5)[:, 1:4], requires_grad=False)
     with open(path, "wb") as f:
-        pickle.dump(snapshot_of(net), f)
+        pickle.dump(snap, f)
     with open(path, "rb") as f:
         loaded = pickle.load(f)
     ema = loaded["ema"]
