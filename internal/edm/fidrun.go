@@ -326,7 +326,7 @@ func prepareFID(ctx context.Context, st *store.Store, opts FIDOptions) (_ *fidRu
 	}
 	var netSpec, detSpec map[string]any
 	if opts.Safe {
-		conv, err := convertForRuntime(ckpt, det, assets)
+		conv, err := convertForRuntime(ckpt, det, assets, st.Catalog())
 		if err != nil {
 			return nil, err
 		}

@@ -114,6 +114,12 @@ func defaultSet(dir string) fixtureSet {
 // are left unpinned (and not imported).
 func fixtureStore(t testing.TB, set fixtureSet, unpinned ...string) *store.Store {
 	t.Helper()
+	return fixtureStoreSrc(t, set, srcTree(t), unpinned...)
+}
+
+// fixtureStoreSrc is fixtureStore with the EDM source pinned to src.
+func fixtureStoreSrc(t testing.TB, set fixtureSet, src string, unpinned ...string) *store.Store {
+	t.Helper()
 	m, err := LookupModel(fixtureModel)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +128,7 @@ func fixtureStore(t testing.TB, set fixtureSet, unpinned ...string) *store.Store
 		pinFile(t, m.Checkpoint, catalog.Checkpoint, set.checkpoint),
 		pinFile(t, m.Detector, catalog.Detector, set.detector),
 		pinFile(t, m.Reference, catalog.FIDReference, set.reference),
-		pinTree(t, srcTree(t)),
+		pinTree(t, src),
 	}
 	skip := map[string]bool{}
 	for _, id := range unpinned {

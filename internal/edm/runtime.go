@@ -27,7 +27,7 @@ var runtimeFS embed.FS
 // repro-tree v1 digest of internal/edm/runtime). It changes only with a
 // reviewed change to the runtime, and the runtime is checked against it each
 // time it is written out to run.
-var RuntimeTreeDigest = digest.MustParse("8fceedf0aed52fbcd5dbeb90539daa8059110de811d457ee70465008c41e8d22")
+var RuntimeTreeDigest = digest.MustParse("6c5cd6ce69bed9dfaa87dc024150883188c4983aea89f075886a51d7ad33b00e")
 
 const runtimeScript = "edm_runtime.py"
 

@@ -134,7 +134,7 @@ def load_pickle(asset):
 _ST_DTYPES = {
     "F64": ("float64", 8), "F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2),
     "I64": ("int64", 8), "I32": ("int32", 4), "I16": ("int16", 2), "I8": ("int8", 1),
-    "U8": ("uint8", 1), "BOOL": ("bool", 1),
+    "U8": ("uint8", 1), "BOOL": ("bool", 1), "C64": ("complex64", 8),
 }
 _ST_MAX_HEADER = 100_000_000
 
@@ -213,7 +213,7 @@ def load_safe(spec):
     if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
         raise integrity("%s: %s is not a torch.nn.Module class in %s"
                         % (spec["what"], spec["class_name"], module.__name__))
-    net = cls(*spec.get("init_args", []), **decode_kwargs(spec.get("init_kwargs", {})))
+    net = cls(*decode_kwargs(spec.get("init_args") or []), **decode_kwargs(spec.get("init_kwargs") or {}))
     try:
         missing, unexpected = net.load_state_dict(tensors, strict=False)
     except RuntimeError as e:
@@ -225,10 +225,14 @@ def load_safe(spec):
 
 
 def decode_kwargs(v):
-    """Undo the JSON spelling of non-finite floats ({"float": "inf"})."""
+    """Undo the converter's JSON spellings: {"$float": "inf"} for non-finite
+    floats, {"$bytes": base64} for bytes."""
     if isinstance(v, dict):
-        if set(v) == {"float"} and v["float"] in ("inf", "-inf", "nan"):
-            return float(v["float"])
+        if set(v) == {"$float"} and v["$float"] in ("inf", "-inf", "nan"):
+            return float(v["$float"])
+        if set(v) == {"$bytes"} and isinstance(v["$bytes"], str):
+            import base64
+            return base64.b64decode(v["$bytes"], validate=True)
         return {k: decode_kwargs(x) for k, x in v.items()}
     if isinstance(v, list):
         return [decode_kwargs(x) for x in v]
