@@ -118,12 +118,45 @@ func FrechetDistance(a, b Stats) (float64, error) {
 	return fid, nil
 }
 
+// maxCholeskyCond is the largest condition number for which the Cholesky
+// route is used; worse-conditioned covariances take the eigenvector route.
+const maxCholeskyCond = 1e10
+
 // traceSqrtProduct returns tr(sqrtm(A·B)) for symmetric positive
-// semi-definite A and B (row-major d×d).
+// semi-definite A and B (row-major d×d): the sum of the square roots of the
+// eigenvalues of A·B, negative ones (rounding) counted as zero.
+//
+// With a well-conditioned Cholesky factor A = L·Lᵀ, A·B is similar to the
+// symmetric Lᵀ·B·L, whose eigenvalues are all that is computed (the same
+// holds with A and B swapped). Otherwise A = U·diag(w)·Uᵀ and, with
+// V = U·diag(√w), A·B is similar to Vᵀ·B·V: exact for singular A, but the
+// eigenvectors make it several times slower.
 func traceSqrtProduct(a, b []float64, d int) (float64, error) {
-	// A = U diag(w) Uᵀ; with V = U diag(√w), A·B is similar to Vᵀ·B·V.
+	am := mat.NewSymDense(d, append([]float64(nil), a...))
+	bm := mat.NewSymDense(d, append([]float64(nil), b...))
+	for _, p := range [][2]*mat.SymDense{{am, bm}, {bm, am}} {
+		var ch mat.Cholesky
+		if !ch.Factorize(p[0]) || ch.Cond() > maxCholeskyCond {
+			continue
+		}
+		var tri mat.TriDense
+		ch.LTo(&tri)
+		l := mat.DenseCopyOf(&tri).RawMatrix()
+		other := mat.DenseCopyOf(p[1]).RawMatrix()
+		// General products: gonum runs Gemm on every core.
+		t := blas64.General{Rows: d, Cols: d, Stride: d, Data: make([]float64, d*d)}
+		m := blas64.General{Rows: d, Cols: d, Stride: d, Data: make([]float64, d*d)}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, other, l, 0, t)
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, l, t, 0, m)
+		return traceSqrtSym(mat.NewDense(d, d, m.Data), d)
+	}
+	return traceSqrtEigen(am, bm, d)
+}
+
+// traceSqrtEigen is the eigenvector route of traceSqrtProduct.
+func traceSqrtEigen(am, bm *mat.SymDense, d int) (float64, error) {
 	var es mat.EigenSym
-	if !es.Factorize(mat.NewSymDense(d, append([]float64(nil), a...)), true) {
+	if !es.Factorize(am, true) {
 		return 0, errors.New("fid: eigendecomposition of the covariance did not converge")
 	}
 	w := es.Values(nil)
@@ -136,20 +169,26 @@ func traceSqrtProduct(a, b []float64, d int) (float64, error) {
 		}
 	}
 	var bv, m mat.Dense
-	bv.Mul(mat.NewDense(d, d, b), &v)
+	bv.Mul(bm, &v)
 	m.Mul(v.T(), &bv)
+	return traceSqrtSym(&m, d)
+}
+
+// traceSqrtSym returns Σ √max(λ, 0) over the eigenvalues λ of the
+// symmetric part of m.
+func traceSqrtSym(m *mat.Dense, d int) (float64, error) {
 	sym := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			sym.SetSym(i, j, 0.5*(m.At(i, j)+m.At(j, i)))
 		}
 	}
-	var es2 mat.EigenSym
-	if !es2.Factorize(sym, false) {
+	var es mat.EigenSym
+	if !es.Factorize(sym, false) {
 		return 0, errors.New("fid: eigendecomposition of the covariance product did not converge")
 	}
 	tr := 0.0
-	for _, l := range es2.Values(nil) {
+	for _, l := range es.Values(nil) {
 		tr += math.Sqrt(math.Max(l, 0))
 	}
 	return tr, nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // fidCase makes features and reference statistics with numpy and computes
@@ -47,6 +49,7 @@ func TestFIDMatchesScipy(t *testing.T) {
 		// Fewer vectors than dimensions: a singular covariance, where
 		// scipy's Schur square root is itself only approximate.
 		{"rank-deficient", 20, 300, 40, 3, false, 1e-5},
+		{"both-rank-deficient", 20, 30, 40, 4, false, 1e-5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -81,6 +84,22 @@ func TestFIDMatchesScipy(t *testing.T) {
 			}
 			t.Logf("FID %.10g (scipy %.10g)", fid, want.FID)
 		})
+	}
+}
+
+// Both routes of the trace computation agree where both apply.
+func TestTraceSqrtRoutesAgree(t *testing.T) {
+	a, b := randomStats(64, 5), randomStats(64, 6)
+	fast, err := traceSqrtProduct(a.Sigma, b.Sigma, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := traceSqrtEigen(mat.NewSymDense(64, a.Sigma), mat.NewSymDense(64, b.Sigma), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fast-slow) > 1e-9*slow {
+		t.Fatalf("Cholesky route %.15g, eigenvector route %.15g", fast, slow)
 	}
 }
 
