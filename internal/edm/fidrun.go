@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -429,9 +428,6 @@ func (r *FIDResult) Summary() string {
 	s := fmt.Sprintf("%s: FID %.4f over %d images (paper: %.2f, %+.2f)", r.Model, r.FID, r.Images, r.PaperFID, r.FID-r.PaperFID)
 	if !r.Comparable {
 		s += "; not comparable with the paper's figure"
-	}
-	if math.IsNaN(r.FID) {
-		s = r.Model + ": no FID"
 	}
 	return s
 }

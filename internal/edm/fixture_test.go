@@ -2,8 +2,10 @@ package edm
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -59,7 +61,10 @@ func fixtures(t testing.TB) string {
 			return
 		}
 		fixtureDir = dir
-		runScript(t, makeFixtures, srcTree(t), dir, strconv.Itoa(fixtureFeatureDim))
+		cmd := exec.Command(systemPython, "-B", makeFixtures, srcTree(t), dir, strconv.Itoa(fixtureFeatureDim))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fixtureErr = fmt.Sprintf("making fixtures: %v\n%s", err, out)
+		}
 	})
 	if fixtureErr != "" {
 		t.Fatal(fixtureErr)
