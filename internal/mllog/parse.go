@@ -309,7 +309,9 @@ func parseRecord(text []byte, maxDepth int) Record {
 		return Record{Problem: &Problem{Kind: ProblemShape, Msg: "record has no metadata"}}
 	}
 
-	dev := func(format string, args ...any) { rec.Deviations = append(rec.Deviations, fmt.Sprintf(format, args...)) }
+	dev := func(format string, args ...any) {
+		rec.Deviations = append(rec.Deviations, fmt.Sprintf(format, args...))
+	}
 	if s, ok := kv.Str(); ok {
 		rec.Key = s
 		if s == "" {

@@ -11,10 +11,10 @@ import "fmt"
 type req int
 
 const (
-	reqNone       req = iota // no requirement (a record that only overrides messages)
-	reqExactlyOne            // EXACTLY_ONE: identical repeats only warn
-	reqAtLeastOne            // AT_LEAST_ONE
-	reqAtLeastOneOr          // AT_LEAST_ONE_OR(alternatives)
+	reqNone         req = iota // no requirement (a record that only overrides messages)
+	reqExactlyOne              // EXACTLY_ONE: identical repeats only warn
+	reqAtLeastOne              // AT_LEAST_ONE
+	reqAtLeastOneOr            // AT_LEAST_ONE_OR(alternatives)
 )
 
 // cond is one rule expression over the rule file's state and a record. An
