@@ -108,7 +108,9 @@ func derivedCases() []derivedCase {
 			compliant: false, rule: "parse/time", strictRule: "parse/time"},
 		// Python's float() takes a numeric string; upstream accepts it.
 		{name: "dlrm-time_ms-numeric-string", base: "dlrm",
-			edit:      func(l *logText) { l.replace(l.one("cache_clear"), `"time_ms": 1652563493034`, `"time_ms": " 1_652_563_493_034 "`) },
+			edit: func(l *logText) {
+				l.replace(l.one("cache_clear"), `"time_ms": 1652563493034`, `"time_ms": " 1_652_563_493_034 "`)
+			},
 			compliant: true, strictOK: false, strictRule: "strict/format"},
 		{name: "minigo-run_stop-without-status", base: "minigo",
 			edit:      func(l *logText) { l.replace(l.one("run_stop"), `, "status": "success"`, "") },
