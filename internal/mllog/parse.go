@@ -283,7 +283,7 @@ func parseRecord(text []byte, maxDepth int) Record {
 		return Record{Problem: &Problem{Kind: ProblemSyntax, Msg: "invalid JSON: " + err.Error()}}
 	}
 	if top.kind != Object {
-		return Record{Problem: &Problem{Kind: ProblemShape, Msg: fmt.Sprintf("record is a JSON %s, not an object", top.kind)}}
+		return Record{Problem: &Problem{Kind: ProblemShape, Msg: fmt.Sprintf("record is not a JSON object but %s", kindPhrase(top.kind))}}
 	}
 	var rec Record
 	tv, ok := top.Get("time_ms")
@@ -318,17 +318,17 @@ func parseRecord(text []byte, maxDepth int) Record {
 			dev("key is empty")
 		}
 	} else {
-		dev("key is a %s, not a string", kv.kind)
+		dev("key is not a string but %s", kindPhrase(kv.kind))
 	}
 	if tv.kind != Int {
-		dev("time_ms is a %s, not an integer", tv.kind)
+		dev("time_ms is not an integer but %s", kindPhrase(tv.kind))
 	}
 	if ns, ok := top.Get("namespace"); !ok {
 		dev("namespace is missing")
 	} else if s, ok := ns.Str(); ok {
 		rec.Namespace = s
 	} else {
-		dev("namespace is a %s, not a string", ns.kind)
+		dev("namespace is not a string but %s", kindPhrase(ns.kind))
 	}
 	if et, ok := top.Get("event_type"); !ok {
 		dev("event_type is missing")
@@ -338,7 +338,7 @@ func parseRecord(text []byte, maxDepth int) Record {
 		dev("event_type %s is not POINT_IN_TIME, INTERVAL_START or INTERVAL_END", et)
 	}
 	if rec.Metadata.kind != Object {
-		dev("metadata is a %s, not an object", rec.Metadata.kind)
+		dev("metadata is not an object but %s", kindPhrase(rec.Metadata.kind))
 	}
 	for _, m := range top.obj {
 		if !recordFields[m.Name] {

@@ -258,11 +258,6 @@ func pyFloat(v Value) (float64, floatOutcome) {
 	return 0, floatCrash
 }
 
-// pyIsSpace is Python's str.isspace for one code point.
-func pyIsSpace(r rune) bool {
-	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
-}
-
 // pyDigit returns the value of a Unicode decimal digit (category Nd),
 // which Python's float() accepts in place of ASCII digits. Nd characters
 // come in runs of ten starting at zero.
@@ -287,7 +282,9 @@ func pyDigit(r rune) (byte, bool) {
 // inf/infinity/nan in any case, decimal digits from any script, and single
 // underscores between digits; no hexadecimal.
 func pyFloatString(s string) (float64, bool) {
-	// Map to ASCII the way CPython does before parsing.
+	// Map to ASCII the way CPython does before parsing: ASCII stays as it
+	// is (so only " \t\n\v\f\r" count as space, not \x1c-\x1f), other
+	// whitespace becomes a space and other decimal digits ASCII digits.
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := decodeWTF8(s[i:])
@@ -295,10 +292,13 @@ func pyFloatString(s string) (float64, bool) {
 		switch {
 		case r < 0:
 			return 0, false
-		case pyIsSpace(r):
-			b.WriteByte(' ')
 		case r < 0x80:
+			if r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' {
+				r = ' '
+			}
 			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
 		default:
 			d, ok := pyDigit(r)
 			if !ok {

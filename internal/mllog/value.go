@@ -203,10 +203,19 @@ func (v Value) write(b *bytes.Buffer, strict bool) {
 	}
 }
 
-// writeQuoted writes s as a JSON string, escaping control characters and
-// any byte that is not part of valid UTF-8 (lone surrogates).
+// writeQuoted writes s as a JSON string in plain ASCII: control
+// characters, DEL and every non-ASCII code point are escaped (astral ones
+// as surrogate pairs, lone surrogates as themselves), so the text is safe
+// to print and decodes back to the same Python string.
 func writeQuoted(b *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
+	u := func(r rune) {
+		b.WriteString(`\u`)
+		b.WriteByte(hex[r>>12&0xf])
+		b.WriteByte(hex[r>>8&0xf])
+		b.WriteByte(hex[r>>4&0xf])
+		b.WriteByte(hex[r&0xf])
+	}
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -216,9 +225,7 @@ func writeQuoted(b *bytes.Buffer, s string) {
 				b.WriteByte('\\')
 				b.WriteByte(c)
 			case c < 0x20 || c == 0x7f:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
+				u(rune(c))
 			default:
 				b.WriteByte(c)
 			}
@@ -226,19 +233,27 @@ func writeQuoted(b *bytes.Buffer, s string) {
 			continue
 		}
 		r, n := decodeWTF8(s[i:])
-		if r >= 0xd800 && r <= 0xdfff || r < 0 {
-			if r < 0 {
-				r = rune(c)
-			}
-			b.WriteString(`\u`)
-			b.WriteByte(hex[r>>12&0xf])
-			b.WriteByte(hex[r>>8&0xf])
-			b.WriteByte(hex[r>>4&0xf])
-			b.WriteByte(hex[r&0xf])
-		} else {
-			b.WriteString(s[i : i+n])
+		switch {
+		case r < 0:
+			u(0xfffd) // cannot happen for decoded strings
+		case r > 0xffff:
+			u(0xd800 + (r-0x10000)>>10)
+			u(0xdc00 + (r-0x10000)&0x3ff)
+		default:
+			u(r)
 		}
 		i += n
 	}
 	b.WriteByte('"')
+}
+
+// kindPhrase names a kind with its article, for messages.
+func kindPhrase(k Kind) string {
+	switch k {
+	case Null:
+		return "null"
+	case Int, Array, Object:
+		return "an " + k.String()
+	}
+	return "a " + k.String()
 }
