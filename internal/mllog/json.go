@@ -144,6 +144,7 @@ func (d *decoder) object() (Value, error) {
 	}
 	d.pos++ // '{'
 	var members []Member
+	var names map[string]struct{} // for duplicate detection in large objects
 	d.skipSpace()
 	if d.pos < len(d.buf) && d.buf[d.pos] == '}' {
 		d.pos++
@@ -169,11 +170,24 @@ func (d *decoder) object() (Value, error) {
 			return Value{}, err
 		}
 		if !d.duplicates {
-			for i := range members {
-				if members[i].Name == name {
-					d.duplicates = true
-					break
+			if len(members) < 16 {
+				for i := range members {
+					if members[i].Name == name {
+						d.duplicates = true
+						break
+					}
 				}
+			} else {
+				if names == nil {
+					names = make(map[string]struct{}, 2*len(members))
+					for _, m := range members {
+						names[m.Name] = struct{}{}
+					}
+				}
+				if _, dup := names[name]; dup {
+					d.duplicates = true
+				}
+				names[name] = struct{}{}
 			}
 		}
 		members = append(members, Member{Name: name, Value: v})

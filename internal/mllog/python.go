@@ -122,17 +122,13 @@ func pyEqual(a, b Value) bool {
 		return true
 	case Object:
 		// Python dicts: last duplicate wins, order does not matter.
-		ka, kb := dictKeys(a), dictKeys(b)
-		if len(ka) != len(kb) {
+		da, db := asDict(a), asDict(b)
+		if len(da) != len(db) {
 			return false
 		}
-		for k := range ka {
-			if _, ok := kb[k]; !ok {
-				return false
-			}
-			va, _ := a.Get(k)
-			vb, _ := b.Get(k)
-			if !pyEqual(va, vb) {
+		for k, va := range da {
+			vb, ok := db[k]
+			if !ok || !pyEqual(va, vb) {
 				return false
 			}
 		}
@@ -141,10 +137,12 @@ func pyEqual(a, b Value) bool {
 	return false
 }
 
-func dictKeys(v Value) map[string]struct{} {
-	m := make(map[string]struct{}, len(v.obj))
+// asDict returns an object's members as Python's dict holds them: the
+// last of duplicate names wins.
+func asDict(v Value) map[string]Value {
+	m := make(map[string]Value, len(v.obj))
 	for _, mb := range v.obj {
-		m[mb.Name] = struct{}{}
+		m[mb.Name] = mb.Value
 	}
 	return m
 }

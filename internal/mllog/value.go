@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Kind is the type of a JSON value as Python's json module decodes it.
@@ -171,7 +172,7 @@ func (v Value) write(b *bytes.Buffer, strict bool) {
 		case math.IsInf(v.f, -1):
 			t = "-Infinity"
 		default:
-			b.WriteString(strconv.FormatFloat(v.f, 'g', -1, 64))
+			b.WriteString(pyFloatRepr(v.f))
 			return
 		}
 		if strict {
@@ -256,4 +257,17 @@ func kindPhrase(k Kind) string {
 		return "an " + k.String()
 	}
 	return "a " + k.String()
+}
+
+// pyFloatRepr formats a finite float as Python's repr does, so that it
+// always reads back as a float: 100000.0, 0.0001, 1e-05, 1e+16.
+func pyFloatRepr(f float64) string {
+	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	return strconv.FormatFloat(f, 'e', -1, 64)
 }
