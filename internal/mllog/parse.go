@@ -257,7 +257,7 @@ func parseBytes(buf []byte, lim Limits, fresh bool) (*Log, error) {
 		}
 		if bytes.IndexByte(line, '\r') < 0 {
 			// The common case: one marker, no carriage return.
-			twice := bytes.Index(line[at+len(markerBytes):], markerBytes) >= 0
+			twice := bytes.Contains(line[at+len(markerBytes):], markerBytes)
 			if twice {
 				at = bytes.LastIndex(line, markerBytes)
 			}
