@@ -80,7 +80,7 @@ func (e *LimitError) Error() string {
 	default:
 		b.WriteString(" bytes")
 	}
-	b.WriteString("; this is not an MLPerf result log of a sane size")
+	b.WriteString("; MLPerf result logs are far smaller, so the file is damaged or not a result log")
 	return b.String()
 }
 
