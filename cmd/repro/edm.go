@@ -11,9 +11,8 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 func init() { register(newEDMCommand) }
@@ -99,7 +98,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 			if err := edm.CheckConvertPin(cat, args[0]); err != nil {
 				return err
 			}
-			st, err := openStore(cat)
+			st, err := openStore()
 			if err != nil {
 				return err
 			}
@@ -157,7 +156,7 @@ features.npy and result.json.
 			if err := edm.CheckFIDPins(cat, args[0]); err != nil {
 				return err
 			}
-			st, err := openStore(cat)
+			st, err := openStore()
 			if err != nil {
 				return err
 			}
@@ -169,7 +168,7 @@ features.npy and result.json.
 				out = filepath.Join(state, "runs", args[0]+"-"+time.Now().UTC().Format("20060102T150405Z"))
 			}
 			var log io.Writer
-			if isTerminal(os.Stderr) {
+			if term.IsTerminal(int(os.Stderr.Fd())) { // progress only on a terminal
 				log = os.Stderr
 			}
 			res, err := edm.RunFID(cmd.Context(), st, edm.FIDOptions{
@@ -200,18 +199,4 @@ features.npy and result.json.
 	f.StringVar(&out, "out", "", "folder for features.npy and result.json (must be new or empty)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-func openStore(cat *catalog.Catalog) (*store.Store, error) {
-	home, err := store.DefaultHome()
-	if err != nil {
-		return nil, err
-	}
-	return store.Open(home, cat)
-}
-
-// isTerminal reports whether f is a terminal; progress is shown only there.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
