@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -143,7 +143,8 @@ source tree (--edm-source, a clean checkout of NVlabs/edm at the pinned
 commit) must match its tree digest, and nvidia-smi must list a GPU; then
 PyTorch must report CUDA and enough free memory. With --safe the checkpoint
 and the detector are converted to safetensors first and nothing is
-unpickled. Results go to --out (default REPRO_HOME/state/edm/runs/...):
+unpickled. Results go to --out, or by default to a new run folder
+REPRO_HOME/runs/edm-fid-... with a signed run record (repro runs):
 features.npy and result.json.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
@@ -160,12 +161,14 @@ features.npy and result.json.
 			if err != nil {
 				return err
 			}
+			// Without --out the run gets a signed run record under
+			// REPRO_HOME/runs, whatever its outcome.
+			var run *runs.Run
 			if out == "" {
-				state, err := st.StateDir("edm")
-				if err != nil {
+				if run, err = runs.Create(st.Home(), "edm-fid"); err != nil {
 					return err
 				}
-				out = filepath.Join(state, "runs", args[0]+"-"+time.Now().UTC().Format("20060102T150405Z"))
+				out = run.Dir
 			}
 			var log io.Writer
 			if term.IsTerminal(int(os.Stderr.Fd())) { // progress only on a terminal
@@ -175,6 +178,20 @@ features.npy and result.json.
 				Model: args[0], Seeds: list, Batch: batch, Safe: safe,
 				SourceDir: source, Python: python, RunDir: out, Log: log,
 			})
+			if run != nil {
+				rec := run.NewRecord(versionString())
+				if res != nil {
+					for _, a := range res.Assets {
+						rec.Assets = append(rec.Assets, runs.Asset{ID: a.ID, SHA256: a.SHA256.Hex(), Size: a.Size})
+					}
+					rec.Summary = res
+				} else {
+					rec.Extra = map[string]string{"model": args[0], "error": err.Error()}
+				}
+				if ferr := run.Finish(rec, int(exitcode.Of(err))); ferr != nil && err == nil {
+					err = ferr
+				}
+			}
 			if err != nil {
 				return err
 			}
