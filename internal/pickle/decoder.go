@@ -666,7 +666,9 @@ func (m *machine) exec() {
 		}
 		m.active++
 		cls := m.global(m.str(mod), m.str(name))
-		m.push(m.instantiate(cls, Tuple(items), nil, "INST"))
+		if m.err == nil {
+			m.push(m.instantiate(cls, Tuple(items), nil, "INST"))
+		}
 	case opObj:
 		items := m.popMark()
 		if m.err != nil {

@@ -168,7 +168,7 @@ func (m *machine) call(f, args Value) Value {
 // instantiate applies NEWOBJ, NEWOBJ_EX, INST and OBJ.
 func (m *machine) instantiate(cls, args Value, kwargs *Dict, how string) Value {
 	g, ok := cls.(*Global)
-	if !ok {
+	if !ok || g == nil {
 		m.fail("%s class is a %s, not a class", how, typeName(cls))
 		return nil
 	}

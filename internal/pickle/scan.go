@@ -161,6 +161,11 @@ func (s *session) violate(off int64, reason string) error {
 	return nil
 }
 
+// maxExport bounds the contiguous bytes of one tensor and of all exported
+// tensors: expanded views (stride 0) may legitimately be larger than their
+// storage, but not without limit.
+func (s *session) maxExport() int64 { return 2*int64(len(s.root)) + 1<<20 }
+
 func (s *session) countOp(op byte) { s.opCounts[min(s.depth, 1)][op]++ }
 
 func (s *session) recordGlobal(name string, allowed bool) {
@@ -246,6 +251,12 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	if len(w.out) == 0 {
 		return nil, s.violate(-1, "nothing to export: no tensors")
 	}
+	var total int64
+	for _, t := range w.out {
+		if total += t.NumBytes(); total > s.maxExport() {
+			return nil, &MalformedError{Offset: -1, Msg: fmt.Sprintf("exported tensors exceed the decoder's output limit of %d bytes", s.maxExport())}
+		}
+	}
 	return w.out, nil
 }
 
@@ -326,13 +337,19 @@ func (s *session) report(err error) *Report {
 		Size: int64(len(s.root)), Profile: s.profile.Name, Format: s.format, Protocol: s.protocol,
 		Violations: append([]Violation{}, s.violations...),
 	}
+	// The first problem decides the verdict, as it decides where a strict
+	// decode (Convert) stops: violations found before a malformation make
+	// the file rejected; the malformation is still reported.
 	var pe *PolicyError
 	switch {
 	case err == nil && len(s.violations) == 0:
 		r.Verdict = Clean
-	case err == nil || errors.As(err, &pe):
+	case len(s.violations) > 0:
 		r.Verdict = Rejected
 		r.err = &PolicyError{Profile: s.profile.Name, Violations: r.Violations}
+		if err != nil && !errors.As(err, &pe) {
+			r.Error = err.Error()
+		}
 	default:
 		r.Verdict, r.Error, r.err = Malformed, err.Error(), err
 	}
