@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sort"
@@ -137,33 +138,30 @@ func safetensorsHeader(tensors []NamedTensor, metadata map[string]string) ([]byt
 
 // WriteSafetensorsFile writes tensors atomically to path with
 // internal/atomicfile: the file is written and synced under a temporary
-// name, read back and checked (digest, size and header), then renamed into
-// place. It returns the file's SHA-256 and size.
+// name, then read back and compared byte for byte with a second encoding of
+// the tensors (hashing what is read), its header is validated, and only then
+// is it renamed into place. It returns the file's SHA-256 and size.
 func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, metadata map[string]string) (digest.SHA256, int64, error) {
 	var sum digest.SHA256
 	var size int64
 	err := atomicfile.Write(path, perm, func(w io.Writer) error {
-		h := sha256.New()
-		bw := bufio.NewWriterSize(io.MultiWriter(w, h), 4<<20)
+		bw := bufio.NewWriterSize(w, 4<<20)
 		n, err := EncodeSafetensors(bw, tensors, metadata)
 		if err != nil {
 			return err
 		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		h.Sum(sum[:0])
 		size = n
-		return nil
+		return bw.Flush()
 	}, func(f *os.File) error {
-		got, n, err := digest.ReaderFrom(f)
-		if err != nil {
+		cw := &compareWriter{r: bufio.NewReaderSize(f, 4<<20), h: sha256.New()}
+		if _, err := EncodeSafetensors(cw, tensors, metadata); err != nil {
 			return err
 		}
-		if n != size || got != sum {
-			return fmt.Errorf("content read back differs from content written")
+		if n, _ := cw.r.Read(make([]byte, 1)); n != 0 || cw.n != size {
+			return fmt.Errorf("file read back is longer than the %d bytes written", size)
 		}
-		hdr, err := ReadSafetensorsHeader(f, n)
+		cw.h.Sum(sum[:0])
+		hdr, err := ReadSafetensorsHeader(f, size)
 		if err != nil {
 			return err
 		}
@@ -176,6 +174,38 @@ func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, 
 		return digest.SHA256{}, 0, err
 	}
 	return sum, size, nil
+}
+
+// compareWriter checks that what is written equals what r reads, hashing
+// the bytes read.
+type compareWriter struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	buf []byte
+}
+
+func (c *compareWriter) Write(p []byte) (int, error) {
+	for done := 0; done < len(p); {
+		chunk := p[done:]
+		if len(chunk) > 1<<20 {
+			chunk = chunk[:1<<20]
+		}
+		if cap(c.buf) < len(chunk) {
+			c.buf = make([]byte, 1<<20)
+		}
+		got := c.buf[:len(chunk)]
+		if _, err := io.ReadFull(c.r, got); err != nil {
+			return done, fmt.Errorf("file read back is shorter than written: %w", err)
+		}
+		if !bytes.Equal(got, chunk) {
+			return done, fmt.Errorf("content read back differs from content written near offset %d", c.n)
+		}
+		c.h.Write(got)
+		c.n += int64(len(chunk))
+		done += len(chunk)
+	}
+	return len(p), nil
 }
 
 // SafetensorsHeader is a parsed and validated safetensors header.
