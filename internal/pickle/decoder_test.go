@@ -185,7 +185,9 @@ func TestTorchZip(t *testing.T) {
 		}), Malformed, "not a plain name"},
 		{"records outside one folder", with(func(e []zipEntry) []zipEntry { return append(e, zipEntry{"other/x", nil, zip.Store}) }), Malformed, "outside folder"},
 		{"no data.pkl", with(func(e []zipEntry) []zipEntry { return e[1:] }), Malformed, "no archive/data.pkl"},
-		{"big-endian", with(func(e []zipEntry) []zipEntry { return append(e, zipEntry{"archive/byteorder", []byte("big"), zip.Store}) }), Rejected, "big-endian"},
+		{"big-endian", with(func(e []zipEntry) []zipEntry {
+			return append(e, zipEntry{"archive/byteorder", []byte("big"), zip.Store})
+		}), Rejected, "big-endian"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := ScanBytes(c.data, p)
