@@ -67,7 +67,20 @@ func Convert(r io.ReaderAt, size int64, p *Profile) (*Model, error) {
 // *MalformedError (not a well-formed file) or an *InternalError. data must
 // not change until the tensors are written.
 func ConvertBytes(data []byte, p *Profile) (*Model, error) {
-	sum := hashAsync(data)
+	return convert(data, p, hashAsync(data))
+}
+
+// ConvertVerified is ConvertBytes for bytes whose SHA-256 the caller has
+// just verified (for example against a catalog pin while reading them): sum
+// is recorded as the asset digest instead of hashing data again. A wrong sum
+// makes a wrong config; pass only a digest checked over these very bytes.
+func ConvertVerified(data []byte, sum digest.SHA256, p *Profile) (*Model, error) {
+	c := make(chan digest.SHA256, 1)
+	c <- sum
+	return convert(data, p, c)
+}
+
+func convert(data []byte, p *Profile, sum <-chan digest.SHA256) (*Model, error) {
 	s := newSession(p, data, true)
 	root, export, err := s.decode()
 	r := s.report(err)

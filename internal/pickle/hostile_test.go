@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // orderedDict pushes collections.OrderedDict().
@@ -69,6 +71,11 @@ func TestTinySnapshotIsClean(t *testing.T) {
 	}
 	if len(r.Blobs) != 1 || r.Blobs[0].Storage.DType != "F32" || r.Blobs[0].Storage.Numel != 2 {
 		t.Fatalf("blobs %+v", r.Blobs)
+	}
+	pinned := digest.Of(data)
+	mv, err := ConvertVerified(data, pinned, p)
+	if err != nil || mv.Config.Asset.SHA256 != pinned || m.Config.Asset.SHA256 != pinned {
+		t.Fatalf("ConvertVerified: %v, asset %s", err, mv.Config.Asset.SHA256)
 	}
 }
 
