@@ -269,3 +269,31 @@ func TestLegacyMagicMustBeLiteral(t *testing.T) {
 		t.Fatal("magic comparison is wrong")
 	}
 }
+
+// TestDetectorProfile decodes a detector-shaped file: a persistent module
+// at the top level holding a plain torch.nn.Linear (NEWOBJ and BUILD).
+func TestDetectorProfile(t *testing.T) {
+	a := newAsm(4).stackGlobal("torch_utils.persistence", "_reconstruct_persistent_obj").op(opEmptyDict, opMark)
+	a.str("type").str("class").str("version").int(6).str("module_src").str("class InceptionV3: pass\n").str("class_name").str("InceptionV3")
+	a.str("state").op(opEmptyDict, opMark)
+	a.str("_parameters").orderedDict().str("_buffers").orderedDict()
+	a.str("_modules").orderedDict().str("output")
+	a.stackGlobal("torch.nn.modules.linear", "Linear").op(opEmptyTuple, opNewObj)
+	a.op(opEmptyDict, opMark).str("_parameters").orderedDict().op(opMark).str("weight").param(2).str("bias").op(opNone, opSetItems)
+	a.str("_buffers").orderedDict().str("_modules").orderedDict().op(opSetItems, opBuild)
+	a.op(opSetItem)
+	a.op(opSetItems, opSetItems, opTuple1, opReduce)
+	data := a.stop()
+	p := mustProfile(t, ProfileInceptionDetector)
+	m, err := ConvertBytes(data, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tensors) != 1 || m.Tensors[0].Name != "output.weight" || m.Config.NetworkClass != "InceptionV3" {
+		t.Fatalf("tensors %+v config %+v", m.Tensors, m.Config)
+	}
+	// The same file is not an EDM checkpoint.
+	if r := ScanBytes(data, mustProfile(t, ProfileEDMCheckpoint)); r.Verdict != Rejected {
+		t.Fatalf("edm-checkpoint verdict %s", r.Verdict)
+	}
+}
