@@ -39,7 +39,7 @@ func TestDecoderStructure(t *testing.T) {
 		{"stack underflow", newAsm(4).op(opPop).stop(), "stack underflow"},
 		{"pop below a mark", newAsm(4).op(opNone, opMark, opTuple1).stop(), "stack underflow"},
 		{"memo key not found", newAsm(4).binget(3).stop(), "memo key 3 not found"},
-		{"unhashable dict key", newAsm(4).op(opEmptyDict, opEmptyList, opNone, opSetItem).stop(), "list used as a dict key"},
+		{"unhashable dict key", newAsm(4).op(opEmptyDict, opEmptyList, opNone, opSetItem).stop(), "unhashable list used as a dict key"},
 		{"odd SETITEMS", newAsm(4).op(opEmptyDict, opMark, opNone, opSetItems).stop(), "odd number of items"},
 		{"LONG4 beyond the limit", append(newAsm(4).op(opLong4).b, 0, 0, 1, 0, opStop), "longer than the decoder's limit"},
 		{"negative BINSTRING length", append([]byte{opBinString}, 0xff, 0xff, 0xff, 0xff, opStop), "negative BINSTRING"},

@@ -256,7 +256,7 @@ func (m *machine) mergeInto(dst, src *Dict) {
 	m.charge(int64(64 * src.Len()))
 	for i := range src.Keys {
 		if err := dst.set(src.Keys[i], src.Values[i]); err != nil {
-			m.fail("%v", err)
+			m.keyFailure(err)
 			return
 		}
 	}

@@ -274,7 +274,7 @@ func canonicalKey(v Value, depth int) (string, error) {
 		return "s" + x, nil
 	case *Bytes:
 		if x.Mutable {
-			return "", fmt.Errorf("unhashable bytearray used as a dict key")
+			return "", &keyError{"bytearray", true}
 		}
 		return "b" + string(x.Data), nil
 	case Tuple:
@@ -293,8 +293,34 @@ func canonicalKey(v Value, depth int) (string, error) {
 		return sb.String(), nil
 	case *Global:
 		return "g" + x.String(), nil
+	case *NumpyScalar:
+		if n, ok := x.Number(); ok {
+			return canonicalKey(n, depth+1)
+		}
+	case *List, *Dict:
+		return "", &keyError{typeName(v), true}
+	case *Set:
+		if !x.Frozen {
+			return "", &keyError{typeName(v), true}
+		}
 	}
-	return "", fmt.Errorf("%s used as a dict key", typeName(v))
+	return "", &keyError{typeName(v), false}
+}
+
+// keyError refuses a dict key or set item. Unhashable values (lists,
+// dicts, sets, bytearrays) make CPython fail, so the pickle is malformed;
+// other values are hashable in Python, by identity or by a value the
+// decoder does not model, so they are outside every profile.
+type keyError struct {
+	typ        string
+	unhashable bool
+}
+
+func (e *keyError) Error() string {
+	if e.unhashable {
+		return fmt.Sprintf("unhashable %s used as a dict key or set item", e.typ)
+	}
+	return fmt.Sprintf("%s used as a dict key or set item (only plain data keys are supported)", e.typ)
 }
 
 // typeName names a value's Python-level type for messages.
