@@ -285,3 +285,18 @@ func TestSafetensorsLayout(t *testing.T) {
 		t.Fatal("duplicate names accepted")
 	}
 }
+
+func TestZipRecordCount(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+		err  string
+	}{
+		{"short zip64 locator", append([]byte("PK\x06\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), append([]byte("PK\x05\x06"), 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)...), "zip64 end record missing"},
+		{"no end record", []byte("PK\x03\x04 nothing"), "missing or followed by trailing data"},
+	} {
+		if _, err := zipRecordCount(c.data); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
+	}
+}
