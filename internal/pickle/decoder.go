@@ -860,21 +860,25 @@ func (m *machine) setItems(d *Dict, items []Value) {
 	}
 	m.charge(int64(64 * len(items) / 2))
 	for i := 0; i < len(items) && m.err == nil; i += 2 {
-		if err := d.set(items[i], items[i+1]); err != nil {
+		n, err := d.set(items[i], items[i+1])
+		if err != nil {
 			m.keyFailure(err)
 		}
+		m.charge(int64(n))
 	}
 }
 
 func (m *machine) addToSet(s *Set, items []Value) {
 	m.charge(int64(48 * len(items)))
 	for _, it := range items {
-		if err := s.add(it); err != nil {
+		n, err := s.add(it)
+		if err != nil {
 			m.keyFailure(err)
 			if m.err != nil {
 				return
 			}
 		}
+		m.charge(int64(n))
 	}
 }
 

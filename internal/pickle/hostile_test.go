@@ -297,3 +297,41 @@ func TestDetectorProfile(t *testing.T) {
 		t.Fatalf("edm-checkpoint verdict %s", r.Verdict)
 	}
 }
+
+// TestSharedReferencesStayCheap feeds shared references that would
+// multiply work: one nested blob called many times through the memo, and
+// constructor arguments whose JSON would be a gigabyte.
+func TestSharedReferencesStayCheap(t *testing.T) {
+	p := mustProfile(t, ProfileTorchStateDict)
+	a := newAsm(4).stackGlobal("torch.storage", "_load_from_bytes").binput(0).op(opPop)
+	a.bytes(floatBlob(1 << 16)).binput(1).op(opPop).op(opEmptyList, opMark)
+	for i := 0; i < 5000; i++ {
+		a.binget(0).binget(1).op(opTuple1, opReduce)
+	}
+	r := ScanBytes(a.op(opAppends).stop(), p)
+	if len(r.Blobs) != 1 {
+		t.Errorf("the same blob was decoded %d times", len(r.Blobs))
+	}
+
+	kw := newAsm(4).str(strings.Repeat("x", 1024)).binput(0).op(opPop).op(opEmptyList, opMark)
+	for i := 0; i < 1000; i++ {
+		kw.binget(0)
+	}
+	kw.op(opAppends).binput(1).op(opPop).op(opEmptyList, opMark)
+	for i := 0; i < 1000; i++ {
+		kw.binget(1)
+	}
+	kw.op(opAppends)
+	if _, err := InertJSON(decodeOrFail(t, kw.stop())); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("rendering a gigabyte of JSON: %v", err)
+	}
+}
+
+func decodeOrFail(t *testing.T, data []byte) Value {
+	t.Helper()
+	v, err := decodePlain(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -96,6 +96,7 @@ type Source struct {
 	Size    int           `json:"size"`
 	Classes []string      `json:"classes"`
 	Text    string        `json:"-"`
+	seen    map[string]bool
 }
 
 // PersistentClass counts the persistent objects of one class.
@@ -132,8 +133,9 @@ type session struct {
 	depth       int // of nested torch files
 	globals     map[string]*GlobalUse
 	blobs       []Blob
+	blobCache   map[*Bytes]*Storage
 	storages    []*Storage
-	srcDigests  map[string]digest.SHA256
+	srcDigests  map[strKey]digest.SHA256
 	sources     map[digest.SHA256]*Source
 	classes     map[string]*PersistentClass
 	format      string
@@ -145,7 +147,8 @@ func newSession(p *Profile, data []byte, strict bool) *session {
 	return &session{
 		profile: p, strict: strict, root: data, budget: budget, budgetTotal: budget,
 		globals:    make(map[string]*GlobalUse),
-		srcDigests: make(map[string]digest.SHA256),
+		blobCache:  make(map[*Bytes]*Storage),
+		srcDigests: make(map[strKey]digest.SHA256),
 		sources:    make(map[digest.SHA256]*Source),
 		classes:    make(map[string]*PersistentClass),
 	}
@@ -180,10 +183,11 @@ func (s *session) recordGlobal(name string, allowed bool) {
 func (s *session) recordPersistent(p *Persistent) {
 	src := s.sources[p.SourceSHA256]
 	if src == nil {
-		src = &Source{SHA256: p.SourceSHA256, Size: len(p.ModuleSrc), Text: p.ModuleSrc}
+		src = &Source{SHA256: p.SourceSHA256, Size: len(p.ModuleSrc), Text: p.ModuleSrc, seen: map[string]bool{}}
 		s.sources[p.SourceSHA256] = src
 	}
-	if !contains(src.Classes, p.ClassName) {
+	if !src.seen[p.ClassName] {
+		src.seen[p.ClassName] = true
 		src.Classes = append(src.Classes, p.ClassName)
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%x", p.ClassName, p.Version, p.SourceSHA256)

@@ -126,6 +126,9 @@ func callLoadFromBytes(m *machine, args Tuple) Value {
 		return None{}
 	}
 	s := m.s
+	if st, ok := s.blobCache[b]; ok {
+		return st // the same bytes object again, through the memo
+	}
 	if s.depth >= maxBlobDepth {
 		m.violate("torch file nested inside a nested torch file")
 		return None{}
@@ -145,6 +148,7 @@ func callLoadFromBytes(m *machine, args Tuple) Value {
 		return None{}
 	}
 	s.blobs = append(s.blobs, Blob{Offset: b.Offset, Size: int64(len(b.Data)), Format: format, Storage: storageInfo(st)})
+	s.blobCache[b] = st
 	return st
 }
 

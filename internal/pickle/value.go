@@ -64,23 +64,24 @@ func (d *Dict) Get(k string) (Value, bool) {
 	return d.Values[i], true
 }
 
-// set assigns d[k] = v with Python's key equality.
-func (d *Dict) set(k, v Value) error {
+// set assigns d[k] = v with Python's key equality. It returns the size
+// of the key's canonical form, the work a caller must account for.
+func (d *Dict) set(k, v Value) (int, error) {
 	ck, err := canonicalKey(k, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if d.index == nil {
 		d.index = make(map[string]int)
 	}
 	if i, ok := d.index[ck]; ok {
 		d.Values[i] = v
-		return nil
+		return len(ck), nil
 	}
 	d.index[ck] = len(d.Keys)
 	d.Keys = append(d.Keys, k)
 	d.Values = append(d.Values, v)
-	return nil
+	return len(ck), nil
 }
 
 // StringKeys returns the keys if all of them are strings.
@@ -103,20 +104,19 @@ type Set struct {
 	index  map[string]struct{}
 }
 
-func (s *Set) add(v Value) error {
+func (s *Set) add(v Value) (int, error) {
 	ck, err := canonicalKey(v, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s.index == nil {
 		s.index = make(map[string]struct{})
 	}
-	if _, ok := s.index[ck]; ok {
-		return nil
+	if _, ok := s.index[ck]; !ok {
+		s.index[ck] = struct{}{}
+		s.Items = append(s.Items, v)
 	}
-	s.index[ck] = struct{}{}
-	s.Items = append(s.Items, v)
-	return nil
+	return len(ck), nil
 }
 
 // Has reports whether the string s is a member.
