@@ -304,7 +304,7 @@ func TestDetectorProfile(t *testing.T) {
 func TestSharedReferencesStayCheap(t *testing.T) {
 	p := mustProfile(t, ProfileTorchStateDict)
 	a := newAsm(4).stackGlobal("torch.storage", "_load_from_bytes").binput(0).op(opPop)
-	a.bytes(floatBlob(1 << 16)).binput(1).op(opPop).op(opEmptyList, opMark)
+	a.bytes(floatBlob(1<<16)).binput(1).op(opPop).op(opEmptyList, opMark)
 	for i := 0; i < 5000; i++ {
 		a.binget(0).binget(1).op(opTuple1, opReduce)
 	}
