@@ -335,3 +335,22 @@ func decodeOrFail(t *testing.T, data []byte) Value {
 	}
 	return v
 }
+
+// TestConfigProblemRejects checks that a problem found while building the
+// config (constructor arguments without an inert form) rejects the file in
+// the error and in the report alike.
+func TestConfigProblemRejects(t *testing.T) {
+	a := newAsm(4).op(opEmptyDict).str("ema")
+	a.stackGlobal("torch_utils.persistence", "_reconstruct_persistent_obj").op(opEmptyDict, opMark)
+	a.str("type").str("class").str("version").int(6).str("module_src").str("").str("class_name").str("EDMPrecond")
+	a.str("state").op(opEmptyDict, opMark)
+	a.str("_parameters").orderedDict().str("w").param(2).op(opSetItem)
+	a.str("_buffers").orderedDict().str("_modules").orderedDict()
+	a.str("_init_kwargs").op(opEmptyDict).str("weights").param(2).op(opSetItem)
+	a.op(opSetItems, opSetItems, opTuple1, opReduce, opSetItem)
+	m, err := ConvertBytes(a.stop(), mustProfile(t, ProfileEDMCheckpoint))
+	var pe *PolicyError
+	if !errors.As(err, &pe) || m.Report.Verdict != Rejected || m.Report.Err() == nil {
+		t.Fatalf("error %v, verdict %s", err, m.Report.Verdict)
+	}
+}
