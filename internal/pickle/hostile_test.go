@@ -348,9 +348,13 @@ func TestConfigProblemRejects(t *testing.T) {
 	a.str("_buffers").orderedDict().str("_modules").orderedDict()
 	a.str("_init_kwargs").op(opEmptyDict).str("weights").param(2).op(opSetItem)
 	a.op(opSetItems, opSetItems, opTuple1, opReduce, opSetItem)
-	m, err := ConvertBytes(a.stop(), mustProfile(t, ProfileEDMCheckpoint))
+	data := a.stop()
+	m, err := ConvertBytes(data, mustProfile(t, ProfileEDMCheckpoint))
 	var pe *PolicyError
 	if !errors.As(err, &pe) || m.Report.Verdict != Rejected || m.Report.Err() == nil {
 		t.Fatalf("error %v, verdict %s", err, m.Report.Verdict)
+	}
+	if r := ScanBytes(data, mustProfile(t, ProfileEDMCheckpoint)); r.Verdict != Rejected || !strings.Contains(r.Violations[0].Reason, "_init_kwargs of EDMPrecond") {
+		t.Fatalf("scan verdict %s %v", r.Verdict, r.Violations)
 	}
 }

@@ -255,6 +255,9 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	if len(w.out) == 0 {
 		return nil, s.violate(-1, "nothing to export: no tensors")
 	}
+	if err := s.checkInitArgs(root); err != nil {
+		return nil, err
+	}
 	var total int64
 	for _, t := range w.out {
 		if total += t.NumBytes(); total > s.maxExport() {
@@ -262,6 +265,31 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 		}
 	}
 	return w.out, nil
+}
+
+// checkInitArgs requires the exported persistent module's recorded
+// constructor arguments to have an inert JSON form, so that a scan rejects
+// what a conversion could not describe.
+func (s *session) checkInitArgs(root Value) error {
+	mod := root
+	if s.profile.Root.Kind == "snapshot" {
+		mod, _ = root.(*Dict).Get(s.profile.Root.Export)
+	}
+	per, ok := mod.(*Persistent)
+	if !ok {
+		return nil
+	}
+	st, _ := per.State.(*Dict)
+	for _, k := range []string{"_init_args", "_init_kwargs"} {
+		if v, ok := st.Get(k); ok {
+			if _, err := InertJSON(v); err != nil {
+				if err := s.violate(-1, fmt.Sprintf("%s of %s: %v", k, per.ClassName, err)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReadAll reads exactly size bytes from r, refusing inputs larger than
