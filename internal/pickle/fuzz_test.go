@@ -87,7 +87,9 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	py := requireTorch(t)
 	dir := t.TempDir()
-	if out, err := exec.Command(py, "testdata/torchfix/fixtures.py", "seeds", dir).CombinedOutput(); err != nil {
+	cmd := exec.Command(py, "testdata/torchfix/fixtures.py", "seeds", dir)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	seeds := map[string][]byte{

@@ -358,7 +358,10 @@ func typeName(v Value) string {
 	case *Global:
 		return "global " + x.String()
 	case *Object:
-		if x.Class != nil {
+		switch {
+		case x.Class != nil && x.How == "REDUCE":
+			return "result of calling " + x.Class.String()
+		case x.Class != nil:
 			return x.Class.String() + " object"
 		}
 		return "object"
