@@ -122,11 +122,12 @@ exported module is its 'ema' network.
 			}
 			defer f.Close()
 			m, err := pickle.Convert(f, size, p)
-			if m == nil {
-				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
-			}
 			if err != nil {
-				return pickleVerdictError(path, m.Report)
+				var pe *pickle.PolicyError
+				if errors.As(err, &pe) {
+					return exitcode.Errorf(exitcode.Negative, "%s: %v", path, err)
+				}
+				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
 			}
 			st := filepath.Join(out, "model.safetensors")
 			sum, n, err := m.WriteSafetensorsFile(st, 0o644)

@@ -67,7 +67,20 @@ func Convert(r io.ReaderAt, size int64, p *Profile) (*Model, error) {
 // *MalformedError (not a well-formed file) or an *InternalError. data must
 // not change until the tensors are written.
 func ConvertBytes(data []byte, p *Profile) (*Model, error) {
-	sum := hashAsync(data)
+	return convert(data, p, hashAsync(data))
+}
+
+// ConvertVerified is ConvertBytes for bytes whose SHA-256 the caller has
+// just verified (for example against a catalog pin while reading them): sum
+// is recorded as the asset digest instead of hashing data again. A wrong sum
+// makes a wrong config; pass only a digest checked over these very bytes.
+func ConvertVerified(data []byte, sum digest.SHA256, p *Profile) (*Model, error) {
+	c := make(chan digest.SHA256, 1)
+	c <- sum
+	return convert(data, p, c)
+}
+
+func convert(data []byte, p *Profile, sum <-chan digest.SHA256) (*Model, error) {
 	s := newSession(p, data, true)
 	root, export, err := s.decode()
 	r := s.report(err)
@@ -94,12 +107,12 @@ func ConvertBytes(data []byte, p *Profile) (*Model, error) {
 		st, _ := per.State.(*Dict)
 		if a, ok := st.Get("_init_args"); ok {
 			if c.InitArgs, err = InertJSON(a); err != nil {
-				return &Model{Report: r}, s.violateErr("constructor arguments: " + err.Error())
+				return s.reject(r, "constructor arguments: "+err.Error())
 			}
 		}
 		if kw, ok := st.Get("_init_kwargs"); ok {
 			if c.InitKwargs, err = InertJSON(kw); err != nil {
-				return &Model{Report: r}, s.violateErr("constructor keyword arguments: " + err.Error())
+				return s.reject(r, "constructor keyword arguments: "+err.Error())
 			}
 		}
 	} else if o, ok := mod.(*Object); ok && o.Class != nil {
@@ -113,9 +126,13 @@ func ConvertBytes(data []byte, p *Profile) (*Model, error) {
 	return m, nil
 }
 
-func (s *session) violateErr(reason string) error {
+// reject turns a clean report into a rejected one for a problem found
+// while building the config.
+func (s *session) reject(r *Report, reason string) (*Model, error) {
 	s.violations = append(s.violations, Violation{Offset: -1, Reason: reason})
-	return &PolicyError{Profile: s.profile.Name, Violations: s.violations}
+	err := &PolicyError{Profile: s.profile.Name, Violations: append([]Violation(nil), s.violations...)}
+	r.Verdict, r.Violations, r.err = Rejected, err.Violations, err
+	return &Model{Report: r}, err
 }
 
 // Metadata is the safetensors __metadata__ written for the model.

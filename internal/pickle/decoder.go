@@ -666,7 +666,9 @@ func (m *machine) exec() {
 		}
 		m.active++
 		cls := m.global(m.str(mod), m.str(name))
-		m.push(m.instantiate(cls, Tuple(items), nil, "INST"))
+		if m.err == nil {
+			m.push(m.instantiate(cls, Tuple(items), nil, "INST"))
+		}
 	case opObj:
 		items := m.popMark()
 		if m.err != nil {
@@ -858,20 +860,36 @@ func (m *machine) setItems(d *Dict, items []Value) {
 	}
 	m.charge(int64(64 * len(items) / 2))
 	for i := 0; i < len(items) && m.err == nil; i += 2 {
-		if err := d.set(items[i], items[i+1]); err != nil {
-			m.fail("%v", err)
+		n, err := d.set(items[i], items[i+1])
+		if err != nil {
+			m.keyFailure(err)
 		}
+		m.charge(int64(n))
 	}
 }
 
 func (m *machine) addToSet(s *Set, items []Value) {
 	m.charge(int64(48 * len(items)))
 	for _, it := range items {
-		if err := s.add(it); err != nil {
-			m.fail("%v", err)
-			return
+		n, err := s.add(it)
+		if err != nil {
+			m.keyFailure(err)
+			if m.err != nil {
+				return
+			}
 		}
+		m.charge(int64(n))
 	}
+}
+
+// keyFailure reports a refused dict key or set item: malformed when CPython
+// could not hash it either, a violation otherwise (the item is dropped).
+func (m *machine) keyFailure(err error) {
+	if ke, ok := err.(*keyError); ok && !ke.unhashable {
+		m.violate("%v", err)
+		return
+	}
+	m.fail("%v", err)
 }
 
 func (m *machine) persistent(pid Value) {

@@ -107,6 +107,12 @@ func (m *machine) global(mod, name string) *Global {
 	}
 	m.charge(64)
 	g := &Global{Module: mod, Name: name}
+	if len(mod) > 256 || len(name) > 256 {
+		shown := strconv.Quote(clip(mod) + "." + clip(name))
+		m.violate("global %s: name longer than 256 bytes", shown)
+		m.s.recordGlobal(shown, false)
+		return g
+	}
 	full := mod + "." + name
 	shown := full
 	if !isIdentPath(full) {
@@ -168,7 +174,7 @@ func (m *machine) call(f, args Value) Value {
 // instantiate applies NEWOBJ, NEWOBJ_EX, INST and OBJ.
 func (m *machine) instantiate(cls, args Value, kwargs *Dict, how string) Value {
 	g, ok := cls.(*Global)
-	if !ok {
+	if !ok || g == nil {
 		m.fail("%s class is a %s, not a class", how, typeName(cls))
 		return nil
 	}
@@ -255,10 +261,12 @@ func (m *machine) build(inst, state Value) {
 func (m *machine) mergeInto(dst, src *Dict) {
 	m.charge(int64(64 * src.Len()))
 	for i := range src.Keys {
-		if err := dst.set(src.Keys[i], src.Values[i]); err != nil {
-			m.fail("%v", err)
+		n, err := dst.set(src.Keys[i], src.Values[i])
+		if err != nil {
+			m.keyFailure(err)
 			return
 		}
+		m.charge(int64(n))
 	}
 }
 

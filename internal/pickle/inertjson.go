@@ -26,9 +26,16 @@ func InertJSON(v Value) (json.RawMessage, error) {
 	return json.RawMessage(b.Bytes()), nil
 }
 
+// maxInertJSON bounds the JSON one value may render to: shared references
+// could otherwise expand a small pickle into a huge document.
+const maxInertJSON = 16 << 20
+
 func writeInertJSON(b *bytes.Buffer, v Value, w *walker, depth int) error {
 	if err := w.visit(depth); err != nil {
 		return err
+	}
+	if b.Len() > maxInertJSON {
+		return fmt.Errorf("value renders to more than %d bytes of JSON", maxInertJSON)
 	}
 	switch x := v.(type) {
 	case None:

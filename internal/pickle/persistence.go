@@ -2,6 +2,7 @@ package pickle
 
 import (
 	"crypto/sha256"
+	"unsafe"
 
 	"github.com/reprolab/repro/internal/digest"
 )
@@ -72,12 +73,21 @@ func callReconstructPersistent(m *machine, args Tuple) Value {
 	return p
 }
 
-// sourceDigest hashes an embedded module source once per distinct text.
+// sourceDigest hashes an embedded module source once per string: sources
+// are shared through the memo, so identity is what repeats, and looking up
+// by identity costs nothing however long the text is.
 func (s *session) sourceDigest(src string) digest.SHA256 {
-	if d, ok := s.srcDigests[src]; ok {
+	key := strKey{unsafe.StringData(src), len(src)}
+	if d, ok := s.srcDigests[key]; ok {
 		return d
 	}
 	d := digest.SHA256(sha256.Sum256([]byte(src)))
-	s.srcDigests[src] = d
+	s.srcDigests[key] = d
 	return d
+}
+
+// strKey identifies a string by its bytes' address and length.
+type strKey struct {
+	p *byte
+	n int
 }

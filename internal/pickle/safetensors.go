@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sort"
@@ -136,15 +137,36 @@ func safetensorsHeader(tensors []NamedTensor, metadata map[string]string) ([]byt
 }
 
 // WriteSafetensorsFile writes tensors atomically to path with
-// internal/atomicfile: the file is written and synced under a temporary
-// name, read back and checked (digest, size and header), then renamed into
-// place. It returns the file's SHA-256 and size.
+// internal/atomicfile: the file is written under a temporary name (asking
+// the kernel to start writeback as it goes), read back and compared byte for
+// byte with a second encoding of the tensors while hashing what is read,
+// synced, its size and header checked, and only then renamed into place. It
+// returns the file's SHA-256 and size.
 func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, metadata map[string]string) (digest.SHA256, int64, error) {
 	var sum digest.SHA256
 	var size int64
+	compared := false
+	compare := func(r io.Reader) error {
+		cw := &compareWriter{r: bufio.NewReaderSize(r, 4<<20), h: sha256.New()}
+		if _, err := EncodeSafetensors(cw, tensors, metadata); err != nil {
+			return err
+		}
+		if n, _ := cw.r.Read(make([]byte, 1)); n != 0 || cw.n != size {
+			return fmt.Errorf("file read back is longer than the %d bytes written", size)
+		}
+		cw.h.Sum(sum[:0])
+		compared = true
+		return nil
+	}
 	err := atomicfile.Write(path, perm, func(w io.Writer) error {
-		h := sha256.New()
-		bw := bufio.NewWriterSize(io.MultiWriter(w, h), 4<<20)
+		f, _ := w.(*os.File)
+		dst := w
+		var wb *writebackWriter
+		if f != nil {
+			wb = &writebackWriter{f: f}
+			dst = wb
+		}
+		bw := bufio.NewWriterSize(dst, 4<<20)
 		n, err := EncodeSafetensors(bw, tensors, metadata)
 		if err != nil {
 			return err
@@ -152,18 +174,28 @@ func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, 
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		h.Sum(sum[:0])
 		size = n
-		return nil
+		if f == nil {
+			return nil
+		}
+		// Compare while the kernel writes back; the fsync that follows
+		// then waits for less.
+		wb.kick()
+		return compare(io.NewSectionReader(f, 0, n))
 	}, func(f *os.File) error {
-		got, n, err := digest.ReaderFrom(f)
+		if !compared {
+			if err := compare(f); err != nil {
+				return err
+			}
+		}
+		fi, err := f.Stat()
 		if err != nil {
 			return err
 		}
-		if n != size || got != sum {
-			return fmt.Errorf("content read back differs from content written")
+		if fi.Size() != size {
+			return fmt.Errorf("file holds %d bytes, %d were written", fi.Size(), size)
 		}
-		hdr, err := ReadSafetensorsHeader(f, n)
+		hdr, err := ReadSafetensorsHeader(f, size)
 		if err != nil {
 			return err
 		}
@@ -176,6 +208,60 @@ func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, 
 		return digest.SHA256{}, 0, err
 	}
 	return sum, size, nil
+}
+
+// writebackWriter writes to f and starts writeback every 32 MiB.
+type writebackWriter struct {
+	f         *os.File
+	n, kicked int64
+}
+
+func (w *writebackWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	if w.n-w.kicked >= 32<<20 {
+		w.kick()
+	}
+	return n, err
+}
+
+func (w *writebackWriter) kick() {
+	if w.n > w.kicked {
+		startWriteback(w.f, w.kicked, w.n-w.kicked)
+		w.kicked = w.n
+	}
+}
+
+// compareWriter checks that what is written equals what r reads, hashing
+// the bytes read.
+type compareWriter struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	buf []byte
+}
+
+func (c *compareWriter) Write(p []byte) (int, error) {
+	for done := 0; done < len(p); {
+		chunk := p[done:]
+		if len(chunk) > 1<<20 {
+			chunk = chunk[:1<<20]
+		}
+		if cap(c.buf) < len(chunk) {
+			c.buf = make([]byte, 1<<20)
+		}
+		got := c.buf[:len(chunk)]
+		if _, err := io.ReadFull(c.r, got); err != nil {
+			return done, fmt.Errorf("file read back is shorter than written: %w", err)
+		}
+		if !bytes.Equal(got, chunk) {
+			return done, fmt.Errorf("content read back differs from content written near offset %d", c.n)
+		}
+		c.h.Write(got)
+		c.n += int64(len(chunk))
+		done += len(chunk)
+	}
+	return len(p), nil
 }
 
 // SafetensorsHeader is a parsed and validated safetensors header.

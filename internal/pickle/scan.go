@@ -96,6 +96,7 @@ type Source struct {
 	Size    int           `json:"size"`
 	Classes []string      `json:"classes"`
 	Text    string        `json:"-"`
+	seen    map[string]bool
 }
 
 // PersistentClass counts the persistent objects of one class.
@@ -132,8 +133,9 @@ type session struct {
 	depth       int // of nested torch files
 	globals     map[string]*GlobalUse
 	blobs       []Blob
+	blobCache   map[*Bytes]*Storage
 	storages    []*Storage
-	srcDigests  map[string]digest.SHA256
+	srcDigests  map[strKey]digest.SHA256
 	sources     map[digest.SHA256]*Source
 	classes     map[string]*PersistentClass
 	format      string
@@ -145,7 +147,8 @@ func newSession(p *Profile, data []byte, strict bool) *session {
 	return &session{
 		profile: p, strict: strict, root: data, budget: budget, budgetTotal: budget,
 		globals:    make(map[string]*GlobalUse),
-		srcDigests: make(map[string]digest.SHA256),
+		blobCache:  make(map[*Bytes]*Storage),
+		srcDigests: make(map[strKey]digest.SHA256),
 		sources:    make(map[digest.SHA256]*Source),
 		classes:    make(map[string]*PersistentClass),
 	}
@@ -161,6 +164,11 @@ func (s *session) violate(off int64, reason string) error {
 	return nil
 }
 
+// maxExport bounds the contiguous bytes of one tensor and of all exported
+// tensors: expanded views (stride 0) may legitimately be larger than their
+// storage, but not without limit.
+func (s *session) maxExport() int64 { return 2*int64(len(s.root)) + 1<<20 }
+
 func (s *session) countOp(op byte) { s.opCounts[min(s.depth, 1)][op]++ }
 
 func (s *session) recordGlobal(name string, allowed bool) {
@@ -175,10 +183,11 @@ func (s *session) recordGlobal(name string, allowed bool) {
 func (s *session) recordPersistent(p *Persistent) {
 	src := s.sources[p.SourceSHA256]
 	if src == nil {
-		src = &Source{SHA256: p.SourceSHA256, Size: len(p.ModuleSrc), Text: p.ModuleSrc}
+		src = &Source{SHA256: p.SourceSHA256, Size: len(p.ModuleSrc), Text: p.ModuleSrc, seen: map[string]bool{}}
 		s.sources[p.SourceSHA256] = src
 	}
-	if !contains(src.Classes, p.ClassName) {
+	if !src.seen[p.ClassName] {
+		src.seen[p.ClassName] = true
 		src.Classes = append(src.Classes, p.ClassName)
 	}
 	key := fmt.Sprintf("%s\x00%d\x00%x", p.ClassName, p.Version, p.SourceSHA256)
@@ -246,7 +255,41 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	if len(w.out) == 0 {
 		return nil, s.violate(-1, "nothing to export: no tensors")
 	}
+	if err := s.checkInitArgs(root); err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, t := range w.out {
+		if total += t.NumBytes(); total > s.maxExport() {
+			return nil, &MalformedError{Offset: -1, Msg: fmt.Sprintf("exported tensors exceed the decoder's output limit of %d bytes", s.maxExport())}
+		}
+	}
 	return w.out, nil
+}
+
+// checkInitArgs requires the exported persistent module's recorded
+// constructor arguments to have an inert JSON form, so that a scan rejects
+// what a conversion could not describe.
+func (s *session) checkInitArgs(root Value) error {
+	mod := root
+	if s.profile.Root.Kind == "snapshot" {
+		mod, _ = root.(*Dict).Get(s.profile.Root.Export)
+	}
+	per, ok := mod.(*Persistent)
+	if !ok {
+		return nil
+	}
+	st, _ := per.State.(*Dict)
+	for _, k := range []string{"_init_args", "_init_kwargs"} {
+		if v, ok := st.Get(k); ok {
+			if _, err := InertJSON(v); err != nil {
+				if err := s.violate(-1, fmt.Sprintf("%s of %s: %v", k, per.ClassName, err)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReadAll reads exactly size bytes from r, refusing inputs larger than
@@ -326,13 +369,19 @@ func (s *session) report(err error) *Report {
 		Size: int64(len(s.root)), Profile: s.profile.Name, Format: s.format, Protocol: s.protocol,
 		Violations: append([]Violation{}, s.violations...),
 	}
+	// The first problem decides the verdict, as it decides where a strict
+	// decode (Convert) stops: violations found before a malformation make
+	// the file rejected; the malformation is still reported.
 	var pe *PolicyError
 	switch {
 	case err == nil && len(s.violations) == 0:
 		r.Verdict = Clean
-	case err == nil || errors.As(err, &pe):
+	case len(s.violations) > 0:
 		r.Verdict = Rejected
 		r.err = &PolicyError{Profile: s.profile.Name, Violations: r.Violations}
+		if err != nil && !errors.As(err, &pe) {
+			r.Error = err.Error()
+		}
 	default:
 		r.Verdict, r.Error, r.err = Malformed, err.Error(), err
 	}

@@ -256,8 +256,8 @@ func callRebuildTensorV2(m *machine, args Tuple) Value {
 			return None{}
 		}
 	}
-	if _, ok := mulOK(numel, int64(st.DType.Size)); !ok {
-		m.fail("tensor byte count overflows")
+	if nb, ok := mulOK(numel, int64(st.DType.Size)); !ok || nb > m.s.maxExport() {
+		m.fail("tensor of %d elements is larger than the decoder's output limit of %d bytes", numel, m.s.maxExport())
 		return None{}
 	}
 	if numel > 0 {

@@ -126,6 +126,9 @@ func callLoadFromBytes(m *machine, args Tuple) Value {
 		return None{}
 	}
 	s := m.s
+	if st, ok := s.blobCache[b]; ok {
+		return st // the same bytes object again, through the memo
+	}
 	if s.depth >= maxBlobDepth {
 		m.violate("torch file nested inside a nested torch file")
 		return None{}
@@ -145,6 +148,7 @@ func callLoadFromBytes(m *machine, args Tuple) Value {
 		return None{}
 	}
 	s.blobs = append(s.blobs, Blob{Offset: b.Offset, Size: int64(len(b.Data)), Format: format, Storage: storageInfo(st)})
+	s.blobCache[b] = st
 	return st
 }
 
@@ -398,8 +402,12 @@ var zipRecordNames = map[string]bool{
 // decodeZip reads a torch zip file: every record stored uncompressed under
 // one top-level folder, data.pkl the object, data/<key> the storages.
 func (s *session) decodeZip(data []byte, base int64, main rules) (Value, error) {
-	if err := checkZipEnd(data); err != nil {
+	n, err := zipRecordCount(data)
+	if err != nil {
 		return nil, s.malformed(base, "%v", err)
+	}
+	if n > maxZipRecords {
+		return nil, s.malformed(base, "zip archive of %d records exceeds the limit of %d", n, maxZipRecords)
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -491,17 +499,32 @@ func (s *session) decodeZip(data []byte, base int64, main rules) (Value, error) 
 	return v, nil
 }
 
-// checkZipEnd requires the end-of-central-directory record, with its
-// comment, to end the file exactly: nothing may follow the archive.
-func checkZipEnd(data []byte) error {
-	const eocdLen = 22
+// maxZipRecords bounds the records of a torch zip file (one per storage,
+// plus a few), so that the central directory cannot make the zip reader
+// allocate more than a small multiple of the input.
+const maxZipRecords = 100_000
+
+// zipRecordCount finds the end-of-central-directory record, which with its
+// comment must end the file exactly (nothing may follow the archive), and
+// returns the number of records it announces, from the zip64 record when
+// the classic field is saturated.
+func zipRecordCount(data []byte) (uint64, error) {
+	const eocdLen, locLen, eocd64Len = 22, 20, 56
 	for p := len(data) - eocdLen; p >= 0 && p >= len(data)-eocdLen-0xffff; p-- {
-		if string(data[p:p+4]) != "PK\x05\x06" {
+		if string(data[p:p+4]) != "PK\x05\x06" || p+eocdLen+int(binary.LittleEndian.Uint16(data[p+20:])) != len(data) {
 			continue
 		}
-		if p+eocdLen+int(binary.LittleEndian.Uint16(data[p+20:])) == len(data) {
-			return nil
+		if n := binary.LittleEndian.Uint16(data[p+10:]); n != 0xffff {
+			return uint64(n), nil
 		}
+		if p < locLen || string(data[p-locLen:p-locLen+4]) != "PK\x06\x07" {
+			return 0, fmt.Errorf("zip64 archive without a zip64 end locator")
+		}
+		off := binary.LittleEndian.Uint64(data[p-locLen+8:])
+		if len(data) < eocd64Len || off > uint64(len(data)-eocd64Len) || string(data[off:off+4]) != "PK\x06\x06" {
+			return 0, fmt.Errorf("zip64 end record missing")
+		}
+		return binary.LittleEndian.Uint64(data[off+32:]), nil
 	}
-	return fmt.Errorf("zip end record missing or followed by trailing data")
+	return 0, fmt.Errorf("zip end record missing or followed by trailing data")
 }

@@ -64,23 +64,24 @@ func (d *Dict) Get(k string) (Value, bool) {
 	return d.Values[i], true
 }
 
-// set assigns d[k] = v with Python's key equality.
-func (d *Dict) set(k, v Value) error {
+// set assigns d[k] = v with Python's key equality. It returns the size
+// of the key's canonical form, the work a caller must account for.
+func (d *Dict) set(k, v Value) (int, error) {
 	ck, err := canonicalKey(k, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if d.index == nil {
 		d.index = make(map[string]int)
 	}
 	if i, ok := d.index[ck]; ok {
 		d.Values[i] = v
-		return nil
+		return len(ck), nil
 	}
 	d.index[ck] = len(d.Keys)
 	d.Keys = append(d.Keys, k)
 	d.Values = append(d.Values, v)
-	return nil
+	return len(ck), nil
 }
 
 // StringKeys returns the keys if all of them are strings.
@@ -103,20 +104,19 @@ type Set struct {
 	index  map[string]struct{}
 }
 
-func (s *Set) add(v Value) error {
+func (s *Set) add(v Value) (int, error) {
 	ck, err := canonicalKey(v, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s.index == nil {
 		s.index = make(map[string]struct{})
 	}
-	if _, ok := s.index[ck]; ok {
-		return nil
+	if _, ok := s.index[ck]; !ok {
+		s.index[ck] = struct{}{}
+		s.Items = append(s.Items, v)
 	}
-	s.index[ck] = struct{}{}
-	s.Items = append(s.Items, v)
-	return nil
+	return len(ck), nil
 }
 
 // Has reports whether the string s is a member.
@@ -274,7 +274,7 @@ func canonicalKey(v Value, depth int) (string, error) {
 		return "s" + x, nil
 	case *Bytes:
 		if x.Mutable {
-			return "", fmt.Errorf("unhashable bytearray used as a dict key")
+			return "", &keyError{"bytearray", true}
 		}
 		return "b" + string(x.Data), nil
 	case Tuple:
@@ -293,8 +293,34 @@ func canonicalKey(v Value, depth int) (string, error) {
 		return sb.String(), nil
 	case *Global:
 		return "g" + x.String(), nil
+	case *NumpyScalar:
+		if n, ok := x.Number(); ok {
+			return canonicalKey(n, depth+1)
+		}
+	case *List, *Dict:
+		return "", &keyError{typeName(v), true}
+	case *Set:
+		if !x.Frozen {
+			return "", &keyError{typeName(v), true}
+		}
 	}
-	return "", fmt.Errorf("%s used as a dict key", typeName(v))
+	return "", &keyError{typeName(v), false}
+}
+
+// keyError refuses a dict key or set item. Unhashable values (lists,
+// dicts, sets, bytearrays) make CPython fail, so the pickle is malformed;
+// other values are hashable in Python, by identity or by a value the
+// decoder does not model, so they are outside every profile.
+type keyError struct {
+	typ        string
+	unhashable bool
+}
+
+func (e *keyError) Error() string {
+	if e.unhashable {
+		return fmt.Sprintf("unhashable %s used as a dict key or set item", e.typ)
+	}
+	return fmt.Sprintf("%s used as a dict key or set item (only plain data keys are supported)", e.typ)
 }
 
 // typeName names a value's Python-level type for messages.
@@ -332,7 +358,10 @@ func typeName(v Value) string {
 	case *Global:
 		return "global " + x.String()
 	case *Object:
-		if x.Class != nil {
+		switch {
+		case x.Class != nil && x.How == "REDUCE":
+			return "result of calling " + x.Class.String()
+		case x.Class != nil:
 			return x.Class.String() + " object"
 		}
 		return "object"

@@ -9,8 +9,9 @@ import (
 // cycles and exponential sharing (a list holding itself, lists of lists of
 // the same list) end with an error instead of exhausting the machine.
 const (
-	maxWalkDepth  = 256
-	maxWalkVisits = 1 << 22
+	maxWalkDepth     = 256
+	maxWalkVisits    = 1 << 22
+	maxWalkNameBytes = 64 << 20
 )
 
 // NamedTensor is a tensor with its state_dict name.
@@ -20,10 +21,11 @@ type NamedTensor struct {
 }
 
 type walker struct {
-	visits int
-	out    []NamedTensor
-	names  map[string]bool
-	unique bool // duplicate names are an error (state_dict export)
+	visits    int
+	nameBytes int
+	out       []NamedTensor
+	names     map[string]bool
+	unique    bool // duplicate names are an error (state_dict export)
 }
 
 func (w *walker) visit(depth int) error {
@@ -33,10 +35,16 @@ func (w *walker) visit(depth int) error {
 	if w.visits++; w.visits > maxWalkVisits {
 		return fmt.Errorf("object graph has more than %d references to walk", maxWalkVisits)
 	}
+	if w.nameBytes > maxWalkNameBytes {
+		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	}
 	return nil
 }
 
 func (w *walker) add(name string, t *Tensor) error {
+	if err := w.name(name); err != nil {
+		return err
+	}
 	if w.unique {
 		if w.names == nil {
 			w.names = make(map[string]bool)
@@ -47,6 +55,15 @@ func (w *walker) add(name string, t *Tensor) error {
 		w.names[name] = true
 	}
 	w.out = append(w.out, NamedTensor{Name: name, Tensor: t})
+	return nil
+}
+
+// name accounts for a built name: tensor names and module prefixes grow
+// with the path, and shared long keys could make them huge.
+func (w *walker) name(s string) error {
+	if w.nameBytes += len(s); w.nameBytes > maxWalkNameBytes {
+		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	}
 	return nil
 }
 
@@ -166,7 +183,11 @@ func (w *walker) stateDict(v Value, prefix string, depth int) error {
 		if _, ok := modules.Values[i].(None); ok {
 			continue
 		}
-		if err := w.stateDict(modules.Values[i], prefix+name+".", depth+1); err != nil {
+		sub := prefix + name + "."
+		if err := w.name(sub); err != nil {
+			return err
+		}
+		if err := w.stateDict(modules.Values[i], sub, depth+1); err != nil {
 			return err
 		}
 	}
@@ -218,7 +239,9 @@ func (w *walker) all(v Value, path string, depth int) error {
 		if path == "" {
 			return k
 		}
-		return path + "." + k
+		j := path + "." + k
+		w.nameBytes += len(j)
+		return j
 	}
 	switch x := v.(type) {
 	case *Tensor:

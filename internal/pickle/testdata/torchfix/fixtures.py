@@ -4,6 +4,7 @@
   fixtures.py verify DIR      read DIR/*.safetensors with an independent reader
                               and compare with what PyTorch loads from the fixture
   fixtures.py bench DIR PARAMS  write an EDM-sized snapshot with about PARAMS parameters
+  fixtures.py seeds DIR       write small files for the fuzz seed corpus
 
 Reference tensors come from loading each fixture back with PyTorch
 (pickle.load / torch.load) and calling state_dict(), so they are what
@@ -179,12 +180,25 @@ def bench(out, params):
     print(f"{path} {os.path.getsize(path)} bytes {n} parameters")
 
 
+def seeds(out):
+    torch.manual_seed(1)
+    sd = {"w": torch.randn(2, 3), "steps": torch.arange(3), "t": torch.randn(3, 2).t(), "h": torch.randn(2).half()}
+    torch.save(sd, os.path.join(out, "seed_zip.pt"))
+    torch.save(sd, os.path.join(out, "seed_legacy.pt"), _use_new_zipfile_serialization=False)
+    with open(os.path.join(out, "seed_sd.pkl"), "wb") as f:
+        pickle.dump(sd, f)
+    with open(os.path.join(out, "seed_snapshot.pkl"), "wb") as f:
+        pickle.dump(dict(ema=networks.Linear(2, 2).eval().requires_grad_(False), augment_pipe=None), f)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "make":
         make(sys.argv[2])
     elif cmd == "verify":
         verify(sys.argv[2])
+    elif cmd == "seeds":
+        seeds(sys.argv[2])
     elif cmd == "bench":
         bench(sys.argv[2], int(sys.argv[3]))
     else:
