@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,25 +45,6 @@ func mllogTestLogs(t *testing.T) (minigo, dlrm []string) {
 
 // runRepro runs the command line in-process and returns its exit code,
 // stdout and stderr.
-func runRepro(t *testing.T, args ...string) (exitcode.Code, string, string) {
-	t.Helper()
-	root := newRootCommand()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	code := exitcode.Of(err)
-	var ee *exitcode.Error
-	if err != nil && !errors.As(err, &ee) && isUsageError(err) {
-		code = exitcode.Usage
-	}
-	if err != nil {
-		errOut.WriteString("repro: " + err.Error() + "\n")
-	}
-	return code, out.String(), errOut.String()
-}
-
 func TestMllogVerifyRealLogs(t *testing.T) {
 	minigo, dlrm := mllogTestLogs(t)
 	args := append([]string{"mllog", "verify", "--strict"}, append(minigo, dlrm...)...)

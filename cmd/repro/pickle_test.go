@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,22 +15,6 @@ import (
 
 // runRepro runs the command line in process and returns stdout and the
 // exit code main would use.
-func runRepro(t *testing.T, args ...string) (string, exitcode.Code) {
-	t.Helper()
-	root := newRootCommand()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(io.Discard)
-	root.SetArgs(args)
-	err := root.Execute()
-	code := exitcode.Of(err)
-	var ee *exitcode.Error
-	if err != nil && !errors.As(err, &ee) && isUsageError(err) {
-		code = exitcode.Usage
-	}
-	return out.String(), code
-}
-
 const snapshotFixture = "testdata/pickle/snapshot.pkl"
 
 func TestPickleScanExitCodes(t *testing.T) {
@@ -71,7 +53,7 @@ func TestPickleScanExitCodes(t *testing.T) {
 			done := make(chan struct{})
 			var out string
 			var code exitcode.Code
-			go func() { out, code = runRepro(t, c.args...); close(done) }()
+			go func() { code, out, _ = runRepro(t, c.args...); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(30 * time.Second):
@@ -91,7 +73,7 @@ func TestPickleScanExitCodes(t *testing.T) {
 }
 
 func TestPickleScanJSON(t *testing.T) {
-	out, code := runRepro(t, "pickle", "scan", "--profile", "edm-checkpoint", "--json", snapshotFixture)
+	code, out, _ := runRepro(t, "pickle", "scan", "--profile", "edm-checkpoint", "--json", snapshotFixture)
 	if code != exitcode.OK {
 		t.Fatalf("exit %d", code)
 	}
@@ -138,7 +120,7 @@ func TestPickleScanJSON(t *testing.T) {
 
 func TestPickleConvert(t *testing.T) {
 	dir := t.TempDir()
-	out, code := runRepro(t, "pickle", "convert", "--profile", "edm-checkpoint", "--out", dir, "--json", snapshotFixture)
+	code, out, _ := runRepro(t, "pickle", "convert", "--profile", "edm-checkpoint", "--out", dir, "--json", snapshotFixture)
 	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -170,13 +152,13 @@ func TestPickleConvert(t *testing.T) {
 	empty := t.TempDir()
 	bad := filepath.Join(empty, "bad.pkl")
 	os.WriteFile(bad, []byte("cos\nsystem\n(S'true'\ntR."), 0o644)
-	if _, code := runRepro(t, "pickle", "convert", "--profile", "edm-checkpoint", "--out", empty, bad); code != exitcode.Negative {
+	if code, _, _ := runRepro(t, "pickle", "convert", "--profile", "edm-checkpoint", "--out", empty, bad); code != exitcode.Negative {
 		t.Errorf("exit %d for os.system, want 1", code)
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 1 {
 		t.Errorf("rejected conversion left files: %v", ents)
 	}
-	if _, code := runRepro(t, "pickle", "convert", snapshotFixture); code != exitcode.Usage {
+	if code, _, _ := runRepro(t, "pickle", "convert", snapshotFixture); code != exitcode.Usage {
 		t.Errorf("exit %d without --out, want 2", code)
 	}
 }
