@@ -1,0 +1,68 @@
+package handoff
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+)
+
+// fileSum is what hashing one file found.
+type fileSum struct {
+	Size   int64
+	SHA256 string
+	MD5    string // empty unless asked for
+}
+
+// hashFile reads a regular file once and returns its size, SHA-256 and,
+// when withMD5 is set, MD5. It follows a symbolic link (datasets are often
+// spread over disks by links) but refuses anything that is not a regular
+// file, and it stops when ctx is cancelled.
+func hashFile(ctx context.Context, name string, withMD5 bool) (fileSum, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return fileSum{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fileSum{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return fileSum{}, fmt.Errorf("%s is not a regular file", name)
+	}
+	s := sha256.New()
+	var m hash.Hash
+	w := io.Writer(s)
+	if withMD5 {
+		m = md5.New()
+		w = io.MultiWriter(s, m)
+	}
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return fileSum{}, err
+		}
+		k, rerr := f.Read(buf)
+		if k > 0 {
+			w.Write(buf[:k])
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fileSum{}, rerr
+		}
+	}
+	out := fileSum{Size: n, SHA256: hex.EncodeToString(s.Sum(nil))}
+	if withMD5 {
+		out.MD5 = hex.EncodeToString(m.Sum(nil))
+	}
+	return out, nil
+}
