@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
+	"golang.org/x/sys/unix"
 )
 
 // maxBundleFile bounds a rendered file read back from a bundle.
@@ -92,7 +94,8 @@ func WriteBundle(dir string, m *Manifest) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	// rename(2) replaces an empty folder; os.Rename refuses any folder.
+	if err := unix.Rename(tmp, dir); err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot move the bundle into %s: %v", dir, errText(err))
 	}
 	ok = true
@@ -145,4 +148,26 @@ func (m *Manifest) Summary() string {
 		state = fmt.Sprintf("plan, not ready (%d problems)", len(m.Missing))
 	}
 	return fmt.Sprintf("%s bundle for %s, manifest sha256:%s, %d pins, %d runs, %s", m.Workload, m.Target, m.Digest, len(m.Pins), len(m.Runs), state)
+}
+
+// Handoff checks the requirements (Prepare) and writes the bundle into
+// out only when every requirement holds, or, with plan set, in any case,
+// marked not ready. When a requirement does not hold and plan is unset it
+// writes nothing and returns the plan with plan.Err().
+func Handoff(ctx context.Context, opts Options, out string, plan bool) (*Plan, error) {
+	if out == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "no bundle folder given (--out)")
+	}
+	opts.OutDir = out
+	p, err := Prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Ready() && !plan {
+		return p, p.Err()
+	}
+	if err := WriteBundle(out, p.Manifest); err != nil {
+		return p, err
+	}
+	return p, nil
 }

@@ -94,9 +94,10 @@ func (r ImageRef) String() string {
 
 // Enroot returns the reference as pyxis and enroot take it:
 // docker://REGISTRY#IMAGE@sha256:<hex> (enroot reads a digest but no tag
-// next to it, and separates the registry with '#').
+// next to it, and separates the registry with '#'); Docker Hub images go
+// without a registry, enroot's default.
 func (r ImageRef) Enroot() string {
-	if r.Domain != "" {
+	if r.Domain != "" && r.Domain != "docker.io" && r.Domain != "index.docker.io" && r.Domain != "registry-1.docker.io" {
 		return "docker://" + r.Domain + "#" + r.Path + "@" + r.Digest.String()
 	}
 	return "docker://" + r.Path + "@" + r.Digest.String()

@@ -25,7 +25,7 @@ const preflightTemplate = `#!/usr/bin/env bash
 # writes a report that repro handoff ingest checks against the manifest.
 set -u
 export LC_ALL=C
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
+PATH=${PATH:+$PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 manifest={{q .M.Digest}}
 workload={{q .M.Workload}}
@@ -82,6 +82,7 @@ else
 	output_dir=${REPRO_RESULTS-/results}
 	work_dir=/work
 fi
+: "$dataset_dir" "$checkpoint_dir" "$source_dir" # volume roots; checks below use those of mounted volumes
 if [ -z "$report" ] && [ -n "${REPRO_RESULTS-}" ]; then
 	mkdir -p -- "$REPRO_RESULTS" 2>/dev/null
 	report=$REPRO_RESULTS/preflight${JOB_COMPLETION_INDEX:+-$JOB_COMPLETION_INDEX}.txt
@@ -494,11 +495,11 @@ const probeChecksDLRM = `	py=$(field python)
 	if [ "$(field gpu)" != yes ]; then
 		fail "$id" "torch in the image sees no GPU (torch.cuda.is_available() is false)"
 	else
-		set -- $(field arch)
-		if [ "${2-}" = yes ]; then
-			ok "$id" "torch has kernels for $1"
+		read -r arch arch_ok <<<"$(field arch)"
+		if [ "${arch_ok-}" = yes ]; then
+			ok "$id" "torch has kernels for $arch"
 		else
-			fail "$id" "torch in the image has no kernels for this GPU (${1:-unknown}): use an image built for its architecture"
+			fail "$id" "torch in the image has no kernels for this GPU (${arch:-unknown}): use an image built for its architecture"
 		fi
 	fi
 `
@@ -537,12 +538,15 @@ if [ "$run" -ge ${#seeds[@]} ]; then
 	exit 2
 fi
 seed=${seeds[$run]}
+# The container's mount points; the variables exist for running this
+# script outside a container (repro's own tests).
+source_dir=${REPRO_SOURCE_DIR-/source}
 results=${REPRO_RESULTS-/results}
 mkdir -p -- "$results" || exit 3
-work=/work/run-$run
+work=${REPRO_WORK_DIR-/work}/run-$run
 rm -rf -- "$work"
 mkdir -p -- "$work/home" || exit 3
-if ! cp -R -- /source/. "$work/src"; then
+if ! cp -R -- "$source_dir/." "$work/src"; then
 	echo "run.sh: cannot copy the source to $work/src" >&2
 	exit 3
 fi
@@ -611,7 +615,7 @@ const sbatchTemplate = `#!/bin/bash
 set -uo pipefail
 umask 027
 export LC_ALL=C
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
+export PATH=${PATH:+$PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 say() { printf 'repro-job: %s\n' "$*"; }
 
@@ -643,7 +647,7 @@ if ! mkdir -p -- "$run_dir"; then
 	say "cannot create $run_dir in the output volume: nothing ran"
 	exit 3
 fi
-if ! mkdir -p -m 0700 -- "$work" "$work/tmp"; then
+if ! mkdir -p -- "$work/tmp" || ! chmod 0700 -- "$work"; then
 	say "cannot create the work folder $work: nothing ran"
 	exit 3
 fi
