@@ -623,7 +623,7 @@ bundle=${REPRO_BUNDLE_DIR:-${SLURM_SUBMIT_DIR:-$PWD}}
 for pair in preflight.sh:{{.PreflightSHA256}} run.sh:{{.RunSHA256}}; do
 	f=${pair%%:*}
 	want=${pair#*:}
-	got=$(sha256sum <"$bundle/$f" 2>/dev/null | cut -c1-64)
+	got=$(sha256sum 2>/dev/null <"$bundle/$f" | cut -c1-64)
 	if [ "$got" != "$want" ]; then
 		say "$bundle/$f is missing or was changed after repro handoff wrote it (sha256 ${got:-none}, want $want): nothing ran"
 		exit 4
