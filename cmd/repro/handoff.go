@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/reprolab/repro/internal/catalog"
@@ -43,8 +44,8 @@ back.
 
 func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	var (
-		out, target, config string
-		plan, asJSON        bool
+		out, target, config, container string
+		plan, asJSON                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   workload + " --out DIR [--config FILE] [--target slurm|kubernetes] [--plan]",
@@ -58,6 +59,18 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				if cfg, cfgDigest, err = handoff.LoadConfig(config); err != nil {
 					return err
 				}
+			}
+			if container != "" {
+				if cfg == nil {
+					cfg = &handoff.Config{}
+				}
+				if cfg.Container != "" && cfg.Container != container {
+					return exitcode.Errorf(exitcode.Usage, "--container %s contradicts the configuration's container %s", container, cfg.Container)
+				}
+				if container != handoff.ContainerPyxis && container != handoff.ContainerApptainer {
+					return exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis or apptainer", container)
+				}
+				cfg.Container = container
 			}
 			home, err := store.DefaultHome()
 			if err != nil {
@@ -79,6 +92,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				Catalog:      st.Catalog(),
 				StateDir:     state,
 				Version:      versionString(),
+				Progress:     hashProgress(cmd.ErrOrStderr()),
 			}, out, plan)
 			if p == nil {
 				return err
@@ -120,6 +134,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "folder to write the bundle to (new or empty)")
 	cmd.Flags().StringVar(&target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
 	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
+	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default) or apptainer")
 	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the requirement results as JSON")
 	_ = cmd.MarkFlagRequired("out")
@@ -261,6 +276,25 @@ differs from the manifest.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
 	cmd.Flags().StringVar(&recordDir, "record-dir", "", "folder for the run record (default REPRO_HOME/state/handoff/runs)")
 	return cmd
+}
+
+// hashProgress reports hashing of large inputs on w when w is a terminal.
+func hashProgress(w io.Writer) handoff.Progress {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(name string, done, total int64) {
+		end := ""
+		if done >= total {
+			end = "\n"
+		}
+		fmt.Fprintf(f, "\rhashing %s: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
+	}
 }
 
 // handoffStateDir opens the store and returns its handoff state folder.

@@ -46,6 +46,8 @@ type Options struct {
 	Version string
 	// Rand draws seeds; crypto/rand when nil.
 	Rand io.Reader
+	// Progress, when set, is told how hashing large inputs advances.
+	Progress Progress
 }
 
 // Result is the outcome of one requirement's checks made here.
@@ -623,7 +625,7 @@ func (p *planner) checkMiniGoEnvironment() {
 			p.fail("%s.sha256: %v", x.field, err)
 			continue
 		}
-		sum, err := hashFile(p.ctx, full, false)
+		sum, err := hashFileProgress(p.ctx, full, false, p.opts.Progress)
 		if err != nil {
 			p.fail("%s: %s: %s", x.field, mp.Path, errText(err))
 			continue
@@ -661,7 +663,7 @@ func (p *planner) checkDLRMCheckpoint() {
 		return
 	}
 	full := filepath.Join(dir, filepath.FromSlash(name))
-	sum, err := hashFile(p.ctx, full, true)
+	sum, err := hashFileProgress(p.ctx, full, true, p.opts.Progress)
 	if err != nil {
 		p.fail("checkpoint %s: %s: download %s into the checkpoint volume", name, errText(err), firstURL(e))
 		return
@@ -718,7 +720,7 @@ func (p *planner) checkCriteo() {
 			p.mismatch("%s is %d KiB, upstream publishes %d KiB (du): a truncated or wrong file (copies with days missing or cut to ~1.6 GB circulated in 2026)", e.Filename, kib, duKiB)
 			continue
 		}
-		sum, err := hashFile(p.ctx, full, true)
+		sum, err := hashFileProgress(p.ctx, full, true, p.opts.Progress)
 		if err != nil {
 			p.fail("%s: %s", e.Filename, errText(err))
 			continue
@@ -781,7 +783,7 @@ func (p *planner) checkPreprocessed() {
 				continue
 			}
 		}
-		sum, err := hashFile(p.ctx, full, false)
+		sum, err := hashFileProgress(p.ctx, full, false, p.opts.Progress)
 		if err != nil {
 			p.fail("%s: %s", e.Filename, errText(err))
 			continue

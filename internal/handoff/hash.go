@@ -23,6 +23,14 @@ type fileSum struct {
 // spread over disks by links) but refuses anything that is not a regular
 // file, and it stops when ctx is cancelled.
 func hashFile(ctx context.Context, name string, withMD5 bool) (fileSum, error) {
+	return hashFileProgress(ctx, name, withMD5, nil)
+}
+
+// Progress is told how far hashing a file has come: name, bytes done and
+// the file's size. It is called about every 256 MiB and at the end.
+type Progress func(name string, done, total int64)
+
+func hashFileProgress(ctx context.Context, name string, withMD5 bool, progress Progress) (fileSum, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return fileSum{}, err
@@ -43,8 +51,12 @@ func hashFile(ctx context.Context, name string, withMD5 bool) (fileSum, error) {
 		w = io.MultiWriter(s, m)
 	}
 	buf := make([]byte, 1<<20)
-	var n int64
+	var n, last int64
 	for {
+		if progress != nil && n-last >= 256<<20 {
+			progress(name, n, fi.Size())
+			last = n
+		}
 		if err := ctx.Err(); err != nil {
 			return fileSum{}, err
 		}
@@ -59,6 +71,9 @@ func hashFile(ctx context.Context, name string, withMD5 bool) (fileSum, error) {
 		if rerr != nil {
 			return fileSum{}, rerr
 		}
+	}
+	if progress != nil && fi.Size() >= 256<<20 {
+		progress(name, n, fi.Size())
 	}
 	out := fileSum{Size: n, SHA256: hex.EncodeToString(s.Sum(nil))}
 	if withMD5 {
