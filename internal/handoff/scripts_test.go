@@ -12,12 +12,11 @@ import (
 )
 
 // TestShellcheck lints every generated script of every workload and
-// target. shellcheck is optional (Debian package shellcheck): without it
-// the test skips, also in CI.
+// target with shellcheck (Debian package shellcheck).
 func TestShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		t.Skip("shellcheck is not installed (apt-get install shellcheck)")
+		requireComponent(t, "shellcheck", "apt-get install shellcheck")
 	}
 	for _, nw := range []func(testing.TB) *world{newMiniGoWorld, newDLRMWorld} {
 		for _, target := range []string{TargetSlurm, TargetKubernetes} {
