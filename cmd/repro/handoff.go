@@ -204,10 +204,7 @@ func newHandoffVerifyCommand() *cobra.Command {
 }
 
 func newHandoffIngestCommand() *cobra.Command {
-	var (
-		asJSON    bool
-		recordDir string
-	)
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ingest BUNDLE RESULTS",
 		Short: "Verify the logs a bundle's job returned against its manifest, and record the run",
@@ -216,21 +213,19 @@ preflight reports in RESULTS (every pin the node hashed equals the manifest's, t
 preflight passed on the node and inside the image) and each result_N.txt (its
 :::REPRO header names this manifest, image, run and seed; its MLLOG passes the
 strict compliance check of the benchmark; logged seeds equal the manifest's and
-are distinct), then scores the set and writes a record of the run to
-REPRO_HOME/state/handoff/runs/ (or --record-dir), whatever the verdict.
+are distinct), then scores the set and records the run, whatever the verdict,
+in REPRO_HOME/runs/<id>/ (see repro runs): the verified copies of the reports
+and result files, the manifest, ingest.json and the signed run record.
 
 Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if recordDir == "" {
-				state, err := handoffStateDir()
-				if err != nil {
-					return err
-				}
-				recordDir = filepath.Join(state, "runs")
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
 			}
-			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{RecordDir: recordDir})
+			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{Home: home, Version: versionString()})
 			if rec == nil {
 				return ierr
 			}
@@ -269,12 +264,11 @@ differs from the manifest.`,
 			for _, p := range rec.Problems {
 				fmt.Fprintf(cmd.ErrOrStderr(), "  problem: %s\n", p)
 			}
-			fmt.Fprintf(o, "  recorded in %s\n", rec.RecordPath)
+			fmt.Fprintf(o, "  recorded as run %s in %s (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
 			return ierr
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
-	cmd.Flags().StringVar(&recordDir, "record-dir", "", "folder for the run record (default REPRO_HOME/state/handoff/runs)")
 	return cmd
 }
 
@@ -295,21 +289,4 @@ func hashProgress(w io.Writer) handoff.Progress {
 		}
 		fmt.Fprintf(f, "\rhashing %s: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
 	}
-}
-
-// handoffStateDir opens the store and returns its handoff state folder.
-func handoffStateDir() (string, error) {
-	home, err := store.DefaultHome()
-	if err != nil {
-		return "", err
-	}
-	st, err := store.Open(home, catalog.Default())
-	if err != nil {
-		return "", err
-	}
-	d, err := st.StateDir("handoff")
-	if err != nil {
-		return "", exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %s: %v", home, err)
-	}
-	return d, nil
 }

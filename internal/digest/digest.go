@@ -82,12 +82,15 @@ func (d *SHA256) UnmarshalText(b []byte) error {
 type MismatchError struct {
 	What       string // what was checked, e.g. an asset id or a path
 	WantSize   int64
-	GotSize    int64
+	GotSize    int64 // more than WantSize means "at least one byte more"
 	WantDigest SHA256
 	GotDigest  SHA256 // zero when the size already differed
 }
 
 func (e *MismatchError) Error() string {
+	if e.GotSize > e.WantSize {
+		return fmt.Sprintf("%s: size mismatch: expected %d bytes, got more", e.What, e.WantSize)
+	}
 	if e.GotSize != e.WantSize {
 		return fmt.Sprintf("%s: size mismatch: expected %d bytes, got %d", e.What, e.WantSize, e.GotSize)
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/mllog"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // IngestFormat names the layout of an ingest record.
@@ -34,11 +36,12 @@ const (
 
 // IngestOptions are the inputs of Ingest besides the two folders.
 type IngestOptions struct {
-	// RecordDir is where the record is written
-	// (REPRO_HOME/state/handoff/runs by default, chosen by the command).
-	RecordDir string
-	Host      string
-	Now       func() time.Time
+	// Home is REPRO_HOME: the run is recorded in Home/runs/<id>.
+	Home string
+	// Version is repro's version, recorded.
+	Version string
+	Host    string
+	Now     func() time.Time
 }
 
 // IngestRecord is what ingest found, written as JSON to RecordDir.
@@ -62,8 +65,11 @@ type IngestRecord struct {
 	// "integrity" (something differs from the manifest).
 	Verdict  string   `json:"verdict"`
 	Problems []string `json:"problems,omitempty"`
-	// RecordPath is where the record was written.
-	RecordPath string `json:"record_path,omitempty"`
+	// RunID and RunDir name the run folder (REPRO_HOME/runs/<id>) that
+	// holds this record (ingest.json), copies of the verified files and
+	// the signed run record.
+	RunID  string `json:"run_id,omitempty"`
+	RunDir string `json:"run_dir,omitempty"`
 }
 
 // ReportSummary is one preflight report that came back.
@@ -134,11 +140,17 @@ var resultName = regexp.MustCompile(`^result_([0-9]{1,6})\.txt$`)
 // preflight passed), and each result log (the :::REPRO header names this
 // manifest, image, run and seed; the MLLOG passes mllog's strict
 // compliance check for the benchmark; the logged seeds equal the
-// manifest's and are distinct). It writes the record under
-// opts.RecordDir with atomicfile even when the verdict is not ok, and
-// returns it with an error whose exit code is Integrity for a difference
-// from the manifest and Negative for anything missing or non-compliant.
-// A bundle that cannot be read fails before anything is recorded.
+// manifest's and are distinct).
+//
+// The run is recorded with internal/runs in REPRO_HOME/runs/<id>: the
+// reports and result files are first copied there (bounded, regular files
+// only) and it is the copies that are verified, so what the record's
+// digests cover is what was checked. The folder also holds the bundle's
+// manifest and ingest.json (this record); runs.Finish signs it. It is
+// written whatever the verdict. The error's exit code is Integrity for a
+// difference from the manifest and Negative for anything missing or not
+// compliant. A bundle that cannot be read fails before anything is
+// recorded.
 func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*IngestRecord, error) {
 	m, err := VerifyBundle(bundle)
 	if err != nil {
@@ -151,23 +163,15 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	if err != nil || !fi.IsDir() {
 		return nil, exitcode.Errorf(exitcode.Usage, "results %s: not a folder", results)
 	}
+	if opts.Home == "" {
+		return nil, errors.New("ingest: no REPRO_HOME")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Host == "" {
 		opts.Host, _ = os.Hostname()
 	}
-	absBundle, _ := filepath.Abs(bundle)
-	absResults, _ := filepath.Abs(results)
-	now := opts.Now().UTC().Truncate(time.Second)
-	rec := &IngestRecord{
-		Format: IngestFormat, ID: fmt.Sprintf("%s-%s-%s", m.Workload, m.ShortDigest(), now.Format("20060102T150405Z")),
-		Workload: m.Workload, Benchmark: m.Benchmark, Ruleset: m.Ruleset,
-		Bundle: absBundle, ManifestDigest: m.Digest, Image: m.Image, Results: absResults,
-		IngestedAt: now, IngestedOn: opts.Host,
-	}
-	g := &ingester{rec: rec}
-
 	f, err := os.Open(results)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "results %s: %v", results, errText(err))
@@ -180,40 +184,74 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	if len(ents) > maxResultEntries {
 		return nil, exitcode.Errorf(exitcode.Usage, "results %s holds more than %d entries: not a results folder of one job", results, maxResultEntries)
 	}
-	var reports, logs []string
+	var wanted []string
 	for _, e := range ents {
 		n := e.Name()
-		if !e.Type().IsRegular() {
+		if e.Type().IsRegular() && (isReportName(n) || resultName.MatchString(n) || statusName.MatchString(n)) {
+			wanted = append(wanted, n)
+		}
+	}
+	sort.Strings(wanted)
+
+	run, err := runs.Create(opts.Home, "handoff-"+m.Workload)
+	if err != nil {
+		return nil, err
+	}
+	absBundle, _ := filepath.Abs(bundle)
+	absResults, _ := filepath.Abs(results)
+	rec := &IngestRecord{
+		Format: IngestFormat, ID: run.ID,
+		Workload: m.Workload, Benchmark: m.Benchmark, Ruleset: m.Ruleset,
+		Bundle: absBundle, ManifestDigest: m.Digest, Image: m.Image, Results: absResults,
+		IngestedAt: opts.Now().UTC().Truncate(time.Second), IngestedOn: opts.Host,
+		RunID: run.ID, RunDir: run.Dir,
+	}
+	g := &ingester{rec: rec}
+	copied := filepath.Join(run.Dir, "results")
+	if err := os.MkdirAll(copied, 0o700); err != nil {
+		return nil, err
+	}
+	mb, err := m.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, ManifestName), mb, 0o600); err != nil {
+		return nil, err
+	}
+	var reports, logs []string
+	for _, n := range wanted {
+		if err := copyBounded(filepath.Join(results, n), filepath.Join(copied, n), maxCopyBytes); err != nil {
+			g.short("%s was not recorded: %v", n, err)
 			continue
 		}
 		switch {
-		case (strings.HasPrefix(n, "preflight") || strings.HasPrefix(n, "probe")) && strings.HasSuffix(n, ".txt"):
+		case isReportName(n):
 			reports = append(reports, n)
 		case resultName.MatchString(n):
 			logs = append(logs, n)
 		}
 	}
-	sort.Strings(reports)
-	sort.Strings(logs)
 
-	g.checkReports(m, results, reports)
-	results2 := g.checkRuns(ctx, m, results, logs)
+	g.checkReports(m, copied, reports)
+	scored := g.checkRuns(ctx, m, copied, logs)
 	if err := ctx.Err(); err != nil {
+		os.RemoveAll(run.Dir)
 		return nil, err
 	}
-	if len(results2) > 0 {
-		s := mllog.Score(m.Ruleset, m.Benchmark, results2)
+	if len(scored) > 0 {
+		s := mllog.Score(m.Ruleset, m.Benchmark, scored)
 		rec.Score = &s
 	}
+	code := exitcode.OK
 	switch {
 	case g.integrity:
-		rec.Verdict = VerdictIntegrity
+		rec.Verdict, code = VerdictIntegrity, exitcode.Integrity
 	case g.negative:
-		rec.Verdict = VerdictNegative
+		rec.Verdict, code = VerdictNegative, exitcode.Negative
 	default:
 		rec.Verdict = VerdictOK
 	}
-	if err := writeRecord(opts.RecordDir, rec); err != nil {
+	if err := finishRun(run, rec, m, opts.Version, code); err != nil {
 		return rec, err
 	}
 	switch rec.Verdict {
@@ -223,6 +261,65 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 		return rec, exitcode.Errorf(exitcode.Negative, "ingest %s: %s", results, shortList(rec.Problems))
 	}
 	return rec, nil
+}
+
+var statusName = regexp.MustCompile(`^status_([0-9]{1,6})\.txt$`)
+
+func isReportName(n string) bool {
+	return (strings.HasPrefix(n, "preflight") || strings.HasPrefix(n, "probe")) && strings.HasSuffix(n, ".txt") && len(n) <= 64
+}
+
+// maxCopyBytes bounds one file copied into the run folder; it is also the
+// largest log mllog reads.
+const maxCopyBytes = 256 << 20
+
+// copyBounded copies a regular file (no symbolic link) of at most max
+// bytes with atomicfile.
+func copyBounded(src, dst string, max int64) error {
+	in, err := safefile.OpenRegular(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return atomicfile.Write(dst, 0o600, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(in, max+1))
+		if err != nil {
+			return err
+		}
+		if n > max {
+			return fmt.Errorf("larger than %d bytes", max)
+		}
+		return nil
+	}, nil)
+}
+
+// finishRun writes ingest.json and the signed run record.
+func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, code exitcode.Code) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, "ingest.json"), append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	r := run.NewRecord(version)
+	for _, p := range m.Pins {
+		r.Assets = append(r.Assets, runs.Asset{ID: p.Name, SHA256: p.SHA256, Size: p.Size})
+	}
+	r.Image = map[string]string{"reference": m.Image}
+	compliant := 0
+	for _, x := range rec.Runs {
+		if x.Compliant {
+			compliant++
+		}
+	}
+	summary := map[string]any{"verdict": rec.Verdict, "runs": len(rec.Runs), "compliant_runs": compliant, "problems": len(rec.Problems)}
+	if rec.Score != nil {
+		summary["score"] = rec.Score
+	}
+	r.Summary = summary
+	r.Extra = map[string]string{"bundle": rec.Bundle, "manifest_digest": m.Digest, "results": rec.Results, "workload": m.Workload, "target": m.Target}
+	return run.Finish(r, int(code))
 }
 
 func (g *ingester) checkReports(m *Manifest, dir string, names []string) {
@@ -430,19 +527,4 @@ func readHeader(path string) (*runHeader, error) {
 		return nil, errors.New("malformed :::REPRO header: trailing data")
 	}
 	return &h, nil
-}
-
-func writeRecord(dir string, rec *IngestRecord) error {
-	if dir == "" {
-		return errors.New("ingest: no record folder")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return exitcode.Errorf(exitcode.Precondition, "cannot create the record folder %s: %v", dir, errText(err))
-	}
-	rec.RecordPath = filepath.Join(dir, rec.ID+".json")
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(rec.RecordPath, append(b, '\n'), 0o600)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
 )
 
 // realLogsDir finds the MLPerf Training v2.1 result logs shared with the
@@ -215,7 +216,7 @@ func (rb *ranBundle) preflight(t *testing.T) {
 
 func (rb *ranBundle) ingest(t *testing.T) (*IngestRecord, error) {
 	t.Helper()
-	return Ingest(context.Background(), rb.w.out, rb.results, IngestOptions{RecordDir: filepath.Join(rb.w.root, "records"), Host: "test-host"})
+	return Ingest(context.Background(), rb.w.out, rb.results, IngestOptions{Home: filepath.Join(rb.w.root, "home"), Host: "test-host", Version: "test"})
 }
 
 // miniGoRan: MiniGo's entry point prints NVIDIA's v2.1 result log i on
@@ -247,8 +248,25 @@ func TestIngestMiniGo(t *testing.T) {
 		t.Errorf("preflight summaries: %+v", rec.Preflight)
 	}
 	var back IngestRecord
-	if err := json.Unmarshal(must(os.ReadFile(rec.RecordPath)), &back); err != nil || back.ID != rec.ID || back.Verdict != VerdictOK {
+	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(rec.RunDir, "ingest.json"))), &back); err != nil || back.ID != rec.ID || back.Verdict != VerdictOK {
 		t.Fatalf("record file: %v %+v", err, back)
+	}
+	// The run record signs exactly what was verified.
+	run, err := runs.Open(filepath.Join(rb.w.root, "home"), rec.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, problems, err := run.Verify()
+	if err != nil || rr.Status != "ok" || len(rr.Assets) != len(rb.m.Pins) {
+		t.Fatalf("run record: %v %v %+v", err, problems, rr)
+	}
+	copied := filepath.Join(rec.RunDir, "results", "result_3.txt")
+	if fileSHA(t, copied) != rec.Runs[3].SHA256 {
+		t.Error("the recorded copy is not the verified file")
+	}
+	writeFile(t, copied, []byte("edited"), 0o600)
+	if _, _, err := run.Verify(); exitcode.Of(err) != exitcode.Integrity {
+		t.Errorf("an edited recorded result verifies: %v", err)
 	}
 }
 
@@ -267,8 +285,8 @@ func TestIngestDetectsChangedPin(t *testing.T) {
 	if !strings.Contains(strings.Join(rec.Problems, "\n"), "pinned file source/ml_perf/flags/19/train.flags changed") {
 		t.Errorf("problems do not name the file:\n%s", strings.Join(rec.Problems, "\n"))
 	}
-	if _, err := os.Stat(rec.RecordPath); err != nil {
-		t.Errorf("no record written: %v", err)
+	if _, err := os.Stat(filepath.Join(rec.RunDir, "record.dsse.json")); err != nil {
+		t.Errorf("no signed record written: %v", err)
 	}
 }
 
@@ -397,7 +415,7 @@ func TestIngestPlanBundle(t *testing.T) {
 	if _, err := Handoff(context.Background(), w.opts(TargetSlurm), w.out, true); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Ingest(context.Background(), w.out, t.TempDir(), IngestOptions{RecordDir: t.TempDir()})
+	_, err := Ingest(context.Background(), w.out, t.TempDir(), IngestOptions{Home: t.TempDir()})
 	if exitcode.Of(err) != exitcode.Precondition {
 		t.Fatalf("got %v", err)
 	}

@@ -212,6 +212,12 @@ func TestBenchmarkOption(t *testing.T) {
 }
 
 func TestVerifyFilesInputErrors(t *testing.T) {
+	if _, err := VerifyFiles(context.Background(), nil, Limits{}, Options{}); !errors.Is(err, ErrNoLogs) {
+		t.Errorf("no files: err = %v", err)
+	}
+	if _, err := Verify(nil, Options{}); !errors.Is(err, ErrNoLogs) {
+		t.Errorf("no logs: err = %v", err)
+	}
 	_, dlrm := realLogs(t)
 	dir := t.TempDir()
 	for _, p := range []string{filepath.Join(dir, "missing.txt"), dir} {
@@ -229,5 +235,32 @@ func TestVerifyFilesInputErrors(t *testing.T) {
 	}
 	if rep.Compliant || !hasRule(rep.Files[0], "limit", SeverityError) || rep.Files[0].Findings[0].Line != 1 {
 		t.Errorf("oversized line: %+v", rep.Files[0])
+	}
+}
+
+func TestVerifyParsedLogs(t *testing.T) {
+	minigo, dlrm := realLogs(t)
+	var logs []*Log
+	for _, p := range []string{minigo[0], minigo[1], dlrm[0]} {
+		l, err := ParseFile(p, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, l)
+	}
+	rep, err := Verify(logs, Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Compliant || len(rep.Files) != 3 || rep.Files[2].File != dlrm[0] || len(rep.Scores) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, s := range rep.Scores {
+		if s.Minutes != nil || !strings.Contains(s.Note, "olympic scoring needs") || s.MeanMinutes == nil {
+			t.Errorf("incomplete set scored: %+v", s)
+		}
+	}
+	if m := rep.Scores[1]; m.Benchmark != "minigo" || m.Runs != 2 || *m.MeanMinutes != (*rep.Files[0].Minutes+*rep.Files[1].Minutes)/2 {
+		t.Errorf("minigo mean: %+v", m)
 	}
 }

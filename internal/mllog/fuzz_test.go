@@ -25,6 +25,19 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		// The shared decoder state (stack views, arena, interned strings)
+		// must not leak between records: a decoder per record agrees.
+		ref, err := parseBytes(data, fuzzLimits.withDefaults(), true)
+		if err != nil || len(ref.Records) != len(l.Records) {
+			t.Fatalf("fresh-decoder parse: %v, %d records", err, len(ref.Records))
+		}
+		for i := range l.Records {
+			a, b := &l.Records[i], &ref.Records[i]
+			if a.Value.String() != b.Value.String() || a.Metadata.String() != b.Metadata.String() || a.Key != b.Key ||
+				(a.Problem == nil) != (b.Problem == nil) || len(a.Deviations) != len(b.Deviations) {
+				t.Fatalf("record %d differs with a fresh decoder: %+v vs %+v", i, a, b)
+			}
+		}
 		prev := 0
 		for i, r := range l.Records {
 			if r.Index != i || r.Line < prev || r.Line < 1 || r.Line > l.Lines {

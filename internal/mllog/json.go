@@ -38,6 +38,17 @@ type decoder struct {
 	depth    int
 	maxDepth int
 
+	// stack holds the members of the objects and arrays being decoded;
+	// each is copied out at its end into a slice of exactly its size.
+	stack []Member
+	arena []Member
+	// viewTop makes decode return a top-level object whose members are a
+	// view of the stack, valid only until the next decode.
+	viewTop bool
+	// intern maps short strings seen before to one shared copy: logs
+	// repeat the same names, file paths and event types on every line.
+	intern map[string]string
+
 	// What a strict reading of the MLLOG format would reject but Python
 	// accepts; the parser turns these into format deviations.
 	nonFinite  bool // NaN, Infinity or -Infinity appeared
@@ -46,17 +57,29 @@ type decoder struct {
 
 // decodeJSON decodes buf as one JSON text, the way json.loads does.
 func decodeJSON(buf []byte, maxDepth int) (Value, *decoder, error) {
-	d := &decoder{buf: buf, maxDepth: maxDepth}
+	d := &decoder{maxDepth: maxDepth}
+	v, err := d.decode(buf)
+	return v, d, err
+}
+
+// decode decodes buf as one JSON text. A decoder may be reused for many
+// texts (one per log line): only the strict-reading flags are reset.
+func (d *decoder) decode(buf []byte) (Value, error) {
+	clear(d.stack)
+	d.stack = d.stack[:0]
+	d.buf, d.pos, d.depth = buf, 0, 0
+	d.nonFinite, d.duplicates = false, false
 	d.skipSpace()
 	v, err := d.value()
 	if err != nil {
-		return Value{}, d, err
+		d.stack = d.stack[:0]
+		return Value{}, err
 	}
 	d.skipSpace()
 	if d.pos != len(d.buf) {
-		return Value{}, d, d.errorf("extra data")
+		return Value{}, d.errorf("extra data")
 	}
-	return v, d, nil
+	return v, nil
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -109,17 +132,17 @@ func (d *decoder) value() (Value, error) {
 	case 'N':
 		if d.literal("NaN") {
 			d.nonFinite = true
-			return Value{kind: Float, f: math.NaN()}, nil
+			return floatValue(math.NaN()), nil
 		}
 	case 'I':
 		if d.literal("Infinity") {
 			d.nonFinite = true
-			return Value{kind: Float, f: math.Inf(1)}, nil
+			return floatValue(math.Inf(1)), nil
 		}
 	case '-':
 		if d.literal("-Infinity") {
 			d.nonFinite = true
-			return Value{kind: Float, f: math.Inf(-1)}, nil
+			return floatValue(math.Inf(-1)), nil
 		}
 		return d.number()
 	default:
@@ -143,13 +166,13 @@ func (d *decoder) object() (Value, error) {
 		return Value{}, err
 	}
 	d.pos++ // '{'
-	var members []Member
+	base := len(d.stack)
 	var names map[string]struct{} // for duplicate detection in large objects
 	d.skipSpace()
 	if d.pos < len(d.buf) && d.buf[d.pos] == '}' {
 		d.pos++
 		d.depth--
-		return Value{kind: Object, obj: []Member{}}, nil
+		return Value{kind: Object, items: []Member{}}, nil
 	}
 	for {
 		if d.pos >= len(d.buf) || d.buf[d.pos] != '"' {
@@ -170,17 +193,17 @@ func (d *decoder) object() (Value, error) {
 			return Value{}, err
 		}
 		if !d.duplicates {
-			if len(members) < 16 {
-				for i := range members {
-					if members[i].Name == name {
+			if n := len(d.stack) - base; n < 16 {
+				for i := base; i < len(d.stack); i++ {
+					if d.stack[i].Name == name {
 						d.duplicates = true
 						break
 					}
 				}
 			} else {
 				if names == nil {
-					names = make(map[string]struct{}, 2*len(members))
-					for _, m := range members {
+					names = make(map[string]struct{}, 2*n)
+					for _, m := range d.stack[base:] {
 						names[m.Name] = struct{}{}
 					}
 				}
@@ -190,7 +213,7 @@ func (d *decoder) object() (Value, error) {
 				names[name] = struct{}{}
 			}
 		}
-		members = append(members, Member{Name: name, Value: v})
+		d.stack = append(d.stack, Member{Name: name, Value: v})
 		d.skipSpace()
 		if d.pos >= len(d.buf) {
 			return Value{}, d.errorf("expecting ',' delimiter")
@@ -202,31 +225,54 @@ func (d *decoder) object() (Value, error) {
 		case '}':
 			d.pos++
 			d.depth--
-			return Value{kind: Object, obj: members}, nil
+			if d.depth == 0 && d.viewTop {
+				// The caller reads the top-level members before the next
+				// decode; they stay on the stack.
+				return Value{kind: Object, items: d.stack[base:len(d.stack):len(d.stack)]}, nil
+			}
+			return Value{kind: Object, items: d.pop(base)}, nil
 		default:
 			return Value{}, d.errorf("expecting ',' delimiter")
 		}
 	}
 }
 
+// pop removes the members above base from the stack and returns them in
+// a slice of their own, carved from a block shared with other values of
+// the same log (fewer, larger allocations).
+func (d *decoder) pop(base int) []Member {
+	n := len(d.stack) - base
+	if cap(d.arena)-len(d.arena) < n {
+		d.arena = make([]Member, 0, max(arenaBlock, n))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, d.stack[base:]...)
+	clear(d.stack[base:])
+	d.stack = d.stack[:base]
+	return d.arena[start : start+n : start+n]
+}
+
+// arenaBlock is the number of members allocated at once by pop.
+const arenaBlock = 1024
+
 func (d *decoder) array() (Value, error) {
 	if err := d.enter(); err != nil {
 		return Value{}, err
 	}
 	d.pos++ // '['
-	elems := []Value{}
+	base := len(d.stack)
 	d.skipSpace()
 	if d.pos < len(d.buf) && d.buf[d.pos] == ']' {
 		d.pos++
 		d.depth--
-		return Value{kind: Array, arr: elems}, nil
+		return Value{kind: Array, items: []Member{}}, nil
 	}
 	for {
 		v, err := d.value()
 		if err != nil {
 			return Value{}, err
 		}
-		elems = append(elems, v)
+		d.stack = append(d.stack, Member{Value: v})
 		d.skipSpace()
 		if d.pos >= len(d.buf) {
 			return Value{}, d.errorf("expecting ',' delimiter")
@@ -238,7 +284,7 @@ func (d *decoder) array() (Value, error) {
 		case ']':
 			d.pos++
 			d.depth--
-			return Value{kind: Array, arr: elems}, nil
+			return Value{kind: Array, items: d.pop(base)}, nil
 		default:
 			return Value{}, d.errorf("expecting ',' delimiter")
 		}
@@ -285,25 +331,57 @@ func (d *decoder) number() (Value, error) {
 			d.pos = p
 		}
 	}
+	if !isFloat && intEnd-digits <= 18 {
+		var i int64
+		for _, c := range d.buf[digits:intEnd] {
+			i = i*10 + int64(c-'0')
+		}
+		if digits > start {
+			i = -i
+		}
+		return intValue(i), nil
+	}
 	text := string(d.buf[start:d.pos])
 	if isFloat {
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return Value{}, &jsonError{off: start, msg: "bad number"}
 		}
-		return Value{kind: Float, f: f}, nil
+		return floatValue(f), nil
 	}
 	if intEnd-digits > maxIntDigits {
 		return Value{}, &jsonError{off: start, msg: fmt.Sprintf("integer longer than %d digits", maxIntDigits)}
 	}
 	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return Value{kind: Int, i: i}, nil
+		return intValue(i), nil
 	}
 	n, ok := new(big.Int).SetString(text, 10)
 	if !ok {
 		return Value{}, &jsonError{off: start, msg: "bad number"}
 	}
 	return Value{kind: Int, big: n}, nil
+}
+
+// maxIntern is the longest string the decoder shares between lines.
+const maxIntern = 128
+
+// internBytes returns b as a string, shared with earlier equal strings
+// when it is short.
+func (d *decoder) internBytes(b []byte) string {
+	if len(b) > maxIntern {
+		return string(b)
+	}
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	if d.intern == nil {
+		d.intern = make(map[string]string)
+	}
+	s := string(b)
+	if len(d.intern) < 1<<14 {
+		d.intern[s] = s
+	}
+	return s
 }
 
 // str scans a string at d.pos (which holds '"') and returns its content
@@ -318,7 +396,7 @@ func (d *decoder) str() (string, error) {
 	for d.pos < len(d.buf) {
 		c := d.buf[d.pos]
 		if c == '"' {
-			s := string(d.buf[start:d.pos])
+			s := d.internBytes(d.buf[start:d.pos])
 			d.pos++
 			return s, nil
 		}

@@ -80,7 +80,7 @@ func (e *LimitError) Error() string {
 	default:
 		b.WriteString(" bytes")
 	}
-	b.WriteString("; this is not an MLPerf result log of a sane size")
+	b.WriteString("; MLPerf result logs are far smaller, so the file is damaged or not a result log")
 	return b.String()
 }
 
@@ -209,11 +209,34 @@ func Parse(r io.Reader, lim Limits) (*Log, error) {
 	if int64(len(buf)) > lim.MaxBytes {
 		return nil, &LimitError{What: "file size", Limit: lim.MaxBytes}
 	}
-	return parseBytes(buf, lim)
+	return parseBytes(buf, lim, false)
 }
 
-func parseBytes(buf []byte, lim Limits) (*Log, error) {
+// parseBytes splits buf into lines and decodes the records. fresh makes
+// it use a new decoder (no shared stack, arena or strings) per record;
+// tests compare the two.
+func parseBytes(buf []byte, lim Limits, fresh bool) (*Log, error) {
 	l := &Log{Bytes: int64(len(buf))}
+	if n := bytes.Count(buf, markerBytes); n > 0 {
+		l.Records = make([]Record, 0, min(n, lim.MaxRecords))
+	}
+	d := &decoder{maxDepth: lim.MaxDepth, viewTop: true}
+	add := func(lineNo int, piece []byte, at int, twice bool) error {
+		if len(l.Records) >= lim.MaxRecords {
+			return &LimitError{Line: lineNo, What: "record count", Limit: int64(lim.MaxRecords)}
+		}
+		if fresh {
+			d = &decoder{maxDepth: lim.MaxDepth}
+		}
+		rec := parseRecord(d, piece[at+len(markerBytes):])
+		rec.Line = lineNo
+		rec.Index = len(l.Records)
+		if twice {
+			rec.Deviations = append(rec.Deviations, "the marker appears more than once on the line; text up to the last one is ignored")
+		}
+		l.Records = append(l.Records, rec)
+		return nil
+	}
 	lineNo := 0
 	for off := 0; off < len(buf); {
 		var line []byte
@@ -228,7 +251,19 @@ func parseBytes(buf []byte, lim Limits) (*Log, error) {
 		if len(line) > lim.MaxLineBytes {
 			return nil, &LimitError{Line: lineNo, What: "line length", Limit: int64(lim.MaxLineBytes)}
 		}
-		if !bytes.Contains(line, markerBytes) {
+		at := bytes.Index(line, markerBytes)
+		if at < 0 {
+			continue
+		}
+		if bytes.IndexByte(line, '\r') < 0 {
+			// The common case: one marker, no carriage return.
+			twice := bytes.Contains(line[at+len(markerBytes):], markerBytes)
+			if twice {
+				at = bytes.LastIndex(line, markerBytes)
+			}
+			if err := add(lineNo, line, at, twice); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		for len(line) > 0 {
@@ -242,16 +277,9 @@ func parseBytes(buf []byte, lim Limits) (*Log, error) {
 			if at < 0 {
 				continue
 			}
-			if len(l.Records) >= lim.MaxRecords {
-				return nil, &LimitError{Line: lineNo, What: "record count", Limit: int64(lim.MaxRecords)}
+			if err := add(lineNo, piece, at, bytes.Count(piece, markerBytes) > 1); err != nil {
+				return nil, err
 			}
-			rec := parseRecord(piece[at+len(markerBytes):], lim.MaxDepth)
-			rec.Line = lineNo
-			rec.Index = len(l.Records)
-			if bytes.Count(piece, markerBytes) > 1 {
-				rec.Deviations = append(rec.Deviations, "the marker appears more than once on the line; text up to the last one is ignored")
-			}
-			l.Records = append(l.Records, rec)
 		}
 	}
 	l.Lines = lineNo
@@ -272,13 +300,15 @@ var eventTypes = map[string]bool{"POINT_IN_TIME": true, "INTERVAL_START": true, 
 
 var recordFields = map[string]bool{"namespace": true, "time_ms": true, "event_type": true, "key": true, "value": true, "metadata": true}
 
-// parseRecord decodes the text after the marker.
-func parseRecord(text []byte, maxDepth int) Record {
+// parseRecord decodes the text after the marker. The decoder returns the
+// top-level object as a view (viewTop), so nothing of it may be kept but
+// the values of its members.
+func parseRecord(d *decoder, text []byte) Record {
 	end := len(text)
 	for end > 0 && pySpaceByte(text[end-1]) {
 		end--
 	}
-	top, d, err := decodeJSON(text[:end], maxDepth)
+	top, err := d.decode(text[:end])
 	if err != nil {
 		return Record{Problem: &Problem{Kind: ProblemSyntax, Msg: "invalid JSON: " + err.Error()}}
 	}
@@ -340,7 +370,7 @@ func parseRecord(text []byte, maxDepth int) Record {
 	if rec.Metadata.kind != Object {
 		dev("metadata is not an object but %s", kindPhrase(rec.Metadata.kind))
 	}
-	for _, m := range top.obj {
+	for _, m := range top.items {
 		if !recordFields[m.Name] {
 			dev("unexpected field %q", m.Name)
 		}

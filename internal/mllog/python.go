@@ -31,12 +31,12 @@ func pyCmp(v Value, c float64) (cmp int, ok bool) {
 	}
 	switch v.kind {
 	case Float:
-		switch {
-		case math.IsNaN(v.f):
+		switch f := v.f(); {
+		case math.IsNaN(f):
 			return 0, false
-		case v.f < c:
+		case f < c:
 			return -1, true
-		case v.f > c:
+		case f > c:
 			return 1, true
 		}
 		return 0, true
@@ -45,14 +45,14 @@ func pyCmp(v Value, c float64) (cmp int, ok bool) {
 		if v.b {
 			f = 1
 		}
-		return pyCmp(Value{kind: Float, f: f}, c)
+		return pyCmp(floatValue(f), c)
 	case Int:
 		cf := new(big.Float).SetFloat64(c)
 		var x *big.Float
 		if v.big != nil {
 			x = new(big.Float).SetInt(v.big)
 		} else {
-			x = new(big.Float).SetInt64(v.i)
+			x = new(big.Float).SetInt64(v.i())
 		}
 		return x.Cmp(cf), true
 	}
@@ -111,11 +111,11 @@ func pyEqual(a, b Value) bool {
 	case String:
 		return a.s == b.s
 	case Array:
-		if len(a.arr) != len(b.arr) {
+		if len(a.items) != len(b.items) {
 			return false
 		}
-		for i := range a.arr {
-			if !pyEqual(a.arr[i], b.arr[i]) {
+		for i := range a.items {
+			if !pyEqual(a.items[i].Value, b.items[i].Value) {
 				return false
 			}
 		}
@@ -140,8 +140,8 @@ func pyEqual(a, b Value) bool {
 // asDict returns an object's members as Python's dict holds them: the
 // last of duplicate names wins.
 func asDict(v Value) map[string]Value {
-	m := make(map[string]Value, len(v.obj))
-	for _, mb := range v.obj {
+	m := make(map[string]Value, len(v.items))
+	for _, mb := range v.items {
 		m[mb.Name] = mb.Value
 	}
 	return m
@@ -149,13 +149,13 @@ func asDict(v Value) map[string]Value {
 
 func pyNumEqual(a, b Value) bool {
 	if a.kind == Float && b.kind == Float {
-		return a.f == b.f
+		return a.f() == b.f()
 	}
 	if a.kind == Float {
 		a, b = b, a
 	}
 	if b.kind == Float {
-		r, ok := pyCmp(a, b.f)
+		r, ok := pyCmp(a, b.f())
 		return ok && r == 0
 	}
 	// Both int or bool.
@@ -194,8 +194,8 @@ func pyContains(container Value, needle string) (bool, error) {
 		_, ok := container.Get(needle)
 		return ok, nil
 	case Array:
-		for _, e := range container.arr {
-			if pyEqStr(e, needle) {
+		for _, e := range container.items {
+			if pyEqStr(e.Value, needle) {
 				return true, nil
 			}
 		}
@@ -232,7 +232,7 @@ const (
 func pyFloat(v Value) (float64, floatOutcome) {
 	switch v.kind {
 	case Float:
-		return v.f, floatOK
+		return v.f(), floatOK
 	case Bool:
 		if v.b {
 			return 1, floatOK
@@ -240,7 +240,7 @@ func pyFloat(v Value) (float64, floatOutcome) {
 		return 0, floatOK
 	case Int:
 		if v.big == nil {
-			return float64(v.i), floatOK
+			return float64(v.i()), floatOK
 		}
 		f, _ := new(big.Float).SetInt(v.big).Float64()
 		if math.IsInf(f, 0) {

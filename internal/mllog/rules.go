@@ -285,7 +285,7 @@ func newRuleset210() *ruleset {
 		keyRule{name: "train_samples"},
 		keyRule{name: "eval_samples"},
 	)
-	closedMinigo_ := &ruleFile{name: "closed_minigo", keys: closedMinigoKeys}
+	closedMinigoFile := &ruleFile{name: "closed_minigo", keys: closedMinigoKeys}
 	openMinigo := &ruleFile{name: "open_minigo", keys: []keyRule{accuracyRule(open)}}
 
 	dlrmTensors := []string{"embeddings", "bottom_mlp_dense1", "bottom_mlp_dense2", "bottom_mlp_dense3",
@@ -310,7 +310,7 @@ func newRuleset210() *ruleset {
 		keyRule{name: "sgd_opt_learning_rate_decay_steps", req: reqExactlyOne},
 		accuracyRule(closedDLRM),
 	)
-	closedDLRM_ := &ruleFile{
+	closedDLRMFile := &ruleFile{
 		name: "closed_dlrm",
 		keys: closedDLRMKeys,
 		end: []endCond{{
@@ -332,7 +332,7 @@ func newRuleset210() *ruleset {
 		requiredRuns: map[string]int{"minigo": 10, "dlrm": 5},
 		upstreamOnly: map[string]bool{},
 	}
-	for _, f := range []*ruleFile{common, closedCommon, openCommon, closedMinigo_, openMinigo, closedDLRM_, openDLRM} {
+	for _, f := range []*ruleFile{common, closedCommon, openCommon, closedMinigoFile, openMinigo, closedDLRMFile, openDLRM} {
 		rs.files[f.name] = f
 	}
 	for _, b := range benchmarksV21 {

@@ -3,6 +3,7 @@ package mllog
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,95 @@ func TestUpstreamScoreAgreement(t *testing.T) {
 				t.Errorf("score: repro %v, upstream %v", *got, *want)
 			}
 		})
+	}
+}
+
+// mutate applies one random edit to a log: delete, duplicate or move a
+// line, replace a value, drop a metadata entry, rename a key or shift a
+// time.
+func mutate(rng *rand.Rand, l *logText) string {
+	values := []string{"0", "1", "-1", "8192", "8191", "0.5", "0.49", "0.8025", "0.80249", "1.0", "2", "2.0", "true", "false",
+		"null", `""`, `"x"`, `"closed"`, `"open"`, `"minigo"`, `"dlrm"`, `"success"`, "NaN", "[1]", `{"a": 1}`}
+	keys := []string{"run_start", "run_stop", "init_start", "init_stop", "eval_accuracy", "epoch_start", "epoch_stop",
+		"eval_start", "eval_stop", "block_start", "block_stop", "train_samples", "eval_samples", "cache_clear",
+		"submission_division", "submission_benchmark", "weights_initialization", "gradient_accumulation_steps"}
+	var marked []int
+	for i, s := range l.lines {
+		if strings.Contains(s, Marker) {
+			marked = append(marked, i)
+		}
+	}
+	i := marked[rng.IntN(len(marked))]
+	switch rng.IntN(7) {
+	case 0:
+		l.remove(i)
+		return "delete " + keyOf(l.lines[min(i, len(l.lines)-1)])
+	case 1:
+		l.insert(rng.IntN(len(l.lines)+1), l.lines[i])
+		return "duplicate"
+	case 2:
+		l.move(i, rng.IntN(len(l.lines)))
+		return "move"
+	case 3:
+		if valueRE.MatchString(l.lines[i]) {
+			v := values[rng.IntN(len(values))]
+			l.setValue(i, v)
+			return "value " + v
+		}
+	case 4:
+		for _, m := range []string{`, "epoch_num": `, `, "status": `, `, "tensor": `, `, "first_epoch_num": `} {
+			if j := strings.Index(l.lines[i], m); j >= 0 {
+				k := strings.IndexAny(l.lines[i][j+2:], ",}")
+				l.lines[i] = l.lines[i][:j] + l.lines[i][j+2+k:]
+				return "drop metadata"
+			}
+		}
+	case 5:
+		k := keys[rng.IntN(len(keys))]
+		l.lines[i] = keyRE.ReplaceAllLiteralString(l.lines[i], `"key": "`+k+`"`)
+		return "key " + k
+	case 6:
+		if timeRE.MatchString(l.lines[i]) {
+			l.setTime(i, l.timeMS(i)+int64(rng.IntN(4_000_000))-2_000_000)
+			return "time"
+		}
+	}
+	return "none"
+}
+
+// TestUpstreamAgreementRandom compares verdicts on logs with random edits
+// (MLLOG_MUTANTS of them, default 60, seeded by MLLOG_MUTANT_SEED,
+// default 7).
+func TestUpstreamAgreementRandom(t *testing.T) {
+	python, dir := upstreamChecker(t)
+	minigo, dlrm := realLogs(t)
+	n := 60
+	if s := os.Getenv("MLLOG_MUTANTS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	seed := uint64(7)
+	if s := os.Getenv("MLLOG_MUTANT_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	bases := []*logText{readLogText(t, minigo[0]), readLogText(t, dlrm[0])}
+	tmp := t.TempDir()
+	passed := 0
+	defer func() { t.Logf("%d of %d mutants compliant upstream", passed, n) }()
+	for k := range n {
+		l := bases[k%2].clone()
+		var edits []string
+		for range 1 + rng.IntN(3) {
+			edits = append(edits, mutate(rng, l))
+		}
+		p := writeLog(t, tmp, fmt.Sprintf("mutant%d.txt", k), l.String())
+		want, out := upstreamVerdict(t, python, dir, p)
+		if want {
+			passed++
+		}
+		r := checkText(t, l.String(), Options{})
+		if r.Compliant != want {
+			t.Errorf("mutant %d (%s): repro compliant=%v, upstream %v\nrepro: %+v\nupstream:\n%s", k, strings.Join(edits, ", "), r.Compliant, want, r.Errors(), out)
+		}
 	}
 }

@@ -35,15 +35,19 @@ func (k Kind) String() string {
 // float64, object members in order (Get returns the last of duplicate
 // names, as a Python dict does). The zero Value is null.
 type Value struct {
-	kind Kind
-	b    bool
-	i    int64    // Int that fits in int64
-	big  *big.Int // Int that does not
-	f    float64  // Float
-	s    string   // String: the Python string in WTF-8 (see decodeString)
-	arr  []Value
-	obj  []Member
+	kind  Kind
+	b     bool
+	n     uint64   // Int: the int64 bits; Float: the float64 bits
+	big   *big.Int // Int that does not fit in int64
+	s     string   // String: the Python string in WTF-8 (see decoder.str)
+	items []Member // Array elements (names empty) or Object members
 }
+
+func (v Value) i() int64   { return int64(v.n) }
+func (v Value) f() float64 { return math.Float64frombits(v.n) }
+
+func intValue(i int64) Value     { return Value{kind: Int, n: uint64(i)} }
+func floatValue(f float64) Value { return Value{kind: Float, n: math.Float64bits(f)} }
 
 // Member is one name/value pair of a JSON object.
 type Member struct {
@@ -66,7 +70,7 @@ func (v Value) Bool() (bool, bool) { return v.b, v.kind == Bool }
 func (v Value) Str() (string, bool) { return v.s, v.kind == String }
 
 // Int64 returns the integer and whether v is an integer that fits in int64.
-func (v Value) Int64() (int64, bool) { return v.i, v.kind == Int && v.big == nil }
+func (v Value) Int64() (int64, bool) { return v.i(), v.kind == Int && v.big == nil }
 
 // BigInt returns the integer of an Int value of any size, or nil.
 func (v Value) BigInt() *big.Int {
@@ -76,7 +80,7 @@ func (v Value) BigInt() *big.Int {
 	if v.big != nil {
 		return new(big.Int).Set(v.big)
 	}
-	return big.NewInt(v.i)
+	return big.NewInt(v.i())
 }
 
 // Float64 returns v as a float64 and whether v is a number (Int, Float or
@@ -84,10 +88,10 @@ func (v Value) BigInt() *big.Int {
 func (v Value) Float64() (float64, bool) {
 	switch v.kind {
 	case Float:
-		return v.f, true
+		return v.f(), true
 	case Int:
 		if v.big == nil {
-			return float64(v.i), true
+			return float64(v.i()), true
 		}
 		f, _ := new(big.Float).SetInt(v.big).Float64()
 		return f, true
@@ -102,22 +106,29 @@ func (v Value) Float64() (float64, bool) {
 
 // Len returns the number of elements of an array or members of an object.
 func (v Value) Len() int {
-	switch v.kind {
-	case Array:
-		return len(v.arr)
-	case Object:
-		return len(v.obj)
+	if v.kind == Array || v.kind == Object {
+		return len(v.items)
 	}
 	return 0
 }
 
 // Index returns element i of an array; it panics like a slice index when
 // i is out of range or v is not an array.
-func (v Value) Index(i int) Value { return v.arr[i] }
+func (v Value) Index(i int) Value {
+	if v.kind != Array {
+		panic("mllog: Index of a non-array value")
+	}
+	return v.items[i].Value
+}
 
 // Members returns the members of an object in file order, duplicates
 // included. The slice must not be modified.
-func (v Value) Members() []Member { return v.obj }
+func (v Value) Members() []Member {
+	if v.kind != Object {
+		return nil
+	}
+	return v.items
+}
 
 // Get returns the value of the last member called name, as a Python dict
 // lookup would, and whether v is an object that has it.
@@ -125,9 +136,9 @@ func (v Value) Get(name string) (Value, bool) {
 	if v.kind != Object {
 		return Value{}, false
 	}
-	for i := len(v.obj) - 1; i >= 0; i-- {
-		if v.obj[i].Name == name {
-			return v.obj[i].Value, true
+	for i := len(v.items) - 1; i >= 0; i-- {
+		if v.items[i].Name == name {
+			return v.items[i].Value, true
 		}
 	}
 	return Value{}, false
@@ -160,19 +171,19 @@ func (v Value) write(b *bytes.Buffer, strict bool) {
 		if v.big != nil {
 			b.WriteString(v.big.String())
 		} else {
-			b.WriteString(strconv.FormatInt(v.i, 10))
+			b.WriteString(strconv.FormatInt(v.i(), 10))
 		}
 	case Float:
 		var t string
-		switch {
-		case math.IsNaN(v.f):
+		switch f := v.f(); {
+		case math.IsNaN(f):
 			t = "NaN"
-		case math.IsInf(v.f, 1):
+		case math.IsInf(f, 1):
 			t = "Infinity"
-		case math.IsInf(v.f, -1):
+		case math.IsInf(f, -1):
 			t = "-Infinity"
 		default:
-			b.WriteString(pyFloatRepr(v.f))
+			b.WriteString(pyFloatRepr(f))
 			return
 		}
 		if strict {
@@ -183,16 +194,16 @@ func (v Value) write(b *bytes.Buffer, strict bool) {
 		writeQuoted(b, v.s)
 	case Array:
 		b.WriteByte('[')
-		for i, e := range v.arr {
+		for i, e := range v.items {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			e.write(b, strict)
+			e.Value.write(b, strict)
 		}
 		b.WriteByte(']')
 	case Object:
 		b.WriteByte('{')
-		for i, m := range v.obj {
+		for i, m := range v.items {
 			if i > 0 {
 				b.WriteByte(',')
 			}

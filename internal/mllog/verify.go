@@ -21,12 +21,20 @@ type Report struct {
 	Scores []SetScore `json:"scores"`
 }
 
-// Verify checks each log and scores the set per benchmark. A log belongs
-// to the benchmark it declares, or to opt.Benchmark when it declares none.
-// It fails only for unsupported options.
+// ErrNoLogs is returned when there is nothing to verify: an empty set
+// of logs is not evidence of anything.
+var ErrNoLogs = errors.New("no logs to verify")
+
+// Verify checks each log (none may be nil) and scores the set per
+// benchmark. A log belongs to the benchmark it declares, or to
+// opt.Benchmark when it declares none. It fails only for unsupported
+// options and an empty set (ErrNoLogs).
 func Verify(logs []*Log, opt Options) (*Report, error) {
 	if _, err := opt.resolve(); err != nil {
 		return nil, err
+	}
+	if len(logs) == 0 {
+		return nil, ErrNoLogs
 	}
 	results := make([]*Result, len(logs))
 	for i, l := range logs {
@@ -93,9 +101,13 @@ func (e *InputError) Unwrap() error { return e.Err }
 // missing or unreadable file fails the call with an *InputError and no
 // report. A log that breaks lim is reported as non-compliant (rule
 // "limit"), not as an error: its content is the problem, not the call.
+// An empty list fails with ErrNoLogs.
 func VerifyFiles(ctx context.Context, paths []string, lim Limits, opt Options) (*Report, error) {
 	if _, err := opt.resolve(); err != nil {
 		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, ErrNoLogs
 	}
 	for _, p := range paths {
 		f, err := os.Open(p)

@@ -127,7 +127,28 @@ func joinCoded(errs []error) error {
 	if len(kept) == 1 {
 		return kept[0]
 	}
-	return exitcode.New(worst, errors.Join(kept...))
+	return exitcode.New(worst, joinLine(kept))
+}
+
+// lineErrors joins errors on one line, separated by "; ", and unwraps to
+// each of them.
+type lineErrors []error
+
+func (l lineErrors) Error() string {
+	parts := make([]string, len(l))
+	for i, err := range l {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (l lineErrors) Unwrap() []error { return l }
+
+func joinLine(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return lineErrors(errs)
 }
 
 func (s *Store) fetchOne(ctx context.Context, id string, opt FetchOptions) error {
@@ -151,7 +172,7 @@ func (s *Store) fetchOne(ctx context.Context, id string, opt FetchOptions) error
 				break
 			}
 		}
-		return "", fmt.Errorf("asset %s: every source failed: %w", e.ID, errors.Join(errs...))
+		return "", fmt.Errorf("asset %s: every source failed: %w", e.ID, joinLine(errs))
 	})
 }
 

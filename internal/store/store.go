@@ -32,6 +32,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -125,7 +126,7 @@ func (s *Store) Refs() ([]Ref, error) {
 		if !e.Type().IsRegular() || filepath.Ext(name) != ".json" {
 			continue
 		}
-		b, err := readSmallFile(filepath.Join(s.home, "refs", name), 64<<10)
+		b, err := safefile.ReadFile(filepath.Join(s.home, "refs", name), 64<<10)
 		if err != nil {
 			return nil, err
 		}
@@ -136,22 +137,6 @@ func (s *Store) Refs() ([]Ref, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func readSmallFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
 }
 
 // pinnedFile returns the entry for id if it is a pinned, storable file.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
@@ -41,7 +42,7 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 		}
 	}
 	var out []VerifyResult
-	bad := 0
+	var bad []string
 	for _, id := range ids {
 		e, err := s.pinnedFile(id)
 		if err != nil {
@@ -57,7 +58,7 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 		case exitcode.Of(err) == exitcode.Precondition:
 			return out, err
 		default:
-			bad++
+			bad = append(bad, id)
 			r.Error = err.Error()
 			q, qerr := s.quarantine(e)
 			if qerr != nil {
@@ -68,8 +69,8 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 		}
 		out = append(out, r)
 	}
-	if bad > 0 {
-		return out, exitcode.Errorf(exitcode.Integrity, "%d of %d stored assets are corrupt and were quarantined; fetch them again with `repro fetch`", bad, len(out))
+	if len(bad) > 0 {
+		return out, exitcode.Errorf(exitcode.Integrity, "%d of %d stored assets are corrupt and were quarantined (%s); fetch them again with `repro fetch`", len(bad), len(out), strings.Join(bad, ", "))
 	}
 	return out, nil
 }

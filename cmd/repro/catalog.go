@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newCatalogCommand) }
+
+func newCatalogCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "catalog",
+		Short: "List, show and review the compiled-in asset catalog",
+		Long: `The catalog is compiled into repro: every upstream file with its URLs, size,
+SHA-256 and license, and every source tree with its tree digest. No flag,
+environment variable or file can replace a pin at run time; a pin changes only
+through a reviewed commit (see "repro catalog review").`,
+	}
+	cmd.AddCommand(newCatalogListCommand(), newCatalogShowCommand(), newCatalogReviewCommand(), newCatalogDigestTreeCommand())
+	return cmd
+}
+
+func newCatalogListCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List catalog entries",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			entries := catalog.Default().Entries()
+			if asJSON {
+				return writeJSON(stdout(cmd), map[string]any{"entries": entries})
+			}
+			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tPIN\tSIZE\tSHA256")
+			for _, e := range entries {
+				size, sum := "-", "-"
+				if e.Size > 0 {
+					size = fmt.Sprint(e.Size)
+				}
+				if e.SHA256 != nil {
+					sum = e.SHA256.Hex()[:16] + "…"
+				} else if e.TreeDigest != nil {
+					sum = "tree:" + e.TreeDigest.Hex()[:11] + "…"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.Pin, size, sum)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newCatalogShowCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one catalog entry",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := catalog.Default().Lookup(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout(cmd), e)
+			}
+			w := stdout(cmd)
+			fmt.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
+			if e.Filename != "" {
+				fmt.Fprintf(w, "filename:    %s\n", e.Filename)
+			}
+			if e.Size > 0 {
+				fmt.Fprintf(w, "size:        %d\n", e.Size)
+			}
+			if e.SHA256 != nil {
+				fmt.Fprintf(w, "sha256:      %s\n", e.SHA256.Hex())
+			}
+			if e.TreeDigest != nil {
+				fmt.Fprintf(w, "tree digest: %s\n", e.TreeDigest.Hex())
+			}
+			for _, u := range e.URLs {
+				fmt.Fprintf(w, "url:         %s\n", u)
+			}
+			keys := make([]string, 0, len(e.Facts))
+			for k := range e.Facts {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
+			}
+			if e.Notes != "" {
+				fmt.Fprintf(w, "notes:       %s\n", e.Notes)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newCatalogReviewCommand() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "review ID --file FILE",
+		Short: "Print the pinned catalog entry a reviewer would commit for a local file",
+		Long: `review computes size and SHA-256 of a local copy of an entry's upstream file
+and prints the catalog entry, pinned to those bytes, as JSON. A reviewer who has
+checked the file commits that entry to internal/catalog/entries/. It changes
+nothing at run time: repro only ever uses the pins compiled into it.
+
+EXIT STATUS
+  0 printed, 2 unknown id or bad file, 3 file missing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
+			}
+			e, err := catalog.Default().Lookup(args[0])
+			if err != nil {
+				return err
+			}
+			if e.Kind == catalog.SourceTree {
+				return exitcode.Errorf(exitcode.Usage, "%s is a source tree: use `repro catalog digest-tree DIR`", e.ID)
+			}
+			fi, err := os.Stat(file)
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", file, err)
+			}
+			if !fi.Mode().IsRegular() {
+				return exitcode.Errorf(exitcode.Usage, "%s is not a regular file", file)
+			}
+			sum, n, err := digest.File(file)
+			if err != nil {
+				return fmt.Errorf("failed to hash %s: %w", file, err)
+			}
+			e.Size, e.SHA256, e.Pin = n, &sum, catalog.Pinned
+			if e.Facts == nil {
+				e.Facts = map[string]string{}
+			}
+			e.Facts["reviewed_at"] = time.Now().UTC().Format(time.RFC3339)
+			if _, err := catalog.New([]catalog.Entry{e}); err != nil {
+				return fmt.Errorf("the reviewed entry would be invalid: %w", err)
+			}
+			b, err := json.MarshalIndent(e, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout(cmd), string(b))
+			fmt.Fprintf(os.Stderr, "repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)\n")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "local copy of the upstream file")
+	return cmd
+}
+
+func newCatalogDigestTreeCommand() *cobra.Command {
+	var asJSON, manifest bool
+	cmd := &cobra.Command{
+		Use:   "digest-tree DIR",
+		Short: "Compute the tree digest of a source folder",
+		Long: `digest-tree prints the SHA-256 of the canonical manifest of DIR: every regular
+file and symbolic link (a .git folder at the top is left out), sorted by path,
+with its mode and SHA-256. Source trees are pinned in the catalog by this
+digest. --manifest prints the manifest itself.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fi, err := os.Stat(args[0])
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", args[0], err)
+			}
+			if !fi.IsDir() {
+				return exitcode.Errorf(exitcode.Usage, "%s is not a folder", args[0])
+			}
+			m, err := digest.Tree(args[0])
+			if err != nil {
+				return exitcode.New(exitcode.Usage, err)
+			}
+			switch {
+			case asJSON:
+				return writeJSON(stdout(cmd), map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
+			case manifest:
+				_, err := stdout(cmd).Write(m.Marshal())
+				return err
+			}
+			fmt.Fprintf(stdout(cmd), "%s  %s (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&manifest, "manifest", false, "print the canonical manifest")
+	return cmd
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/store"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newRunsCommand) }
+
+func newRunsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show and verify the records of past runs",
+		Long: `Every workload run leaves a folder REPRO_HOME/runs/<id> with its results and a
+record (record.json) of what ran: assets and their digests, image, harness,
+limits, host facts, self-check and results, with the SHA-256 of every file in
+the folder. The record is signed with the local run key (REPRO_HOME/keys) as a
+DSSE envelope (record.dsse.json).`,
+	}
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand())
+	return cmd
+}
+
+func newRunsListCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			ids, err := runs.List(home)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				ID       string `json:"id"`
+				Kind     string `json:"kind"`
+				Status   string `json:"status"`
+				Finished string `json:"finished_at"`
+			}
+			var rows []row
+			for _, id := range ids {
+				r, err := runs.Open(home, id)
+				if err != nil {
+					return err
+				}
+				rec, _, err := r.ReadRecord()
+				if err != nil {
+					rows = append(rows, row{ID: id, Status: "unreadable"})
+					continue
+				}
+				rows = append(rows, row{ID: id, Kind: rec.Kind, Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")})
+			}
+			if asJSON {
+				if rows == nil {
+					rows = []row{}
+				}
+				return writeJSON(stdout(cmd), map[string]any{"runs": rows})
+			}
+			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tFINISHED")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.Finished)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsShowCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print the record of a run (JSON)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			r, err := runs.Open(home, args[0])
+			if err != nil {
+				return err
+			}
+			_, raw, err := r.ReadRecord()
+			if err != nil {
+				return err
+			}
+			_, err = stdout(cmd).Write(raw)
+			return err
+		},
+	}
+	return cmd
+}
+
+func newRunsVerifyCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify ID",
+		Short: "Check a run folder against its signed record",
+		Long: `verify checks the record's DSSE signature with the local public run key,
+that record.json is the signed payload, and that the run folder holds exactly
+the recorded files with the recorded SHA-256.
+
+EXIT STATUS
+  0 the run matches its record, 2 unknown run, 4 anything differs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			r, err := runs.Open(home, args[0])
+			if err != nil {
+				return err
+			}
+			rec, problems, verr := r.Verify()
+			if asJSON {
+				if problems == nil {
+					problems = []runs.Problem{}
+				}
+				if err := writeJSON(stdout(cmd), map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
+					return err
+				}
+				return verr
+			}
+			if verr != nil {
+				return verr
+			}
+			fmt.Fprintf(stdout(cmd), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

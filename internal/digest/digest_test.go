@@ -1,0 +1,141 @@
+package digest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestParse(t *testing.T) {
+	h := strings.Repeat("0f", 32)
+	for _, s := range []string{h, "sha256:" + h} {
+		d, err := Parse(s)
+		if err != nil || d.Hex() != h || d.String() != "sha256:"+h {
+			t.Fatalf("Parse(%q) = %v, %v", s, d, err)
+		}
+	}
+	for _, s := range []string{"", h[:63], h + "0", strings.ToUpper(h), strings.Replace(h, "0", "g", 1), "md5:" + h} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) accepted", s)
+		}
+	}
+}
+
+func TestVerifier(t *testing.T) {
+	data := []byte("hello, verified world")
+	good := Of(data)
+	read := func(r io.Reader, size int64, want SHA256) error {
+		_, err := io.ReadAll(NewVerifier(r, "x", size, want))
+		return err
+	}
+	if err := read(bytes.NewReader(data), int64(len(data)), good); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(iotest.OneByteReader(bytes.NewReader(data)), int64(len(data)), good); err != nil {
+		t.Fatal(err)
+	}
+	var me *MismatchError
+	if err := read(bytes.NewReader(data[:5]), int64(len(data)), good); !errors.As(err, &me) || me.GotSize != 5 {
+		t.Fatalf("short: %v", err)
+	}
+	if err := read(bytes.NewReader(append(data, '!')), int64(len(data)), good); !errors.As(err, &me) || !strings.Contains(err.Error(), "got more") {
+		t.Fatalf("long: %v", err)
+	}
+	bad := bytes.Clone(data)
+	bad[0] ^= 1
+	if err := read(bytes.NewReader(bad), int64(len(data)), good); !errors.As(err, &me) || me.GotDigest != Of(bad) {
+		t.Fatalf("wrong bytes: %v", err)
+	}
+}
+
+func TestVerifierNeverReturnsPastPin(t *testing.T) {
+	data := bytes.Repeat([]byte("a"), 100)
+	v := NewVerifier(bytes.NewReader(append(data, bytes.Repeat([]byte("b"), 1000)...)), "x", 100, Of(data))
+	got, err := io.ReadAll(v)
+	if err == nil || len(got) > 100 {
+		t.Fatalf("read %d bytes, err %v", len(got), err)
+	}
+}
+
+func TestTree(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ignored"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a", "b", "f.py"), []byte("print(1)\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("a/b/f.py", filepath.Join(dir, "link"))
+	m, err := Tree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "repro-tree v1\n" +
+		"100644 " + Of([]byte("print(1)\n")).Hex() + " a/b/f.py\n" +
+		"120000 " + Of([]byte("a/b/f.py")).Hex() + " link\n" +
+		"100755 " + Of([]byte("#!/bin/sh\n")).Hex() + " run.sh\n"
+	if string(m.Marshal()) != want {
+		t.Fatalf("manifest:\n%s\nwant:\n%s", m.Marshal(), want)
+	}
+	d1 := m.Digest()
+	// Changing content, mode or adding a file changes the digest.
+	for _, change := range []func(){
+		func() { os.WriteFile(filepath.Join(dir, "a", "b", "f.py"), []byte("print(2)\n"), 0o644) },
+		func() { os.Chmod(filepath.Join(dir, "a", "b", "f.py"), 0o755) },
+		func() { os.WriteFile(filepath.Join(dir, "new"), nil, 0o644) },
+	} {
+		change()
+		m2, err := Tree(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m2.Digest() == d1 {
+			t.Fatal("digest unchanged after a change")
+		}
+		d1 = m2.Digest()
+	}
+	back, err := ParseManifest(m.Marshal())
+	if err != nil || back.Digest() != m.Digest() {
+		t.Fatalf("ParseManifest round trip: %v", err)
+	}
+}
+
+func TestParseManifestRejects(t *testing.T) {
+	h := strings.Repeat("a", 64)
+	for name, s := range map[string]string{
+		"no header":   "100644 " + h + " a\n",
+		"unsorted":    "repro-tree v1\n100644 " + h + " b\n100644 " + h + " a\n",
+		"duplicate":   "repro-tree v1\n100644 " + h + " a\n100644 " + h + " a\n",
+		"dotdot":      "repro-tree v1\n100644 " + h + " ../a\n",
+		"absolute":    "repro-tree v1\n100644 " + h + " /a\n",
+		"mode":        "repro-tree v1\n100600 " + h + " a\n",
+		"no newline":  "repro-tree v1\n100644 " + h + " a",
+		"bad hex":     "repro-tree v1\n100644 " + strings.Repeat("z", 64) + " a\n",
+		"control":     "repro-tree v1\n100644 " + h + " a\tb\n",
+		"empty line":  "repro-tree v1\n\n",
+		"double dash": "repro-tree v1\n100644 " + h + " a//b\n",
+	} {
+		if _, err := ParseManifest([]byte(s)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzParseManifest(f *testing.F) {
+	h := strings.Repeat("a", 64)
+	f.Add([]byte("repro-tree v1\n"))
+	f.Add([]byte("repro-tree v1\n100644 " + h + " a/b.py\n120000 " + h + " c\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManifest(data)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(m.Marshal(), data) {
+			t.Fatalf("manifest is not canonical:\n%q\n%q", data, m.Marshal())
+		}
+	})
+}

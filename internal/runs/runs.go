@@ -1,0 +1,211 @@
+// Package runs gives every workload run a folder under REPRO_HOME/runs and
+// leaves in it a record that can be verified later: what ran (assets, image,
+// harness, limits), where (host facts), the self-check, the results, and the
+// SHA-256 of every file the run left. The record is signed with the local
+// run key as a DSSE envelope.
+//
+// Files of a run folder:
+//
+//	record.json        the record (the signed payload, byte for byte)
+//	record.dsse.json   DSSE envelope over record.json
+//	...                whatever the workload wrote (results, workspace copy)
+//
+// Verify re-hashes every file, checks the file set is exactly the recorded
+// one, and checks the signature with the store's public run key.
+package runs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/reprolab/repro/internal/exitcode"
+
+	"github.com/reprolab/repro/internal/safefile"
+)
+
+// Schema names the record format; additions keep it, changes bump it.
+const Schema = "repro.run/v1"
+
+// Record is the provenance of one run.
+type Record struct {
+	Schema     string    `json:"schema"`
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind"`
+	Command    []string  `json:"command"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Status is "ok", "negative", "precondition" or "integrity", after the
+	// exit code of the command.
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	Repro    Tool   `json:"repro"`
+	Host     Host   `json:"host"`
+	// Assets are the catalog assets the run read, as verified.
+	Assets []Asset `json:"assets,omitempty"`
+	// Workload-specific sections: image and sandbox facts, harness digest,
+	// limits, self-check, summary.
+	Image     any `json:"image,omitempty"`
+	Sandbox   any `json:"sandbox,omitempty"`
+	Limits    any `json:"limits,omitempty"`
+	SelfCheck any `json:"self_check,omitempty"`
+	Summary   any `json:"summary,omitempty"`
+	Extra     any `json:"extra,omitempty"`
+	// Files lists every file in the run folder but the record itself.
+	Files []File `json:"files"`
+}
+
+// Tool identifies the repro binary.
+type Tool struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+}
+
+// Host describes the machine.
+type Host struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel"`
+	CPUModel string `json:"cpu_model"`
+	CPUs     int    `json:"cpus"`
+	MemBytes int64  `json:"mem_bytes"`
+}
+
+// Asset is a catalog asset as it was verified for the run.
+type Asset struct {
+	ID     string `json:"id"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// File is one file of the run folder.
+type File struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// Run is an open run folder.
+type Run struct {
+	ID      string
+	Dir     string
+	home    string
+	started time.Time
+	kind    string
+}
+
+var idPattern = regexp.MustCompile(`^[a-z0-9-]{1,40}-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$`)
+
+// Create makes a new run folder REPRO_HOME/runs/<kind>-<UTC time>-<random>.
+func Create(home, kind string) (*Run, error) {
+	now := time.Now().UTC()
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	id := fmt.Sprintf("%s-%s-%s", kind, now.Format("20060102T150405Z"), hex.EncodeToString(rnd[:]))
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("invalid run kind %q", kind)
+	}
+	dir := filepath.Join(home, "runs", id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create run folder %s: %v", dir, err)
+	}
+	return &Run{ID: id, Dir: dir, home: home, started: now, kind: kind}, nil
+}
+
+// NewRecord returns a record filled with what the package knows: schema,
+// id, kind, command line, start time, repro version and host facts.
+func (r *Run) NewRecord(version string) *Record {
+	return &Record{
+		Schema:    Schema,
+		ID:        r.ID,
+		Kind:      r.kind,
+		Command:   os.Args,
+		StartedAt: r.started,
+		Repro:     Tool{Version: version, Go: runtime.Version()},
+		Host:      HostFacts(),
+	}
+}
+
+// Open finds an existing run by id (or unique id prefix).
+func Open(home, id string) (*Run, error) {
+	all, err := List(home)
+	if err != nil {
+		return nil, err
+	}
+	var match []string
+	for _, r := range all {
+		if r == id {
+			match = []string{r}
+			break
+		}
+		if strings.HasPrefix(r, id) {
+			match = append(match, r)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return nil, exitcode.Errorf(exitcode.Usage, "no run %q (see `repro runs list`)", id)
+	case 1:
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "run id %q is ambiguous: %s", id, strings.Join(match, ", "))
+	}
+	return &Run{ID: match[0], Dir: filepath.Join(home, "runs", match[0]), home: home}, nil
+}
+
+// List returns the ids of all runs, oldest first.
+func List(home string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(home, "runs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() && idPattern.MatchString(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j]
+	})
+	return ids, nil
+}
+
+func runTime(id string) string {
+	parts := strings.Split(id, "-")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[len(parts)-2]
+}
+
+// ReadRecord reads and decodes record.json of a run (bounded).
+func (r *Run) ReadRecord() (*Record, []byte, error) {
+	b, err := safefile.ReadFile(filepath.Join(r.Dir, recordFile), maxRecordBytes)
+	if err != nil {
+		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: record is not valid JSON: %v", r.ID, err)
+	}
+	return &rec, b, nil
+}
+
+func statusOf(code int) string {
+	return exitcode.Code(code).String()
+}

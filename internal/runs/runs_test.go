@@ -1,0 +1,86 @@
+package runs
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+func finishedRun(t *testing.T) (string, *Run) {
+	t.Helper()
+	home := t.TempDir()
+	r, err := Create(home, "humaneval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "results.json"), []byte(`{"pass":1}`), 0o644)
+	os.MkdirAll(filepath.Join(r.Dir, "workspace"), 0o755)
+	os.WriteFile(filepath.Join(r.Dir, "workspace", "samples.jsonl"), []byte("x\n"), 0o444)
+	rec := r.NewRecord("test")
+	rec.Assets = []Asset{{ID: "humanevalplus-v0.1.10", SHA256: strings.Repeat("a", 64), Size: 1}}
+	rec.Summary = map[string]float64{"pass@1": 1}
+	if err := r.Finish(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	return home, r
+}
+
+func TestRecordVerifies(t *testing.T) {
+	home, r := finishedRun(t)
+	r2, err := Open(home, r.ID[:12])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, problems, err := r2.Verify()
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("verify: %v %v", problems, err)
+	}
+	if rec.Status != "ok" || len(rec.Files) != 2 || rec.Host.CPUs == 0 || rec.Schema != Schema {
+		t.Fatalf("record: %+v", rec)
+	}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	for name, tamper := range map[string]func(dir string){
+		"result changed": func(dir string) { os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"pass":0}`), 0o644) },
+		"file added":     func(dir string) { os.WriteFile(filepath.Join(dir, "extra"), nil, 0o644) },
+		"file removed":   func(dir string) { os.Remove(filepath.Join(dir, "results.json")) },
+		"record edited": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, recordFile))
+			os.WriteFile(filepath.Join(dir, recordFile), []byte(strings.Replace(string(b), `"pass@1": 1`, `"pass@1": 0.5`, 1)), 0o644)
+		},
+		"record and envelope rewritten without the key": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, recordFile))
+			nb := []byte(strings.Replace(string(b), `"pass@1": 1`, `"pass@1": 0.5`, 1))
+			os.WriteFile(filepath.Join(dir, recordFile), nb, 0o644)
+			var env map[string]any
+			eb, _ := os.ReadFile(filepath.Join(dir, envelopeFile))
+			json.Unmarshal(eb, &env)
+			env["payload"] = b64(nb)
+			eb, _ = json.Marshal(env)
+			os.WriteFile(filepath.Join(dir, envelopeFile), eb, 0o644)
+		},
+		"envelope removed": func(dir string) { os.Remove(filepath.Join(dir, envelopeFile)) },
+		"symlink planted":  func(dir string) { os.Symlink("/etc/shadow", filepath.Join(dir, "link")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, r := finishedRun(t)
+			tamper(r.Dir)
+			_, problems, err := r.Verify()
+			if exitcode.Of(err) != exitcode.Integrity || len(problems) == 0 {
+				t.Fatalf("tampering not detected: %v %v", problems, err)
+			}
+		})
+	}
+}
+
+func TestOpenUnknown(t *testing.T) {
+	home, _ := finishedRun(t)
+	if _, err := Open(home, "nope"); exitcode.Of(err) != exitcode.Usage {
+		t.Fatalf("Open unknown: %v", err)
+	}
+}

@@ -1,0 +1,104 @@
+package runs
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+
+	"github.com/reprolab/repro/internal/safefile"
+)
+
+// PayloadType is the DSSE payload type of a run record.
+const PayloadType = "application/vnd.reprolab.repro.run+json"
+
+// key is the local ed25519 run key; it implements dsse.SignerVerifier.
+type key struct {
+	priv ed25519.PrivateKey
+	pub  ed25519.PublicKey
+}
+
+func (k *key) Sign(_ context.Context, data []byte) ([]byte, error) {
+	if k.priv == nil {
+		return nil, errors.New("no private run key")
+	}
+	return ed25519.Sign(k.priv, data), nil
+}
+
+func (k *key) Verify(_ context.Context, data, sig []byte) error {
+	if !ed25519.Verify(k.pub, data, sig) {
+		return errors.New("signature does not verify")
+	}
+	return nil
+}
+
+// KeyID is the hex SHA-256 of the raw public key.
+func (k *key) KeyID() (string, error) {
+	s := sha256.Sum256(k.pub)
+	return hex.EncodeToString(s[:]), nil
+}
+
+func (k *key) Public() crypto.PublicKey { return k.pub }
+
+var _ dsse.SignerVerifier = (*key)(nil)
+
+const (
+	privFile = "run-signing.key"
+	pubFile  = "run-signing.pub"
+)
+
+// signingKey loads REPRO_HOME/keys/run-signing.key, creating the key pair on
+// first use (private key mode 0600).
+func signingKey(home string) (*key, error) {
+	dir := filepath.Join(home, "keys")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	b, err := safefile.ReadFile(filepath.Join(dir, privFile), 4096)
+	if errors.Is(err, os.ErrNotExist) {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(dir, privFile), pem.EncodeToMemory(&pem.Block{Type: "REPRO RUN KEY", Bytes: priv.Seed()}), 0o600); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(dir, pubFile), pem.EncodeToMemory(&pem.Block{Type: "REPRO RUN PUBLIC KEY", Bytes: pub}), 0o644); err != nil {
+			return nil, err
+		}
+		return &key{priv: priv, pub: pub}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "REPRO RUN KEY" || len(blk.Bytes) != ed25519.SeedSize {
+		return nil, fmt.Errorf("%s is not a repro run key", filepath.Join(dir, privFile))
+	}
+	priv := ed25519.NewKeyFromSeed(blk.Bytes)
+	return &key{priv: priv, pub: priv.Public().(ed25519.PublicKey)}, nil
+}
+
+// verifyingKey loads the public run key.
+func verifyingKey(home string) (*key, error) {
+	p := filepath.Join(home, "keys", pubFile)
+	b, err := safefile.ReadFile(p, 4096)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the public run key %s: %w", p, err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "REPRO RUN PUBLIC KEY" || len(blk.Bytes) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%s is not a repro public run key", p)
+	}
+	return &key{pub: ed25519.PublicKey(blk.Bytes)}, nil
+}

@@ -1,0 +1,206 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+// Labels set on every container and results volume this package creates.
+const (
+	// LabelKey marks a container or volume as created by repro's sandbox.
+	LabelKey = "org.reprolab.repro.sandbox"
+	// LabelDeadline holds the Unix time (seconds) after which the object
+	// has outlived its run and may be removed by any repro process.
+	LabelDeadline = "org.reprolab.repro.deadline"
+	// LabelOwner holds the process ID of the repro process that created it.
+	LabelOwner  = "org.reprolab.repro.owner"
+	labelPrefix = "org.reprolab.repro."
+)
+
+// sweepGrace is added to a run's deadline in its label, leaving the owner
+// time to kill, read back and remove the container itself before another
+// process's sweep may.
+const sweepGrace = 10 * time.Second
+
+// cleanupTimeout bounds the kill and remove calls made after a run, which
+// use a context of their own so that they run even when the caller's
+// context was cancelled (SIGINT, SIGTERM).
+const cleanupTimeout = 30 * time.Second
+
+// Engine is a connection to the local Docker engine. It remembers the
+// containers it created until they are removed; Close removes any that are
+// left. An Engine is safe for concurrent use.
+type Engine struct {
+	cli *client.Client
+
+	mu   sync.Mutex
+	live map[string]string // container ID -> results volume name ("" if none)
+
+	// alter, when set, changes the policy of every container after it was
+	// built. Only the conformance meta-test sets it, to prove that the
+	// hostile suite notices a missing control; nothing outside the
+	// package's tests can reach it.
+	alter func(*policy)
+}
+
+// Connect talks to the local Docker engine, configured as the docker CLI is
+// (DOCKER_HOST, else the local socket), negotiating the API version, and
+// sweeps containers left behind by dead runners (see Sweep). An engine that
+// does not answer is an exitcode.Precondition error.
+func Connect(ctx context.Context) (*Engine, error) {
+	cli, err := client.New(client.FromEnv) // negotiates the API version by default
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Precondition, "failed to set up the docker client: %v", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, exitcode.Errorf(exitcode.Precondition,
+			"the docker engine at %s does not answer (%v): install it (apt-get install docker.io) and start it (setsid dockerd >/var/log/dockerd.log 2>&1 &)",
+			cli.DaemonHost(), err)
+	}
+	e := &Engine{cli: cli, live: make(map[string]string)}
+	// Containers whose runner died go first; a failed sweep does not stop
+	// this run, the next start-up tries again.
+	e.Sweep(ctx)
+	return e, nil
+}
+
+// Client returns the underlying engine client.
+func (e *Engine) Client() *client.Client { return e.cli }
+
+// Close kills and removes every container this Engine created and has not
+// removed yet, then closes the connection.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	ids := make(map[string]string, len(e.live))
+	for id, v := range e.live {
+		ids[id] = v
+	}
+	e.mu.Unlock()
+	var errs []error
+	for id, vol := range ids {
+		if err := e.destroy(id, vol); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, e.cli.Close())
+	return errors.Join(errs...)
+}
+
+func (e *Engine) track(id, vol string) {
+	e.mu.Lock()
+	e.live[id] = vol
+	e.mu.Unlock()
+}
+
+// destroy kills the container, removes it and its results volume, by ID,
+// with retries, whatever state the caller's context is in.
+func (e *Engine) destroy(id, vol string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		_, _ = e.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+		_, err = e.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			err = nil
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(100*(attempt+1)) * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("failed to remove container %s: %w", shortID(id), err)
+	}
+	if vol != "" {
+		if _, verr := e.cli.VolumeRemove(ctx, vol, client.VolumeRemoveOptions{Force: true}); verr != nil && !cerrdefs.IsNotFound(verr) {
+			return fmt.Errorf("failed to remove results volume %s: %w", vol, verr)
+		}
+	}
+	e.mu.Lock()
+	delete(e.live, id)
+	e.mu.Unlock()
+	return nil
+}
+
+// Sweep removes every labelled container and results volume whose deadline
+// has passed, whoever created it: they belong to runs whose runner died. It
+// returns how many containers it removed. Call it at start-up.
+func (e *Engine) Sweep(ctx context.Context) (int, error) {
+	now := time.Now().Unix()
+	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelKey),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("failed to list sandbox containers: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, c := range list.Items {
+		if !expired(c.Labels, now) {
+			continue
+		}
+		if err := e.destroy(c.ID, ""); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	vols, err := e.cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelKey)})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("failed to list sandbox volumes: %w", err))
+	} else {
+		for _, v := range vols.Items {
+			if !expired(v.Labels, now) {
+				continue
+			}
+			if _, err := e.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+				errs = append(errs, fmt.Errorf("failed to remove sandbox volume %s: %w", v.Name, err))
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// expired reports whether labels carry a deadline before now. A missing or
+// malformed deadline counts as expired: such an object was not made by a
+// working runner.
+func expired(labels map[string]string, now int64) bool {
+	d, err := strconv.ParseInt(labels[LabelDeadline], 10, 64)
+	return err != nil || d < now
+}
+
+func baseLabels(deadline time.Time, extra map[string]string) (map[string]string, error) {
+	l := make(map[string]string, len(extra)+3)
+	for k, v := range extra {
+		if len(k) >= len(labelPrefix) && k[:len(labelPrefix)] == labelPrefix {
+			return nil, fmt.Errorf("sandbox label %q uses the reserved prefix %s", k, labelPrefix)
+		}
+		l[k] = v
+	}
+	l[LabelKey] = "1"
+	l[LabelDeadline] = strconv.FormatInt(deadline.Add(sweepGrace).Unix()+1, 10)
+	l[LabelOwner] = strconv.Itoa(os.Getpid())
+	return l, nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"context"
+	"strings"
+)
+
+// RemoveControl makes every container e creates lack one control of the
+// policy. It exists only for the conformance meta-test, which proves that
+// the hostile suite notices each missing control; it is compiled into the
+// package's tests and nowhere else.
+func RemoveControl(e *Engine, control string) {
+	var f func(*policy)
+	switch control {
+	case "network":
+		f = func(p *policy) { p.host.NetworkMode = "bridge"; p.config.NetworkDisabled = false }
+	case "read-only root":
+		f = func(p *policy) { p.host.ReadonlyRootfs = false }
+	case "cap-drop":
+		f = func(p *policy) { p.host.CapDrop = nil }
+	case "pids":
+		f = func(p *policy) { p.host.PidsLimit = nil }
+	case "memory":
+		f = func(p *policy) { p.host.Memory, p.host.MemorySwap = 0, 0 }
+	case "ipc":
+		f = func(p *policy) { p.host.IpcMode = "private" }
+	case "seccomp": // the engine's default profile instead of ours
+		f = func(p *policy) { p.host.SecurityOpt = dropOpt(p.host.SecurityOpt, "seccomp=") }
+	case "seccomp entirely":
+		f = func(p *policy) {
+			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
+		}
+	case "no-new-privileges":
+		f = func(p *policy) { p.host.SecurityOpt = dropOpt(p.host.SecurityOpt, "no-new-privileges") }
+	case "nofile":
+		f = func(p *policy) { p.host.Ulimits = dropUlimit(p, "nofile") }
+	case "tmpfs":
+		// Docker adds noexec, nosuid and nodev to a tmpfs unless told otherwise.
+		f = func(p *policy) { p.host.Tmpfs[TmpDir] = "rw,exec,suid,dev,mode=1777" }
+	case "user":
+		f = func(p *policy) { p.execUser = "0:0" }
+	default:
+		panic("unknown control " + control)
+	}
+	e.alter = f
+}
+
+func dropOpt(opts []string, prefix string) []string {
+	var out []string
+	for _, o := range opts {
+		if !strings.HasPrefix(o, prefix) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func dropUlimit(p *policy, name string) []*ulimit {
+	var out []*ulimit
+	for _, u := range p.host.Ulimits {
+		if u.Name != name {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// ExecAnother runs one more program in a running container (benchmarks).
+func ExecAnother(ctx context.Context, c *Container, cmd []string) (int, error) {
+	return c.execAnother(ctx, cmd)
+}

@@ -1,0 +1,804 @@
+package sandbox_test
+
+// The hostile conformance suite: one test per technique of the threat
+// catalogue, each run in a real container under the real policy, each
+// asserting the verdict the runner reaches and the host side (no container
+// or volume left, no process left, samples and dataset unchanged, no
+// log file). TestControlsAreNeeded proves that the suite fails when a
+// control is taken out of the policy.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// testLimits are small so that every bomb hits its wall quickly.
+func testLimits() sandbox.Limits {
+	return sandbox.Limits{
+		NanoCPUs:      1e9,
+		Memory:        64 << 20,
+		Pids:          32,
+		NoFile:        64,
+		FSize:         1 << 20,
+		TmpfsSize:     4 << 20,
+		TmpfsInodes:   256,
+		ResultsSize:   256 << 10,
+		ResultsInodes: 32,
+		OutputCap:     64 << 10,
+		Deadline:      15 * time.Second,
+	}
+}
+
+// prelude is prepended to every probe. The marker (argv[1]) is in every
+// process's command line, so the host can look for survivors.
+const prelude = `
+import ctypes, errno, json, os, platform, resource, signal, socket, stat, sys, time
+MARK = sys.argv[1]
+def attempt(fn):
+    try:
+        fn()
+        return 0
+    except OSError as e:
+        return e.errno or -1
+def report(**kw):
+    print(json.dumps(kw), flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NR = {"x86_64": {"ptrace": 101, "io_uring_setup": 425}, "aarch64": {"ptrace": 117, "io_uring_setup": 425}}[platform.machine()]
+def sys_errno(*args):
+    r = libc.syscall(*args)
+    return ctypes.get_errno() if r == -1 else 0
+`
+
+type hostileCase struct {
+	name    string
+	limits  func(*sandbox.Limits)
+	results bool
+	code    string
+	verdict func(r *result) error
+}
+
+type result struct {
+	o      *sandbox.Outcome
+	report map[string]any
+	lim    sandbox.Limits
+}
+
+func (r *result) num(k string) float64 {
+	v, _ := r.report[k].(float64)
+	return v
+}
+
+func (r *result) errno(k string) syscall.Errno { return syscall.Errno(int(r.num(k))) }
+
+func (r *result) want(k string, e syscall.Errno) error {
+	if _, ok := r.report[k]; !ok {
+		return fmt.Errorf("no %s in the probe's report %v (stderr %q)", k, r.report, r.o.Stderr)
+	}
+	if got := r.errno(k); got != e {
+		return fmt.Errorf("%s: got errno %d (%v), want %d (%v)", k, int(got), got, int(e), e)
+	}
+	return nil
+}
+
+func (r *result) failed(k string) error {
+	if _, ok := r.report[k]; !ok {
+		return fmt.Errorf("no %s in the probe's report %v (stderr %q)", k, r.report, r.o.Stderr)
+	}
+	if r.num(k) == 0 {
+		return fmt.Errorf("%s: the attempt succeeded inside the sandbox", k)
+	}
+	return nil
+}
+
+func all(errs ...error) error { return errors.Join(errs...) }
+
+var hostileCases = []hostileCase{
+	// 2.1 Resource exhaustion.
+	{name: "fork bomb", code: `
+n, err = 0, 0
+try:
+    for i in range(100):
+        pid = os.fork()
+        if pid == 0:
+            os.close(1); os.close(2)
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    err = e.errno
+report(forks=n, errno=err)
+`, verdict: func(r *result) error {
+		return all(r.want("errno", syscall.EAGAIN), below(r.num("forks"), r.lim.Pids, "forks"))
+	}},
+	{name: "thread bomb", code: `
+import threading
+n, refused = 0, 0
+try:
+    for i in range(100):
+        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+        n += 1
+except RuntimeError:
+    refused = 1
+report(threads=n, refused=refused)
+os._exit(0)
+`, verdict: func(r *result) error {
+		if r.num("refused") != 1 {
+			return fmt.Errorf("all %v threads started", r.report["threads"])
+		}
+		return below(r.num("threads"), r.lim.Pids, "threads")
+	}},
+	{name: "memory bomb", code: `
+chunks = []
+for i in range(16):
+    chunks.append(b"\x01" * (16 << 20))
+report(allocated_mib=16 * len(chunks))
+`, verdict: func(r *result) error {
+		if !r.o.OOMKilled {
+			return fmt.Errorf("not reported as OOM (exit %d, report %v)", r.o.ExitCode, r.report)
+		}
+		if r.o.Signal != "SIGKILL" {
+			return fmt.Errorf("OOM kill without SIGKILL: %+v", r.o)
+		}
+		return nil
+	}},
+	{name: "cpu spin past the deadline", limits: func(l *sandbox.Limits) { l.Deadline = 2 * time.Second }, code: `
+while True:
+    pass
+`, verdict: func(r *result) error {
+		if !r.o.TimedOut || r.o.Wall < 2*time.Second {
+			return fmt.Errorf("not timed out at the deadline: %+v", r.o)
+		}
+		if r.o.CPU < 100*time.Millisecond {
+			return fmt.Errorf("CPU time %v for a 2 s spin", r.o.CPU)
+		}
+		return nil
+	}},
+	{name: "sleep forever", limits: func(l *sandbox.Limits) { l.Deadline = 2 * time.Second }, code: `
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+time.sleep(10 ** 6)
+`, verdict: func(r *result) error {
+		if !r.o.TimedOut {
+			return fmt.Errorf("not timed out: %+v", r.o)
+		}
+		return nil
+	}},
+	{name: "fill tmp", code: `
+total, err = 0, 0
+try:
+    for i in range(64):
+        with open("/tmp/fill%d" % i, "wb") as f:
+            for j in range(8):
+                f.write(b"x" * (64 << 10))
+                total += 64 << 10
+except OSError as e:
+    err = e.errno
+report(bytes=total, errno=err)
+`, verdict: func(r *result) error {
+		return all(r.want("errno", syscall.ENOSPC), below(r.num("bytes"), r.lim.TmpfsSize+1, "bytes"))
+	}},
+	{name: "file size limit", code: `
+total, err = 0, 0
+try:
+    with open("/tmp/big", "wb") as f:
+        for j in range(64):
+            f.write(b"x" * (64 << 10))
+            f.flush()
+            total += 64 << 10
+except OSError as e:
+    err = e.errno
+report(bytes=total, errno=err)
+`, verdict: func(r *result) error {
+		return all(r.want("errno", syscall.EFBIG), below(r.num("bytes"), r.lim.FSize+1, "bytes"))
+	}},
+	{name: "fill dev shm", code: `
+report(exists=int(os.path.isdir("/dev/shm")), errno=attempt(lambda: open("/dev/shm/fill", "wb").write(b"x" * (1 << 20))))
+`, verdict: func(r *result) error {
+		if _, ok := r.report["errno"]; !ok || r.num("errno") == 0 {
+			return fmt.Errorf("writing 1 MiB to /dev/shm succeeded (report %v)", r.report)
+		}
+		return nil
+	}},
+	{name: "fill results folder", results: true, code: `
+total, err = 0, 0
+try:
+    for i in range(16):
+        with open("/results/fill%d" % i, "wb") as f:
+            for j in range(4):
+                f.write(b"x" * (64 << 10))
+                total += 64 << 10
+except OSError as e:
+    err = e.errno
+report(bytes=total, errno=err)
+`, verdict: func(r *result) error {
+		read := 0
+		if r.o.Results != nil {
+			for _, b := range r.o.Results.Files {
+				read += len(b)
+			}
+		}
+		return all(r.want("errno", syscall.ENOSPC), below(r.num("bytes"), r.lim.ResultsSize+1, "bytes"),
+			below(float64(read), r.lim.ResultsSize+1, "bytes read back"))
+	}},
+	{name: "too many open files", code: `
+fds, err = [], 0
+try:
+    for i in range(4096):
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as e:
+    err = e.errno
+raised = 0
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (100000, 100000))
+    raised = 1
+except (ValueError, OSError):
+    pass
+report(fds=len(fds), errno=err, raised=raised)
+`, verdict: func(r *result) error {
+		return all(r.want("errno", syscall.EMFILE), below(r.num("fds"), r.lim.NoFile, "fds"), r.want("raised", 0))
+	}},
+	{name: "inode exhaustion", code: `
+n, err = 0, 0
+try:
+    for i in range(4096):
+        open("/tmp/i%d" % i, "w").close()
+        n += 1
+except OSError as e:
+    err = e.errno
+report(files=n, errno=err)
+`, verdict: func(r *result) error {
+		return all(r.want("errno", syscall.ENOSPC), below(r.num("files"), r.lim.TmpfsInodes, "files"))
+	}},
+
+	// 2.2 Escape, privilege and kernel surface.
+	{name: "network connect and DNS", code: `
+def connect(host, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+    finally:
+        s.close()
+dns = 0
+try:
+    socket.getaddrinfo("deb.debian.org", 80)
+    dns = 1
+except OSError:
+    pass
+report(interfaces=sorted(os.listdir("/sys/class/net")), public=attempt(lambda: connect("1.1.1.1", 53)),
+       gateway=attempt(lambda: connect("172.17.0.1", 2375)), dns=dns)
+`, verdict: func(r *result) error {
+		ifs := fmt.Sprint(r.report["interfaces"])
+		var errs []error
+		if ifs != "[lo]" {
+			errs = append(errs, fmt.Errorf("network interfaces %s, want only lo", ifs))
+		}
+		return all(append(errs, r.want("public", syscall.ENETUNREACH), r.want("gateway", syscall.ENETUNREACH), r.want("dns", 0))...)
+	}},
+	{name: "read proc 1 environ", code: `
+def read():
+    return open("/proc/1/environ", "rb").read()
+leak = 0
+try:
+    leak = int(b"REPRO_HOST_CANARY" in read())
+except OSError:
+    pass
+report(errno=attempt(read), leak=leak, own=sorted(os.environ))
+`, verdict: func(r *result) error {
+		var errs []error
+		for _, k := range r.report["own"].([]any) {
+			if !slices.Contains(allowedEnv, k.(string)) {
+				errs = append(errs, fmt.Errorf("unexpected environment variable %v", k))
+			}
+		}
+		return all(append(errs, r.want("errno", syscall.EACCES), r.want("leak", 0))...)
+	}},
+	{name: "read etc shadow", code: `
+report(errno=attempt(lambda: open("/etc/shadow").read()))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EACCES) }},
+	{name: "docker socket", code: `
+paths = ["/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock"]
+report(found=[p for p in paths if os.path.exists(p)])
+`, verdict: func(r *result) error {
+		if f, _ := r.report["found"].([]any); len(f) != 0 || r.report["found"] == nil {
+			return fmt.Errorf("engine sockets visible: %v", r.report["found"])
+		}
+		return nil
+	}},
+	{name: "write outside the mounts", code: `
+def write(p):
+    with open(p, "a") as f:
+        f.write("x")
+report(var_tmp=attempt(lambda: write("/var/tmp/x")), etc=attempt(lambda: write("/etc/passwd")),
+       root=attempt(lambda: write("/x")), stdlib=attempt(lambda: write(os.__file__)),
+       dataset=attempt(lambda: write("/data/canary.txt")), dataset_new=attempt(lambda: write("/data/new")),
+       workspace=attempt(lambda: write("/workspace/new")))
+`, verdict: func(r *result) error {
+		return all(r.want("var_tmp", syscall.EROFS), r.failed("etc"), r.failed("root"), r.failed("stdlib"),
+			r.failed("dataset"), r.failed("dataset_new"), r.failed("workspace"))
+	}},
+	{name: "tamper with the samples", code: `
+d = "/workspace/samples"
+names = sorted(os.listdir(d))
+p = os.path.join(d, names[0])
+def append():
+    with open(p, "a") as f:
+        f.write("pass\n")
+def replace():
+    with open("/tmp/evil.py", "w") as f:
+        f.write("evil")
+    os.rename("/tmp/evil.py", p)
+report(names=names, append=attempt(append), chmod=attempt(lambda: os.chmod(p, 0o777)),
+       rename=attempt(lambda: os.rename(p, p + ".moved")), unlink=attempt(lambda: os.unlink(p)),
+       replace=attempt(replace), link=attempt(lambda: os.symlink("/etc/passwd", os.path.join(d, "link.py"))),
+       extra=attempt(lambda: open(os.path.join(d, "extra.py"), "w").close()),
+       truncate=attempt(lambda: os.truncate(p, 0)))
+`, verdict: func(r *result) error {
+		return all(r.failed("append"), r.failed("chmod"), r.failed("rename"), r.failed("unlink"),
+			r.failed("replace"), r.failed("link"), r.failed("extra"), r.failed("truncate"))
+	}},
+	{name: "plant symlink and FIFO in results", results: true, code: `
+with open("/results/ok.json", "w") as f:
+    f.write('{"fine": true}')
+os.symlink("/etc/shadow", "/results/eval_results.json")
+os.mkfifo("/results/results.fifo")
+os.link("/results/ok.json", "/results/hard.json")
+report(planted=1)
+`, verdict: func(r *result) error {
+		res := r.o.Results
+		if res == nil {
+			return fmt.Errorf("no results read back: %s", r.o.ResultsError)
+		}
+		var errs []error
+		if string(res.Files["ok.json"]) != `{"fine": true}` {
+			errs = append(errs, fmt.Errorf("regular result not read back: %q", res.Files["ok.json"]))
+		}
+		for _, bad := range []string{"eval_results.json", "results.fifo"} {
+			if _, ok := res.Files[bad]; ok {
+				errs = append(errs, fmt.Errorf("%s was read back", bad))
+			}
+			if !slices.ContainsFunc(res.Rejected, func(s string) bool { return strings.HasPrefix(s, bad+":") }) {
+				errs = append(errs, fmt.Errorf("%s not reported as rejected: %v", bad, res.Rejected))
+			}
+		}
+		if len(res.Files) > 2 {
+			errs = append(errs, fmt.Errorf("unexpected results %v", res.Files))
+		}
+		return errors.Join(errs...)
+	}},
+	{name: "exec from tmp and the workspace", results: true, code: `
+import shutil
+def run(p):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execv(p, [p])
+        except OSError as e:
+            os._exit(100 + e.errno)
+        os._exit(99)
+    _, st = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(st)
+    return code - 100 if code >= 100 else 0
+for d in ("/tmp", "/results"):
+    shutil.copy("/bin/true", d + "/true")
+    os.chmod(d + "/true", 0o755)
+sample = os.path.join("/workspace/samples", sorted(os.listdir("/workspace/samples"))[0])
+report(tmp=run("/tmp/true"), results=run("/results/true"), sample=run(sample))
+`, verdict: func(r *result) error {
+		return all(r.want("tmp", syscall.EACCES), r.want("results", syscall.EACCES), r.want("sample", syscall.EACCES))
+	}},
+	{name: "setuid", code: `
+found = []
+for root, dirs, files in os.walk("/"):
+    if root in ("/proc", "/sys", "/dev"):
+        dirs[:] = []
+        continue
+    for f in files:
+        try:
+            m = os.lstat(os.path.join(root, f)).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(m) and m & (stat.S_ISUID | stat.S_ISGID):
+            found.append(os.path.join(root, f))
+nnp = [l.split()[1] for l in open("/proc/self/status") if l.startswith("NoNewPrivs")][0]
+report(found=found, setuid=attempt(lambda: os.setuid(0)), nnp=int(nnp))
+`, verdict: func(r *result) error {
+		var errs []error
+		if f, _ := r.report["found"].([]any); len(f) != 0 {
+			errs = append(errs, fmt.Errorf("setuid or setgid files in the image: %v", f))
+		}
+		if r.num("nnp") != 1 {
+			errs = append(errs, fmt.Errorf("no-new-privileges is not set"))
+		}
+		return all(append(errs, r.want("setuid", syscall.EPERM))...)
+	}},
+	{name: "capabilities", code: `
+caps = {l.split(":")[0]: int(l.split()[1], 16) for l in open("/proc/self/status") if l.startswith("Cap")}
+report(**caps)
+`, verdict: func(r *result) error {
+		var errs []error
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if v, ok := r.report[k]; !ok || v.(float64) != 0 {
+				errs = append(errs, fmt.Errorf("%s = %v, want 0", k, v))
+			}
+		}
+		return errors.Join(errs...)
+	}},
+	{name: "ptrace pid 1", code: `
+report(errno=sys_errno(NR["ptrace"], 16, 1, 0, 0))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "ptrace the parent", code: `
+parent = os.getpid()
+pid = os.fork()
+if pid == 0:
+    err = sys_errno(NR["ptrace"], 16, parent, 0, 0)
+    if err == 0:  # attached: let the parent go on, so that it can report
+        os.waitpid(parent, 0x40000000)
+        sys_errno(NR["ptrace"], 17, parent, 0, 0)
+    os._exit(err)
+_, st = os.waitpid(pid, 0)
+report(errno=os.waitstatus_to_exitcode(st))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "process_vm_readv", code: `
+secret = ctypes.create_string_buffer(b"expected-answer", 64)
+parent = os.getpid()
+pid = os.fork()
+if pid == 0:
+    class iovec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+    buf = ctypes.create_string_buffer(64)
+    local = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)
+    remote = iovec(ctypes.addressof(secret), 64)
+    libc.process_vm_readv.restype = ctypes.c_ssize_t
+    n = libc.process_vm_readv(parent, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+    os._exit(ctypes.get_errno() if n < 0 else 0)
+_, st = os.waitpid(pid, 0)
+report(errno=os.waitstatus_to_exitcode(st))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "io_uring", code: `
+params = ctypes.create_string_buffer(120)
+report(errno=sys_errno(NR["io_uring_setup"], 4, params))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "AF_VSOCK", code: `
+report(errno=attempt(lambda: socket.socket(40, socket.SOCK_STREAM).close()))
+`, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "core dump", results: true, code: `
+soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+raised = 0
+try:
+    resource.setrlimit(resource.RLIMIT_CORE, (1 << 20, 1 << 20))
+    raised = 1
+except (ValueError, OSError):
+    pass
+pid = os.fork()
+if pid == 0:
+    os.chdir("/tmp")
+    ctypes.string_at(0)
+    os._exit(0)
+_, st = os.waitpid(pid, 0)
+cores = [d + "/" + f for d in ("/tmp", "/results", "/") for f in os.listdir(d) if f.startswith("core")]
+report(soft=soft, hard=hard, raised=raised, signaled=int(os.WIFSIGNALED(st)), sig=os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0,
+       dumped=int(os.WCOREDUMP(st)), cores=cores)
+`, verdict: func(r *result) error {
+		var errs []error
+		if r.num("soft") != 0 || r.num("hard") != 0 || r.num("raised") != 0 {
+			errs = append(errs, fmt.Errorf("core limit %v/%v, raised %v", r.report["soft"], r.report["hard"], r.report["raised"]))
+		}
+		if r.num("sig") != float64(syscall.SIGSEGV) || r.num("dumped") != 0 {
+			errs = append(errs, fmt.Errorf("child ended with signal %v, core dumped %v", r.report["sig"], r.report["dumped"]))
+		}
+		if c, _ := r.report["cores"].([]any); len(c) != 0 {
+			errs = append(errs, fmt.Errorf("core files written: %v", c))
+		}
+		return errors.Join(errs...)
+	}},
+	{name: "orphan daemon", code: `
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            with open("/tmp/heartbeat", "w") as f:
+                f.write(str(time.time()))
+            time.sleep(0.1)
+    os._exit(0)
+os.waitpid(pid, 0)
+time.sleep(0.3)
+report(daemon_started=int(os.path.exists("/tmp/heartbeat")))
+`, verdict: func(r *result) error {
+		if r.num("daemon_started") != 1 {
+			return fmt.Errorf("the daemon did not start, the test proves nothing: %v", r.report)
+		}
+		if r.o.TimedOut {
+			return fmt.Errorf("the runner waited for the daemon until the deadline")
+		}
+		return nil
+	}},
+	{name: "SIGTERM to PID 1 and the holder", code: `
+holder = 0
+for p in os.listdir("/proc"):
+    if p.isdigit() and p != "1":
+        try:
+            if open("/proc/%s/cmdline" % p, "rb").read().startswith(b"/bin/sleep"):
+                holder = int(p)
+        except OSError:
+            pass
+report(pid1=attempt(lambda: os.kill(1, signal.SIGTERM)), holder_found=int(holder > 0),
+       holder=attempt(lambda: os.kill(holder, signal.SIGKILL)) if holder else 0)
+time.sleep(0.5)
+`, verdict: func(r *result) error {
+		err := all(r.want("pid1", syscall.EPERM), r.want("holder", syscall.EPERM))
+		if r.num("holder_found") != 1 {
+			err = all(err, errors.New("holder process not found"))
+		}
+		if r.o.ContainerEnded || r.o.ExitCode != 0 {
+			err = all(err, fmt.Errorf("the container ended under the program: %+v", r.o))
+		}
+		return err
+	}},
+}
+
+var allowedEnv = []string{"HOME", "HOSTNAME", "LANG", "LC_ALL", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "TMPDIR"}
+
+func below(v float64, limit int64, what string) error {
+	if v >= float64(limit) {
+		return fmt.Errorf("%s reached %v, the limit is %d", what, v, limit)
+	}
+	return nil
+}
+
+// fixture is the host side of one hostile run: a workspace of samples and a
+// dataset folder, both mounted read-only.
+type fixture struct {
+	ws          *sandbox.Workspace
+	dataset     string
+	datasetHash digest.SHA256
+	marker      string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.Mkdir(src, 0o755)
+	var samples []string
+	for i, body := range []string{"def add(a, b):\n    return a + b\n", "def sub(a, b):\n    return a - b\n"} {
+		p := filepath.Join(src, fmt.Sprintf("sample%d.py", i))
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, p)
+	}
+	ws, err := sandbox.NewWorkspace(filepath.Join(dir, "ws"), samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o755)
+	if err := os.WriteFile(filepath.Join(data, "canary.txt"), []byte("dataset canary\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(data, 0o777)
+	f := &fixture{ws: ws, dataset: data, marker: fmt.Sprintf("repro-hostile-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	f.datasetHash = treeHash(t, data)
+	return f
+}
+
+func treeHash(t *testing.T, dir string) digest.SHA256 {
+	t.Helper()
+	var buf bytes.Buffer
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		b := []byte{}
+		if fi.Mode().IsRegular() {
+			b, _ = os.ReadFile(p)
+		}
+		fmt.Fprintf(&buf, "%s %v %d %x\n", p, fi.Mode(), fi.Size(), digest.Of(b))
+		return nil
+	})
+	return digest.Of(buf.Bytes())
+}
+
+func (f *fixture) spec(img sandbox.Image, code string, l sandbox.Limits, results bool) sandbox.Spec {
+	return sandbox.Spec{
+		Image:    img,
+		Cmd:      []string{"python3", "-c", prelude + code, f.marker},
+		ReadOnly: []sandbox.Mount{{Source: f.dataset, Target: "/data"}},
+		Samples:  f.ws,
+		Dir:      "/tmp",
+		Limits:   l,
+		Results:  results,
+		Labels:   map[string]string{"org.reprolab.test": f.marker},
+	}
+}
+
+// hostSide checks what the run left on the host.
+func (f *fixture) hostSide(t *testing.T, e *sandbox.Engine, o *sandbox.Outcome) error {
+	t.Helper()
+	ctx := context.Background()
+	var errs []error
+	if _, err := e.Client().ContainerInspect(ctx, o.ContainerID, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("container %s still exists (inspect: %v)", o.ContainerID, err))
+	}
+	byLabel := make(client.Filters).Add("label", "org.reprolab.test="+f.marker)
+	if l, err := e.Client().ContainerList(ctx, client.ContainerListOptions{All: true, Filters: byLabel}); err != nil || len(l.Items) != 0 {
+		errs = append(errs, fmt.Errorf("labelled containers left: %v %v", l.Items, err))
+	}
+	if l, err := e.Client().VolumeList(ctx, client.VolumeListOptions{Filters: byLabel}); err != nil || len(l.Items) != 0 {
+		errs = append(errs, fmt.Errorf("labelled volumes left: %v %v", l.Items, err))
+	}
+	if procs := hostProcesses(f.marker); len(procs) != 0 {
+		errs = append(errs, fmt.Errorf("processes of the run survive on the host: %v", procs))
+	}
+	if err := f.ws.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	if h := treeHash(t, f.dataset); h != f.datasetHash {
+		errs = append(errs, errors.New("the dataset folder changed"))
+	}
+	if root := dockerRoot(t, e); root != "" {
+		if _, err := os.Stat(filepath.Join(root, "containers", o.ContainerID)); !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("the engine keeps files of container %s (%v)", o.ContainerID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hostProcesses lists host processes whose command line holds marker.
+func hostProcesses(marker string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+func dockerRoot(t *testing.T, e *sandbox.Engine) string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	info, err := e.Client().Info(context.Background(), client.InfoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Info.DockerRootDir
+}
+
+// runCase runs one hostile case and returns its result and the host-side
+// findings. Errors of the runner itself fail the test.
+func runCase(t *testing.T, e *sandbox.Engine, img sandbox.Image, c hostileCase) (*result, error) {
+	t.Helper()
+	f := newFixture(t)
+	l := testLimits()
+	if c.limits != nil {
+		c.limits(&l)
+	}
+	o, err := e.Run(context.Background(), f.spec(img, c.code, l, c.results), nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r := &result{o: o, report: map[string]any{}, lim: l}
+	lines := bytes.Split(bytes.TrimSpace(o.Stdout), []byte("\n"))
+	if last := lines[len(lines)-1]; len(last) > 0 && last[0] == '{' {
+		if err := json.Unmarshal(last, &r.report); err != nil {
+			t.Fatalf("probe report %q: %v", last, err)
+		}
+	}
+	return r, f.hostSide(t, e, o)
+}
+
+func TestHostile(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	for _, c := range hostileCases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			r, host := runCase(t, e, img, c)
+			if host != nil {
+				t.Errorf("host side: %v", host)
+			}
+			if err := c.verdict(r); err != nil {
+				t.Errorf("verdict: %v\noutcome %+v\nstdout %q\nstderr %q", err, r.o, clipBytes(r.o.Stdout), clipBytes(r.o.Stderr))
+			}
+		})
+	}
+}
+
+func clipBytes(b []byte) []byte {
+	if len(b) > 2000 {
+		return b[len(b)-2000:]
+	}
+	return b
+}
+
+// TestControlsAreNeeded takes one control at a time out of the policy and
+// requires the named hostile test to notice. If a control could be removed
+// without any test failing, the suite would not be testing it.
+func TestControlsAreNeeded(t *testing.T) {
+	e0 := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e0)
+	for _, m := range []struct {
+		control, test string
+		limits        func(*sandbox.Limits) // so that the case fails for the named reason
+	}{
+		{"network", "network connect and DNS", nil},
+		{"read-only root", "write outside the mounts", nil},
+		{"cap-drop", "capabilities", nil},
+		{"pids", "fork bomb", func(l *sandbox.Limits) { l.Memory = 1 << 30 }},
+		{"pids", "thread bomb", func(l *sandbox.Limits) { l.Memory = 1 << 30 }},
+		{"memory", "memory bomb", nil},
+		{"seccomp", "ptrace the parent", nil},
+		{"seccomp entirely", "process_vm_readv", nil}, // Docker's default profile denies it too
+		{"seccomp", "io_uring", nil},
+		{"seccomp", "AF_VSOCK", nil},
+		{"no-new-privileges", "setuid", nil},
+		{"ipc", "fill dev shm", nil},
+		{"nofile", "too many open files", nil},
+		{"tmpfs", "exec from tmp and the workspace", nil},
+		{"tmpfs", "fill tmp", nil},
+		{"tmpfs", "inode exhaustion", nil},
+		{"user", "read etc shadow", nil},
+	} {
+		t.Run(strings.ReplaceAll(m.control+"/"+m.test, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			idx := slices.IndexFunc(hostileCases, func(c hostileCase) bool { return c.name == m.test })
+			if idx < 0 {
+				t.Fatalf("no hostile case %q", m.test)
+			}
+			c := hostileCases[idx]
+			if m.limits != nil {
+				base := c.limits
+				c.limits = func(l *sandbox.Limits) {
+					if base != nil {
+						base(l)
+					}
+					m.limits(l)
+				}
+			}
+			e := sandboxtest.Engine(t)
+			sandbox.RemoveControl(e, m.control)
+			r, _ := runCase(t, e, img, c)
+			err := c.verdict(r)
+			if err == nil {
+				t.Fatalf("with %s removed, hostile test %q still passes: the suite does not test that control", m.control, m.test)
+			}
+			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, err)
+		})
+	}
+}
+
+func TestMain(m *testing.M) {
+	// A host secret that must never reach a container.
+	os.Setenv("REPRO_HOST_CANARY", "host-secret")
+	code := m.Run()
+	if reproBin.dir != "" {
+		os.RemoveAll(reproBin.dir)
+	}
+	os.Exit(code)
+}

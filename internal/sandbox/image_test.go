@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+func TestParseDpkgStatus(t *testing.T) {
+	status := `Package: python3
+Status: install ok installed
+Version: 3.11.2-1+b1
+
+Package: removed
+Status: deinstall ok config-files
+Version: 1.0
+
+Package: libc6
+Status: install ok installed
+Architecture: amd64
+Version: 2.36-9+deb12u10
+`
+	got := parseDpkgStatus([]byte(status))
+	if !slices.Equal(got, []string{"libc6=2.36-9+deb12u10", "python3=3.11.2-1+b1"}) {
+		t.Errorf("packages %v", got)
+	}
+}
+
+func FuzzParseDpkgStatus(f *testing.F) {
+	f.Add([]byte("Package: a\nStatus: install ok installed\nVersion: 1\n\n"))
+	f.Add([]byte("Package:\n\n\nVersion: : :"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, p := range parseDpkgStatus(b) {
+			if len(p) < 3 {
+				t.Fatalf("bad entry %q", p)
+			}
+		}
+	})
+}
+
+func TestReadPin(t *testing.T) {
+	home := t.TempDir()
+	if _, err := ReadPin(home); exitcode.Of(err) != exitcode.Precondition {
+		t.Errorf("no pin: %v", err)
+	}
+	os.MkdirAll(filepath.Join(home, "sandbox"), 0o755)
+	for _, bad := range []string{`{`, `{"id":"sha256:abc","manifest_digest":"sha256:abc"}`, `{"id":"latest"}`} {
+		os.WriteFile(pinPath(home), []byte(bad), 0o644)
+		if _, err := ReadPin(home); exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("pin %s: %v", bad, err)
+		}
+	}
+}
+
+func TestVersionLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{
+		{"1.1.5+ds1", "1.1.12", true},
+		{"1.1.12", "1.1.12", false},
+		{"1.2.0", "1.1.12", false},
+		{"v1.1.11-0-g", "1.1.12", true},
+		{"2", "1.1.12", false},
+	} {
+		if got := versionLess(c.a, c.b); got != c.less {
+			t.Errorf("versionLess(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+	w := hostWarnings(HostFacts{RuncVersion: "1.1.5+ds1", CorePattern: "|/usr/lib/systemd/systemd-coredump %P"})
+	if len(w) < 2 {
+		t.Errorf("warnings %v", w)
+	}
+}

@@ -1,0 +1,329 @@
+package sandbox_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// TestHugeOutput floods stdout and stderr: the runner keeps the cap, drains
+// the rest so that the program is not blocked, and the engine writes no log.
+func TestHugeOutput(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	f := newFixture(t)
+	l := testLimits()
+	code := `
+chunk = b"o" * (64 << 10)
+for i in range(256):
+    sys.stdout.buffer.write(chunk)
+    sys.stderr.buffer.write(chunk)
+sys.stdout.flush()
+`
+	c, err := e.Start(context.Background(), f.spec(img, code, l, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr []byte
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); stdout, _ = io.ReadAll(c.Stdout()) }()
+	go func() { defer wg.Done(); stderr, _ = io.ReadAll(c.Stderr()) }()
+
+	// While the flood runs, the engine must keep no log of it.
+	root := dockerRoot(t, e)
+	var maxLog int64
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if root == "" {
+				continue
+			}
+			filepath.Walk(filepath.Join(root, "containers", c.ID()), func(p string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode().IsRegular() && fi.Size() > maxLog {
+					maxLog = fi.Size()
+				}
+				return nil
+			})
+		}
+	}()
+	o, err := c.Wait(context.Background())
+	close(stop)
+	<-polled
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.OutputCapHit || int64(len(stdout)) != l.OutputCap || int64(len(stderr)) != l.OutputCap {
+		t.Errorf("output cap: hit %v, kept %d and %d bytes, cap %d", o.OutputCapHit, len(stdout), len(stderr), l.OutputCap)
+	}
+	if o.TimedOut || o.ExitCode != 0 {
+		t.Errorf("the program was not drained to its end: %+v", o)
+	}
+	if maxLog > 64<<10 {
+		t.Errorf("the engine wrote a %d-byte file for the container", maxLog)
+	}
+	if err := f.hostSide(t, e, o); err != nil {
+		t.Error(err)
+	}
+}
+
+var reproBin struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+	out  []byte
+}
+
+// buildRepro builds the repro command once for all tests of the process.
+func buildRepro(t *testing.T) string {
+	t.Helper()
+	reproBin.once.Do(func() {
+		reproBin.dir, reproBin.err = os.MkdirTemp("", "repro-bin-")
+		if reproBin.err != nil {
+			return
+		}
+		reproBin.path = filepath.Join(reproBin.dir, "repro")
+		reproBin.out, reproBin.err = exec.Command("go", "build", "-o", reproBin.path, "github.com/reprolab/repro/cmd/repro").CombinedOutput()
+	})
+	if reproBin.err != nil {
+		t.Fatalf("go build: %v\n%s", reproBin.err, reproBin.out)
+	}
+	return reproBin.path
+}
+
+// startRepro runs `repro sandbox run` on a program that sleeps, and waits
+// until its container runs. It returns the process and the container ID.
+func startRepro(t *testing.T, e *sandbox.Engine, bin, deadline string) (*exec.Cmd, string) {
+	t.Helper()
+	marker := "repro-lifecycle-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	cmd := exec.Command(bin, "sandbox", "run", "--deadline", deadline, "--", "python3", "-c", "import time; time.sleep(1000)", marker)
+	cmd.Env = append(os.Environ(), "REPRO_HOME="+sandboxtest.Home())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	filter := make(client.Filters).Add("label", sandbox.LabelOwner+"="+strconv.Itoa(cmd.Process.Pid))
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
+		l, err := e.Client().ContainerList(context.Background(), client.ContainerListOptions{Filters: filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) == 1 && len(hostProcesses(marker)) > 1 {
+			return cmd, l.Items[0].ID
+		}
+	}
+	t.Fatal("repro's sandbox container did not start")
+	return nil, ""
+}
+
+// TestReproSIGTERM: SIGTERM to repro removes its container before it exits.
+func TestReproSIGTERM(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	sandboxtest.Image(t, e)
+	bin := buildRepro(t)
+	cmd, id := startRepro(t, e, bin, "60s")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("repro did not exit within 30 s of SIGTERM")
+	}
+	if _, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("container %s outlived repro (inspect: %v)", id, err)
+	}
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Errorf("an interrupted run exited 0")
+	}
+}
+
+// TestReproSIGKILL: a repro killed outright leaves its container, and the
+// next start-up sweep removes it once its deadline has passed.
+func TestReproSIGKILL(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	sandboxtest.Image(t, e)
+	bin := buildRepro(t)
+	cmd, id := startRepro(t, e, bin, "1s")
+	cmd.Process.Kill()
+	cmd.Wait()
+	ins, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatalf("the container of the killed repro is already gone, the test proves nothing: %v", err)
+	}
+	if !ins.Container.State.Running {
+		t.Fatalf("the container of the killed repro stopped by itself")
+	}
+	dl, err := strconv.ParseInt(ins.Container.Config.Labels[sandbox.LabelDeadline], 10, 64)
+	if err != nil {
+		t.Fatalf("deadline label: %v", err)
+	}
+	time.Sleep(time.Until(time.Unix(dl+1, 0)))
+	if _, err := e.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the sweep left container %s (inspect: %v)", id, err)
+	}
+}
+
+// TestRunRejectsChangedSamples: a sample that changes while its program
+// runs (here from the host, since the container cannot) makes the run an
+// integrity failure that names the change.
+func TestRunRejectsChangedSamples(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	f := newFixture(t)
+	s := f.spec(img, "time.sleep(1.5)\nreport(done=1)\n", testLimits(), false)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		p := filepath.Join(f.ws.Dir(), f.ws.Files()[0])
+		os.Chmod(f.ws.Dir(), 0o755)
+		os.Chmod(p, 0o644)
+		os.WriteFile(p, []byte("def add(a, b):\n    return 42\n"), 0o644)
+		os.Chmod(p, 0o444)
+		os.Chmod(f.ws.Dir(), 0o555)
+	}()
+	o, err := e.Run(context.Background(), s, nil)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "sample0.py: content changed") {
+		t.Fatalf("Run = %v (code %v), want an integrity error naming sample0.py", err, exitcode.Of(err))
+	}
+	if o == nil || o.ExitCode != 0 {
+		t.Errorf("the outcome is not returned with the integrity error: %+v", o)
+	}
+}
+
+// TestRunRefusesUnpinnedImage: only an image read from the pin runs.
+func TestRunRefusesUnpinnedImage(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	s := sandbox.Spec{Image: sandbox.Image{ID: img.ID, ManifestDigest: img.ManifestDigest}, Cmd: []string{"/bin/true"}, Limits: testLimits()}
+	if _, err := e.Run(context.Background(), s, nil); exitcode.Of(err) != exitcode.Precondition {
+		t.Fatalf("an image literal ran: %v", err)
+	}
+	home := t.TempDir()
+	if _, err := sandbox.PinnedImage(context.Background(), e, home); exitcode.Of(err) != exitcode.Precondition {
+		t.Fatalf("no pin: %v", err)
+	}
+}
+
+// TestBuildImageIsReproducible loads the image again from the cached layer
+// into a fresh REPRO_HOME: the engine must report the same image ID and the
+// build the same manifest digest.
+func TestBuildImageIsReproducible(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	home := t.TempDir()
+	cache := filepath.Join(home, "sandbox", "cache")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"layer.tar", "layer.json"} {
+		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", "cache", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := sandbox.BuildImage(context.Background(), e, home, sandbox.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != img.ID || again.ManifestDigest != img.ManifestDigest {
+		t.Fatalf("rebuilt image %+v differs from %+v", again, img)
+	}
+	pinned, err := sandbox.PinnedImage(context.Background(), e, home)
+	if err != nil || pinned.ID != img.ID {
+		t.Fatalf("pin of the rebuilt image: %+v %v", pinned, err)
+	}
+	// A cached layer that was changed is not used.
+	f, err := os.OpenFile(filepath.Join(cache, "layer.tar"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("tampered"))
+	f.Close()
+	if os.Geteuid() != 0 {
+		return
+	}
+	if _, err := os.Stat("/usr/sbin/debootstrap"); err != nil {
+		return
+	}
+	// Without a usable cache the build would bootstrap again; a cancelled
+	// context stops it before it does, proving the cache was refused.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var progress strings.Builder
+	if _, err := sandbox.BuildImage(ctx, e, home, sandbox.BuildOptions{Progress: &progress}); err == nil {
+		t.Fatal("a build from a tampered cache succeeded")
+	}
+	if !strings.Contains(progress.String(), "ignoring the cached layer") {
+		t.Errorf("the tampered cache was not reported: %q", progress.String())
+	}
+}
+
+// TestSelfTest: `repro sandbox check`'s probe finds every control in force,
+// and reports a removed one.
+func TestSelfTest(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	cs, err := e.SelfTest(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 15 {
+		t.Fatalf("only %d controls checked", len(cs))
+	}
+	for _, c := range cs {
+		if !c.OK {
+			t.Errorf("control %s not in force: %s", c.Name, c.Detail)
+		}
+	}
+	for control, name := range map[string]string{"network": "network none", "seccomp": "seccomp profile", "read-only root": "read-only root"} {
+		weak := sandboxtest.Engine(t)
+		sandbox.RemoveControl(weak, control)
+		cs, err := weak.SelfTest(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Name == name && c.OK {
+				t.Errorf("with %s removed the self-test still reports %q in force: %s", control, name, c.Detail)
+			}
+		}
+	}
+}

@@ -1,0 +1,94 @@
+// Package sandboxtest gives tests a connected sandbox engine and the
+// evaluator image, built once per machine and shared by every test process.
+//
+// Tests that need the engine fail when it is missing and CI=true, and skip
+// otherwise.
+package sandboxtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/sandbox"
+)
+
+// CacheDir holds the shared test image: its REPRO_HOME (pin and cached
+// layer) and the lock that serialises builds.
+const CacheDir = "/var/tmp/repro-test-image"
+
+// Home returns the REPRO_HOME that holds the shared test image pin.
+func Home() string { return filepath.Join(CacheDir, "home") }
+
+// Require fails the test when CI=true and skips it otherwise, naming what
+// is missing.
+func Require(t testing.TB, what string, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI: %v", what, err)
+	}
+	t.Skipf("%s is not available (%v); skipping", what, err)
+}
+
+// Engine connects to the local Docker engine and closes it (removing any
+// container it still owns) when the test ends.
+func Engine(t testing.TB) *sandbox.Engine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := sandbox.Connect(ctx)
+	if err != nil {
+		Require(t, "the docker engine", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// Image returns the evaluator image, building it (debootstrap, a few
+// minutes) the first time on a machine or when the engine lost it. Builds
+// are serialised by a file lock so that parallel test processes share one.
+func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if err := os.MkdirAll(CacheDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(CacheDir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if img, err := sandbox.PinnedImage(ctx, e, Home()); err == nil {
+		return img
+	}
+	if _, err := os.Stat("/usr/sbin/debootstrap"); err != nil {
+		Require(t, "debootstrap", err)
+	}
+	t.Logf("building the evaluator image in %s (first run on this machine)", Home())
+	img, err := sandbox.BuildImage(ctx, e, Home(), sandbox.BuildOptions{Progress: testWriter{t}})
+	if exitcode.Of(err) == exitcode.Precondition {
+		Require(t, "the evaluator image (built as root with debootstrap)", err)
+	}
+	if err != nil {
+		t.Fatalf("failed to build the evaluator image: %v", err)
+	}
+	return img
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	if os.Getenv("REPRO_TEST_VERBOSE_BUILD") != "" {
+		w.t.Logf("%s", p)
+	}
+	return len(p), nil
+}

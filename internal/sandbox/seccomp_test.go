@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+)
+
+type profileRule struct {
+	Names    []string `json:"names"`
+	Action   string   `json:"action"`
+	ErrnoRet *uint    `json:"errnoRet"`
+	Args     []struct {
+		Index    uint   `json:"index"`
+		Value    uint64 `json:"value"`
+		ValueTwo uint64 `json:"valueTwo"`
+		Op       string `json:"op"`
+	} `json:"args"`
+}
+
+func TestSeccompProfile(t *testing.T) {
+	var p struct {
+		DefaultAction   string        `json:"defaultAction"`
+		DefaultErrnoRet *uint         `json:"defaultErrnoRet"`
+		Architectures   []string      `json:"architectures"`
+		Syscalls        []profileRule `json:"syscalls"`
+	}
+	if err := json.Unmarshal(seccompProfile, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.DefaultAction != "SCMP_ACT_ERRNO" {
+		t.Errorf("default action %s", p.DefaultAction)
+	}
+	if slices.Contains(p.Architectures, "SCMP_ARCH_X86") || slices.Contains(p.Architectures, "SCMP_ARCH_X32") {
+		t.Errorf("32-bit ABIs allowed: %v", p.Architectures)
+	}
+	allowed := map[string][]profileRule{}
+	for _, r := range p.Syscalls {
+		for _, n := range r.Names {
+			if r.Action == "SCMP_ACT_ALLOW" {
+				allowed[n] = append(allowed[n], r)
+			}
+		}
+	}
+	for _, denied := range []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
+		"io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "mount", "umount2",
+		"unshare", "setns", "kexec_load", "init_module", "finit_module", "open_by_handle_at", "pidfd_getfd", "kcmp", "clone3",
+		"reboot", "swapon", "settimeofday", "clock_settime", "chroot", "pivot_root", "modify_ldt"} {
+		if _, ok := allowed[denied]; ok {
+			t.Errorf("%s is allowed", denied)
+		}
+	}
+	for _, needed := range []string{"read", "write", "openat", "execve", "mmap", "futex", "wait4", "exit_group", "rt_sigaction", "getrandom", "arch_prctl"} {
+		if _, ok := allowed[needed]; !ok {
+			t.Errorf("%s is not allowed: Python cannot run", needed)
+		}
+	}
+	sock := allowed["socket"]
+	if len(sock) != 1 || len(sock[0].Args) != 1 || sock[0].Args[0].Op != "SCMP_CMP_NE" || sock[0].Args[0].Value != 40 || sock[0].Args[0].Index != 0 {
+		t.Errorf("socket is not limited to families other than AF_VSOCK: %+v", sock)
+	}
+	clone := allowed["clone"]
+	if len(clone) != 1 || len(clone[0].Args) != 1 || clone[0].Args[0].Op != "SCMP_CMP_MASKED_EQ" || clone[0].Args[0].Value != 0x7E020000 {
+		t.Errorf("clone may create namespaces: %+v", clone)
+	}
+	var clone3 *profileRule
+	for i, r := range p.Syscalls {
+		if slices.Contains(r.Names, "clone3") {
+			clone3 = &p.Syscalls[i]
+		}
+	}
+	if clone3 == nil || clone3.ErrnoRet == nil || *clone3.ErrnoRet != 38 {
+		t.Errorf("clone3 must answer ENOSYS so that libc falls back to clone: %+v", clone3)
+	}
+	for n, rs := range allowed {
+		if n != "personality" && len(rs) > 1 {
+			t.Errorf("%s is listed %d times", n, len(rs))
+		}
+	}
+	b, err := os.ReadFile("seccomp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if SeccompDigest() != sha256.Sum256(b) {
+		t.Error("the digest does not match the committed profile")
+	}
+}

@@ -1,0 +1,168 @@
+package sandbox
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+//go:embed selftest.py
+var selftestProbe string
+
+// Control is one policy control as the self-test found it.
+type Control struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// SelfTestLimits are the limits the self-test runs under.
+func SelfTestLimits() Limits {
+	l := DefaultLimits()
+	l.Memory = 128 << 20
+	l.Pids = 32
+	l.NoFile = 64
+	l.FSize = 1 << 20
+	l.Deadline = 30 * time.Second
+	l.OutputCap = 64 << 10
+	return l
+}
+
+// SelfTest runs a probe under the policy and reports every control: what
+// the engine recorded for the container and what the probe saw from
+// inside. Any control not OK means the policy is not in force on this host.
+func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
+	l := SelfTestLimits()
+	c, err := e.Start(ctx, Spec{Image: img, Cmd: []string{"python3", "-c", selftestProbe}, Limits: l, Results: true})
+	if err != nil {
+		return nil, err
+	}
+	ins, ierr := e.cli.ContainerInspect(ctx, c.ID(), client.ContainerInspectOptions{})
+	var stdout []byte
+	done := make(chan struct{})
+	go func() {
+		stdout, _ = io.ReadAll(c.Stdout())
+		close(done)
+	}()
+	o, err := c.Wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	<-done
+	if ierr != nil {
+		return nil, fmt.Errorf("failed to inspect the self-test container: %w", ierr)
+	}
+	var p probe
+	if err := json.Unmarshal(stdout, &p); err != nil {
+		return nil, fmt.Errorf("the self-test probe gave no report (exit %d): %v", o.ExitCode, err)
+	}
+	hc := ins.Container.HostConfig
+	var cs []Control
+	add := func(name string, ok bool, format string, args ...any) {
+		cs = append(cs, Control{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	add("network none", string(hc.NetworkMode) == "none" && slices.Equal(p.Interfaces, []string{"lo"}) && p.ConnectErrno == int(syscall.ENETUNREACH),
+		"mode %s, interfaces %v, connect errno %d", hc.NetworkMode, p.Interfaces, p.ConnectErrno)
+	add("read-only root", hc.ReadonlyRootfs && p.RootfsWriteErrno == int(syscall.EROFS),
+		"ReadonlyRootfs %v, write errno %d", hc.ReadonlyRootfs, p.RootfsWriteErrno)
+	add("no capabilities", slices.Equal(hc.CapDrop, []string{"ALL"}) && zeroCaps(p.CapEff, p.CapPrm, p.CapBnd),
+		"CapDrop %v, CapEff %s CapPrm %s CapBnd %s", hc.CapDrop, p.CapEff, p.CapPrm, p.CapBnd)
+	add("no-new-privileges", p.NoNewPrivs == "1", "NoNewPrivs %s", p.NoNewPrivs)
+	add("seccomp profile", p.Seccomp == "2" && p.PtraceErrno == int(syscall.EPERM) && p.IOUringErrno == int(syscall.EPERM) && p.VsockErrno == int(syscall.EPERM),
+		"mode %s, ptrace errno %d, io_uring errno %d, AF_VSOCK errno %d", p.Seccomp, p.PtraceErrno, p.IOUringErrno, p.VsockErrno)
+	progUser, _ := users()
+	add("non-root user", p.UID != 0 && fmt.Sprintf("%d:%d", p.UID, p.GID) == progUser, "uid %d gid %d", p.UID, p.GID)
+	add("init", hc.Init != nil && *hc.Init, "Init %v", hc.Init != nil && *hc.Init)
+	add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(p.MemoryMax) == l.Memory,
+		"Memory %d MemorySwap %d, cgroup %s", hc.Memory, hc.MemorySwap, p.MemoryMax)
+	add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == l.Pids && cgroupNumber(p.PidsMax) == l.Pids,
+		"PidsLimit %v, cgroup %s", derefInt(hc.PidsLimit), p.PidsMax)
+	add("cpu limit", hc.NanoCPUs == l.NanoCPUs, "NanoCPUs %d", hc.NanoCPUs)
+	add("ulimits", rlimitIs(p.RlimitCore, 0) && rlimitIs(p.RlimitNofile, l.NoFile) && rlimitIs(p.RlimitFsize, l.FSize),
+		"core %v nofile %v fsize %v", p.RlimitCore, p.RlimitNofile, p.RlimitFsize)
+	add("noexec /tmp", p.TmpExecErrno == int(syscall.EACCES) && mountHas(p.Mounts["/tmp"], "noexec", "nosuid", "nodev"),
+		"exec errno %d, mount %s", p.TmpExecErrno, p.Mounts["/tmp"])
+	add("noexec /results", mountHas(p.Mounts[ResultsDir], "noexec", "nosuid", "nodev"), "mount %s", p.Mounts[ResultsDir])
+	add("no /dev/shm", string(hc.IpcMode) == "none" && p.ShmWriteErrno != 0, "IpcMode %s, write errno %d", hc.IpcMode, p.ShmWriteErrno)
+	add("log driver none", hc.LogConfig.Type == "none" && ins.Container.LogPath == "", "driver %s, log path %q", hc.LogConfig.Type, ins.Container.LogPath)
+	envOK := true
+	for _, k := range p.EnvironKeys {
+		if _, base := baseEnv[k]; !base && k != "HOSTNAME" {
+			envOK = false
+		}
+	}
+	add("empty environment", envOK, "keys %v", p.EnvironKeys)
+	add("deadline", !o.TimedOut && o.ExitCode == 0, "exit %d in %v", o.ExitCode, o.Wall.Round(time.Millisecond))
+	return cs, nil
+}
+
+type probe struct {
+	UID              int               `json:"uid"`
+	GID              int               `json:"gid"`
+	CapEff           string            `json:"cap_eff"`
+	CapPrm           string            `json:"cap_prm"`
+	CapBnd           string            `json:"cap_bnd"`
+	NoNewPrivs       string            `json:"no_new_privs"`
+	Seccomp          string            `json:"seccomp"`
+	Interfaces       []string          `json:"interfaces"`
+	ConnectErrno     int               `json:"connect_errno"`
+	RootfsWriteErrno int               `json:"rootfs_write_errno"`
+	TmpExecErrno     int               `json:"tmp_exec_errno"`
+	ShmWriteErrno    int               `json:"shm_write_errno"`
+	VsockErrno       int               `json:"vsock_errno"`
+	PtraceErrno      int               `json:"ptrace_errno"`
+	IOUringErrno     int               `json:"io_uring_errno"`
+	RlimitCore       []int64           `json:"rlimit_core"`
+	RlimitNofile     []int64           `json:"rlimit_nofile"`
+	RlimitFsize      []int64           `json:"rlimit_fsize"`
+	PidsMax          string            `json:"pids_max"`
+	MemoryMax        string            `json:"memory_max"`
+	EnvironKeys      []string          `json:"environ_keys"`
+	Mounts           map[string]string `json:"mounts"`
+}
+
+func zeroCaps(sets ...string) bool {
+	for _, s := range sets {
+		v, err := strconv.ParseUint(s, 16, 64)
+		if err != nil || v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func cgroupNumber(s string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func rlimitIs(r []int64, v int64) bool { return len(r) == 2 && r[0] == v && r[1] == v }
+
+func mountHas(opts string, want ...string) bool {
+	have := strings.Split(opts, ",")
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func derefInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
