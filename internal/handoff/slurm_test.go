@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,8 @@ func startSlurm(t *testing.T, gpus int) *slurmCluster {
 		t.Fatal(err)
 	}
 	script, _ := filepath.Abs(filepath.Join("testdata", "start-slurm.sh"))
-	cmd := exec.Command("sh", script, "start", dir, strconv.Itoa(gpus))
+	ports := freePorts(t, 2)
+	cmd := exec.Command("sh", script, "start", dir, strconv.Itoa(gpus), strconv.Itoa(ports[0]), strconv.Itoa(ports[1]))
 	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/sbin:/sbin")
 	out, err := cmd.CombinedOutput()
 	c := &slurmCluster{dir: dir, conf: filepath.Join(dir, "slurm.conf")}
@@ -51,6 +53,25 @@ func startSlurm(t *testing.T, gpus int) *slurmCluster {
 		t.Fatalf("starting Slurm: %v\n%s\n%s", err, out, logs)
 	}
 	return c
+}
+
+// freePorts asks the kernel for n free TCP ports on the loopback address.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
 }
 
 func (c *slurmCluster) command(name string, args ...string) *exec.Cmd {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# start-slurm.sh start|stop DIR [GPUS]
+# start-slurm.sh start|stop DIR [GPUS [CTLD_PORT SLURMD_PORT]]
 #
 # Starts (or stops) a private single-node Slurm cluster on this host whose
 # every file lives under DIR: a munge key and socket, slurm.conf, state,
@@ -70,14 +70,9 @@ munged --force --socket="$sock" --key-file="$dir/munge/munge.key" \
 	--pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
 	--seed-file="$dir/munge/munged.seed"
 
-# Free TCP ports for slurmctld and slurmd, picked by the kernel.
-ports=$(python3 -c 'import socket
-s=[socket.socket() for _ in range(2)]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(" ".join(str(x.getsockname()[1]) for x in s))')
-set -- $ports
-ctld_port=$1
-slurmd_port=$2
+# TCP ports for slurmctld and slurmd: given, or Slurm's defaults.
+ctld_port=${4:-6817}
+slurmd_port=${5:-6818}
 
 host=$(hostname -s)
 cpus=$(nproc)
@@ -96,7 +91,7 @@ done
 printf 'NodeName=%s Name=gpu File=%s\n' "$host" "$files" >"$dir/gres.conf"
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=repro-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 AuthType=auth/munge
@@ -121,7 +116,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
 GresTypes=gpu
-NodeName=$host CPUs=$cpus RealMemory=$mem_mb Gres=gpu:$gpus State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb Gres=gpu:$gpus State=UNKNOWN
 PartitionName=repro Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 
