@@ -351,3 +351,30 @@ func TestConfigOnlyForWorkload(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestProGamesIncluded: a complete review of included games pins the game
+// files in the dataset volume and says what the decision implies.
+func TestProGamesIncluded(t *testing.T) {
+	w := newMiniGoWorld(t)
+	game := w.path("volumes", "dataset", "pro", "9x9_pro_IYHN.sgf")
+	writeFile(t, game, []byte("(;GM[1]SZ[9];B[ee])"), 0o644)
+	w.cfg.Volumes.Dataset = &Volume{Path: w.path("volumes", "dataset")}
+	w.cfg.ProGames = &ProGamesDecision{Decision: "include", Reviewer: "R. Eviewer", Date: "2026-11-02",
+		SourceURL: "https://github.com/mlcommons/training/tree/ea50328d/reinforcement/tensorflow/minigo/benchmark_sgf",
+		Files:     []PinnedFile{{Path: "pro/9x9_pro_IYHN.sgf", SHA256: fileSHA(t, game)}},
+		LicenseRuling: &LicenseRuling{License: "none stated", Ruling: "usable for internal validation only", Reviewer: "L. Egal", Date: "2026-11-02"}}
+	m := w.bundle(t, TargetSlurm)
+	if m.Decisions.ProGames.Decision != "include" {
+		t.Fatal("decision not recorded")
+	}
+	found := false
+	for _, p := range m.Pins {
+		found = found || (p.Class == ClassDataset && p.Path == "pro/9x9_pro_IYHN.sgf" && p.Origin == "review")
+	}
+	if v, ok := m.Volume(ClassDataset); !found || !ok || !v.ReadOnly {
+		t.Fatalf("game file not pinned in a read-only dataset volume: %+v", m.Pins)
+	}
+	if !strings.Contains(string(must(os.ReadFile(filepath.Join(w.out, ReadmeFile)))), "implies the v0.5 quality metric") {
+		t.Error("README does not say what including games implies")
+	}
+}

@@ -420,3 +420,34 @@ func TestIngestPlanBundle(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestPreflightDetectsEveryChangedPin flips one byte of every pinned DLRM
+// file (same size, other content) and removes nothing: one preflight run
+// must name every one of them.
+func TestPreflightDetectsEveryChangedPin(t *testing.T) {
+	w := newDLRMWorld(t)
+	m := w.bundle(t, TargetSlurm)
+	dirs := map[string]string{ClassDataset: w.path("volumes", "dataset"), ClassCheckpoint: w.path("volumes", "checkpoint"), ClassSource: w.path("volumes", "source")}
+	for _, p := range m.Pins {
+		if p.Kind != KindFile {
+			continue
+		}
+		f := filepath.Join(dirs[p.Class], filepath.FromSlash(p.Path))
+		b := must(os.ReadFile(f))
+		b[len(b)/2] ^= 0xff
+		writeFile(t, f, b, 0o644)
+	}
+	out, code := runPreflight(t, w.out, gpuStack(t, 1, "dlrm"), "--mode", "node")
+	if code != 3 {
+		t.Fatalf("exit %d", code)
+	}
+	fails := strings.Join(failLines(out), "\n")
+	for _, p := range m.Pins {
+		if p.Kind == KindFile && !strings.Contains(fails, "/"+p.Path+" has sha256") {
+			t.Errorf("changed %s not reported", p.Path)
+		}
+	}
+	if n := len(failLines(out)); n != len(m.Pins)-1 {
+		t.Errorf("%d failures for %d changed files", n, len(m.Pins)-1)
+	}
+}
