@@ -360,8 +360,8 @@ func TestProGamesIncluded(t *testing.T) {
 	writeFile(t, game, []byte("(;GM[1]SZ[9];B[ee])"), 0o644)
 	w.cfg.Volumes.Dataset = &Volume{Path: w.path("volumes", "dataset")}
 	w.cfg.ProGames = &ProGamesDecision{Decision: "include", Reviewer: "R. Eviewer", Date: "2026-11-02",
-		SourceURL: "https://github.com/mlcommons/training/tree/ea50328d/reinforcement/tensorflow/minigo/benchmark_sgf",
-		Files:     []PinnedFile{{Path: "pro/9x9_pro_IYHN.sgf", SHA256: fileSHA(t, game)}},
+		SourceURL:     "https://github.com/mlcommons/training/tree/ea50328d/reinforcement/tensorflow/minigo/benchmark_sgf",
+		Files:         []PinnedFile{{Path: "pro/9x9_pro_IYHN.sgf", SHA256: fileSHA(t, game)}},
 		LicenseRuling: &LicenseRuling{License: "none stated", Ruling: "usable for internal validation only", Reviewer: "L. Egal", Date: "2026-11-02"}}
 	m := w.bundle(t, TargetSlurm)
 	if m.Decisions.ProGames.Decision != "include" {
