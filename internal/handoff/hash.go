@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sync"
 )
 
 // fileSum is what hashing one file found.
@@ -45,12 +46,13 @@ func hashFileProgress(ctx context.Context, name string, withMD5 bool, progress P
 	}
 	s := sha256.New()
 	var m hash.Hash
-	w := io.Writer(s)
 	if withMD5 {
 		m = md5.New()
-		w = io.MultiWriter(s, m)
 	}
-	buf := make([]byte, 1<<20)
+	// MD5 and SHA-256 run side by side on each chunk: one pass over the
+	// file, about as fast as the slower of the two.
+	var wg sync.WaitGroup
+	buf := make([]byte, 4<<20)
 	var n, last int64
 	for {
 		if progress != nil && n-last >= 256<<20 {
@@ -60,12 +62,21 @@ func hashFileProgress(ctx context.Context, name string, withMD5 bool, progress P
 		if err := ctx.Err(); err != nil {
 			return fileSum{}, err
 		}
-		k, rerr := f.Read(buf)
+		k, rerr := io.ReadFull(f, buf)
 		if k > 0 {
-			w.Write(buf[:k])
+			chunk := buf[:k]
+			if m != nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					m.Write(chunk)
+				}()
+			}
+			s.Write(chunk)
+			wg.Wait()
 			n += int64(k)
 		}
-		if rerr == io.EOF {
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
 			break
 		}
 		if rerr != nil {
