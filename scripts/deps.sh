@@ -20,7 +20,7 @@ fi
 
 pkgs=(docker.io debootstrap ca-certificates)
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy slurm-wlm munge bc time)
+	pkgs+=(python3-torch python3-numpy python3-scipy slurm-wlm munge shellcheck bc time)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -44,7 +45,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			home, err := sandboxHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -81,7 +82,7 @@ func newImageShowCommand() *cobra.Command {
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := sandboxHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}

@@ -54,11 +54,16 @@ func report(err error) exitcode.Code {
 	if err == nil {
 		return exitcode.OK
 	}
-	code := exitcode.Of(err)
-	var ee *exitcode.Error
-	if !errors.As(err, &ee) && isUsageError(err) {
-		code = exitcode.Usage
-	}
 	fmt.Fprintf(os.Stderr, "repro: %v\n", err)
-	return code
+	return exitCodeOf(err)
+}
+
+// exitCodeOf maps an error to the exit code: the code it carries, or the
+// usage code for cobra's command-line errors.
+func exitCodeOf(err error) exitcode.Code {
+	var ee *exitcode.Error
+	if err != nil && !errors.As(err, &ee) && isUsageError(err) {
+		return exitcode.Usage
+	}
+	return exitcode.Of(err)
 }

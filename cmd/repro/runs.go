@@ -25,8 +25,6 @@ DSSE envelope (record.dsse.json).`,
 	return cmd
 }
 
-func runsHome() (string, error) { return store.DefaultHome() }
-
 func newRunsListCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -34,7 +32,7 @@ func newRunsListCommand() *cobra.Command {
 		Short: "List runs, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := runsHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -85,7 +83,7 @@ func newRunsShowCommand() *cobra.Command {
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := runsHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -117,7 +115,7 @@ EXIT STATUS
   0 the run matches its record, 2 unknown run, 4 anything differs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := runsHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}

@@ -4,32 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newSandboxCommand) }
-
-// sandboxHome returns REPRO_HOME: $REPRO_HOME, else $XDG_DATA_HOME/repro,
-// else ~/.local/share/repro.
-func sandboxHome() (string, error) {
-	if h := os.Getenv("REPRO_HOME"); h != "" {
-		return h, nil
-	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "repro"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", exitcode.Errorf(exitcode.Precondition, "cannot find a home folder for REPRO_HOME (%v): set REPRO_HOME", err)
-	}
-	return filepath.Join(home, ".local", "share", "repro"), nil
-}
 
 func newSandboxCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -60,7 +43,7 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			home, err := sandboxHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -155,7 +138,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if deadline <= 0 || deadline > 10*time.Minute {
 				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
 			}
-			home, err := sandboxHome()
+			home, err := store.DefaultHome()
 			if err != nil {
 				return err
 			}

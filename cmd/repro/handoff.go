@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/handoff"
+	"github.com/reprolab/repro/internal/store"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newHandoffCommand) }
+
+func newHandoffCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "handoff",
+		Short: "Prepare MiniGo and DLRM runs for a GPU cluster, and check what comes back",
+		Long: `handoff prepares an MLPerf Training workload that needs a GPU cluster for a run
+there, under the controls of the security review, and checks the logs that come
+back.
+
+  repro handoff minigo|dlrm --out DIR [--config FILE] [--target slurm|kubernetes]
+      checks every requirement that can be checked on this machine and writes a
+      bundle (manifest, fail-closed preflight, Slurm batch script or Kubernetes
+      objects, operator README) only if all of them hold; otherwise it prints one
+      line per unmet requirement, saying how to satisfy it, and exits 3.
+      --plan writes the bundle anyway, marked not ready, for review.
+  repro handoff requirements [minigo|dlrm]   lists the requirements and their checks
+  repro handoff verify BUNDLE                checks that a bundle is unchanged
+  repro handoff ingest BUNDLE RESULTS        verifies returned logs and records the run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	for _, w := range handoff.WorkloadNames() {
+		cmd.AddCommand(newHandoffWorkloadCommand(w))
+	}
+	cmd.AddCommand(newHandoffRequirementsCommand(), newHandoffVerifyCommand(), newHandoffIngestCommand())
+	return cmd
+}
+
+func newHandoffWorkloadCommand(workload string) *cobra.Command {
+	var (
+		out, target, config, container string
+		plan, asJSON                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   workload + " --out DIR [--config FILE] [--target slurm|kubernetes] [--plan]",
+		Short: "Check the " + workload + " requirements and write a handoff bundle",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var cfg *handoff.Config
+			var cfgDigest string
+			if config != "" {
+				var err error
+				if cfg, cfgDigest, err = handoff.LoadConfig(config); err != nil {
+					return err
+				}
+			}
+			if container != "" {
+				if cfg == nil {
+					cfg = &handoff.Config{}
+				}
+				if cfg.Container != "" && cfg.Container != container {
+					return exitcode.Errorf(exitcode.Usage, "--container %s contradicts the configuration's container %s", container, cfg.Container)
+				}
+				if container != handoff.ContainerPyxis && container != handoff.ContainerApptainer {
+					return exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis or apptainer", container)
+				}
+				cfg.Container = container
+			}
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(home, catalog.Default())
+			if err != nil {
+				return err
+			}
+			state, err := st.StateDir("handoff")
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %s: %v", home, err)
+			}
+			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
+				Workload:     workload,
+				Target:       target,
+				Config:       cfg,
+				ConfigSHA256: cfgDigest,
+				Catalog:      st.Catalog(),
+				StateDir:     state,
+				Version:      versionString(),
+				Progress:     hashProgress(cmd.ErrOrStderr()),
+			}, out, plan)
+			if p == nil {
+				return err
+			}
+			human := io.Writer(stdout(cmd))
+			if asJSON {
+				human = cmd.ErrOrStderr()
+			}
+			failed := p.Failed()
+			for _, r := range failed {
+				fmt.Fprintln(cmd.ErrOrStderr(), r.Line())
+			}
+			report := struct {
+				Workload string           `json:"workload"`
+				Ready    bool             `json:"ready"`
+				Written  string           `json:"written,omitempty"`
+				Digest   string           `json:"manifest_digest,omitempty"`
+				Results  []handoff.Result `json:"requirements"`
+			}{Workload: workload, Ready: p.Ready(), Results: p.Results}
+			if err != nil {
+				if asJSON {
+					if jerr := writeJSON(stdout(cmd), report); jerr != nil {
+						return jerr
+					}
+				}
+				return err
+			}
+			report.Written, report.Digest = out, p.Manifest.Digest
+			if asJSON {
+				return writeJSON(stdout(cmd), report)
+			}
+			fmt.Fprintf(human, "wrote %s to %s\n", p.Manifest.Summary(), out)
+			if !p.Ready() {
+				fmt.Fprintf(human, "this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "folder to write the bundle to (new or empty)")
+	cmd.Flags().StringVar(&target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
+	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
+	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default) or apptainer")
+	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the requirement results as JSON")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func newHandoffRequirementsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "requirements [minigo|dlrm]",
+		Short: "List each workload's requirements, what is checked where, and how to satisfy them",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := handoff.WorkloadNames()
+			if len(args) == 1 {
+				names = args
+			}
+			var ws []*handoff.Workload
+			for _, n := range names {
+				w, err := handoff.Lookup(n)
+				if err != nil {
+					return exitcode.New(exitcode.Usage, err)
+				}
+				ws = append(ws, w)
+			}
+			if asJSON {
+				return writeJSON(stdout(cmd), ws)
+			}
+			o := stdout(cmd)
+			for _, w := range ws {
+				fmt.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
+				for _, r := range w.Requirements {
+					fmt.Fprintf(o, "  %s: %s\n", r.ID, r.Title)
+					for _, c := range r.Checks {
+						fmt.Fprintf(o, "    [%s] %s\n", c.Where, c.What)
+					}
+					fmt.Fprintf(o, "    to satisfy: %s\n", r.Remedy)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newHandoffVerifyCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify BUNDLE",
+		Short: "Check that a bundle's manifest digest holds and its files are the ones repro wrote",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := handoff.VerifyBundle(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout(cmd), m)
+			}
+			fmt.Fprintf(stdout(cmd), "ok: %s\n", m.Summary())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest as JSON")
+	return cmd
+}
+
+func newHandoffIngestCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ingest BUNDLE RESULTS",
+		Short: "Verify the logs a bundle's job returned against its manifest, and record the run",
+		Long: `ingest verifies BUNDLE (its manifest digest and every file it renders), the
+preflight reports in RESULTS (every pin the node hashed equals the manifest's, the
+preflight passed on the node and inside the image) and each result_N.txt (its
+:::REPRO header names this manifest, image, run and seed; its MLLOG passes the
+strict compliance check of the benchmark; logged seeds equal the manifest's and
+are distinct), then scores the set and records the run, whatever the verdict,
+in REPRO_HOME/runs/<id>/ (see repro runs): the verified copies of the reports
+and result files, the manifest, ingest.json and the signed run record.
+
+Exit status: 0 all verified, 1 something missing or not compliant, 4 something
+differs from the manifest.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{Home: home, Version: versionString()})
+			if rec == nil {
+				return ierr
+			}
+			if asJSON {
+				if err := writeJSON(stdout(cmd), rec); err != nil {
+					return err
+				}
+				return ierr
+			}
+			o := stdout(cmd)
+			fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", rec.ID, rec.Workload, rec.ManifestDigest, rec.Verdict)
+			for _, p := range rec.Preflight {
+				fmt.Fprintf(o, "  preflight %s (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
+			}
+			for _, r := range rec.Runs {
+				state := "not compliant"
+				if r.Compliant {
+					state = "compliant"
+				}
+				if r.File == "" {
+					state = "missing"
+				}
+				mins := ""
+				if r.Minutes != nil {
+					mins = fmt.Sprintf(", %.2f min", *r.Minutes)
+				}
+				fmt.Fprintf(o, "  run %d seed %d: %s%s\n", r.Index, r.Seed, state, mins)
+			}
+			if s := rec.Score; s != nil {
+				if s.Minutes != nil {
+					fmt.Fprintf(o, "  score: %.2f min (olympic mean of %d runs)\n", *s.Minutes, s.Runs)
+				} else {
+					fmt.Fprintf(o, "  score: none (%s)\n", s.Note)
+				}
+			}
+			for _, p := range rec.Problems {
+				fmt.Fprintf(cmd.ErrOrStderr(), "  problem: %s\n", p)
+			}
+			fmt.Fprintf(o, "  recorded as run %s in %s (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
+			return ierr
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
+	return cmd
+}
+
+// hashProgress reports hashing of large inputs on w when w is a terminal.
+func hashProgress(w io.Writer) handoff.Progress {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(name string, done, total int64) {
+		end := ""
+		if done >= total {
+			end = "\n"
+		}
+		fmt.Fprintf(f, "\rhashing %s: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
+	}
+}

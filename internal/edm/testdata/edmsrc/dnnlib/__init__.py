@@ -1,0 +1,1 @@
+"""Placeholder package: EDM's persistence imports dnnlib; these fixtures do not need it."""

@@ -1,0 +1,130 @@
+package pickle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzScan decodes arbitrary bytes under every profile. It must never
+// panic, and scan and convert must agree: a clean verdict converts, a
+// conversion implies a clean verdict, and what converts writes a
+// safetensors file that reads back.
+func FuzzScan(f *testing.F) {
+	f.Add(tinySnapshot("ema", "EDMPrecond"))
+	f.Add(floatBlob(3))
+	profiles := []*Profile{plainProfile(f)}
+	for _, n := range ProfileNames() {
+		profiles = append(profiles, mustProfile(f, n))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, p := range profiles {
+			r := ScanBytes(data, p)
+			var ie *InternalError
+			if errors.As(r.Err(), &ie) {
+				t.Fatalf("profile %s: %v", p.Name, ie)
+			}
+			m, err := ConvertBytes(data, p)
+			if errors.As(err, &ie) {
+				t.Fatalf("profile %s: convert: %v", p.Name, ie)
+			}
+			if (err == nil) != (r.Verdict == Clean) {
+				t.Fatalf("profile %s: scan verdict %s but convert error %v", p.Name, r.Verdict, err)
+			}
+			if err != nil {
+				continue
+			}
+			var buf bytes.Buffer
+			if _, err := m.WriteSafetensors(&buf); err != nil {
+				// Only names safetensors cannot hold may fail here.
+				continue
+			}
+			h, err := ReadSafetensorsHeader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			if err != nil {
+				t.Fatalf("profile %s: written safetensors does not read back: %v", p.Name, err)
+			}
+			if len(h.Tensors) != len(m.Tensors) {
+				t.Fatalf("profile %s: %d tensors written, %d read back", p.Name, len(m.Tensors), len(h.Tensors))
+			}
+			if _, err := m.ConfigJSON(); err != nil {
+				t.Fatalf("profile %s: config: %v", p.Name, err)
+			}
+		}
+	})
+}
+
+// FuzzSafetensorsHeader checks the header validator on arbitrary bytes.
+func FuzzSafetensorsHeader(f *testing.F) {
+	var buf bytes.Buffer
+	st := &Storage{DType: DType{"F32", 4}, Numel: 2, Data: make([]byte, 8)}
+	EncodeSafetensors(&buf, []NamedTensor{{"a", &Tensor{Storage: st, DType: st.DType, Shape: []int64{2}, Strides: []int64{1}}}}, map[string]string{"format": "pt"})
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadSafetensorsHeader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		var total int64
+		for _, e := range h.Tensors {
+			total += e.DataOffsets[1] - e.DataOffsets[0]
+		}
+		if h.DataStart+total != int64(len(data)) {
+			t.Fatalf("accepted a header whose tensors cover %d of %d data bytes", total, int64(len(data))-h.DataStart)
+		}
+	})
+}
+
+// TestWriteFuzzSeeds regenerates the committed seed corpus under
+// testdata/fuzz when REPRO_WRITE_FUZZ_SEEDS=1: the hostile cases, the
+// assembled snapshots and small files written by PyTorch.
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("REPRO_WRITE_FUZZ_SEEDS") != "1" {
+		t.Skip("set REPRO_WRITE_FUZZ_SEEDS=1 to regenerate testdata/fuzz")
+	}
+	py := requireTorch(t)
+	dir := t.TempDir()
+	cmd := exec.Command(py, "testdata/torchfix/fixtures.py", "seeds", dir)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	seeds := map[string][]byte{
+		"tiny_snapshot": tinySnapshot("ema", "EDMPrecond"),
+		"float_blob":    floatBlob(3),
+	}
+	for i, hc := range hostileCases {
+		seeds[fmt.Sprintf("hostile_%02d", i)] = hc.build("touch /nonexistent/canary")
+	}
+	for _, name := range []string{"seed_zip.pt", "seed_legacy.pt", "seed_sd.pkl", "seed_snapshot.pkl"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds[name] = b
+	}
+	corpus := filepath.Join("testdata", "fuzz", "FuzzScan")
+	os.RemoveAll(corpus)
+	if err := os.MkdirAll(corpus, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range seeds {
+		if err := os.WriteFile(filepath.Join(corpus, name), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	m, err := ConvertBytes(seeds["seed_zip.pt"], mustProfile(t, ProfileTorchStateDict))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.WriteSafetensors(&buf)
+	hdr := filepath.Join("testdata", "fuzz", "FuzzSafetensorsHeader")
+	os.MkdirAll(hdr, 0o755)
+	if err := os.WriteFile(filepath.Join(hdr, "state_dict"), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", buf.Bytes())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
