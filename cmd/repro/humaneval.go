@@ -446,7 +446,7 @@ func printHumanEvalSummary(w io.Writer, rep *humanevalReport, r *humaneval.Repor
 		what = fmt.Sprintf("%d canonical solutions", s.Samples)
 	}
 	subset := ""
-	if s.SubsetOfTask {
+	if s.Subset {
 		subset = " (a subset)"
 	}
 	fmt.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, r.SelfCheck.Passed, r.SelfCheck.Tasks)

@@ -55,15 +55,15 @@ func passAtK(counts [][2]int) PassAtK {
 
 // Summary is the outcome of a scoring run.
 type Summary struct {
-	Tasks        int     `json:"tasks"`
-	Samples      int     `json:"samples"`
-	BasePassed   int     `json:"base_passed"`
-	PlusPassed   int     `json:"plus_passed,omitempty"` // base and plus passed
-	Timeouts     int     `json:"timeouts"`
-	BasePassAtK  PassAtK `json:"base_pass_at_k"`
-	PlusPassAtK  PassAtK `json:"plus_pass_at_k,omitempty"`
-	PlusScored   bool    `json:"plus_scored"`
-	SubsetOfTask bool    `json:"subset"` // scored on a subset of the dataset's tasks
+	Tasks       int     `json:"tasks"`
+	Samples     int     `json:"samples"`
+	BasePassed  int     `json:"base_passed"`
+	PlusPassed  int     `json:"plus_passed,omitempty"` // base and plus passed
+	Timeouts    int     `json:"timeouts"`
+	BasePassAtK PassAtK `json:"base_pass_at_k"`
+	PlusPassAtK PassAtK `json:"plus_pass_at_k,omitempty"`
+	PlusScored  bool    `json:"plus_scored"`
+	Subset      bool    `json:"subset"` // scored on a subset of the dataset's tasks
 }
 
 // Summarize computes counts and pass@k over tasks (in order) from results.
@@ -72,7 +72,7 @@ func Summarize(tasks []*Task, results []*SampleResult, plus, subset bool) Summar
 	for _, r := range results {
 		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
 	}
-	s := Summary{Tasks: len(tasks), Samples: len(results), PlusScored: plus, SubsetOfTask: subset}
+	s := Summary{Tasks: len(tasks), Samples: len(results), PlusScored: plus, Subset: subset}
 	var base, both [][2]int
 	for _, t := range tasks {
 		rs := byTask[t.ID]
