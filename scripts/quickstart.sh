@@ -5,7 +5,11 @@
 #  2. build repro into bin/repro;
 #  3. fetch the HumanEval+ dataset from upstream and verify it against the
 #     compiled-in pin; where upstream cannot be reached and ../shared/data
-#     holds the file, import that copy instead (verified the same way).
+#     holds the file, import that copy instead (verified the same way);
+#  4. build the evaluator image offline from Debian packages (first run only)
+#     and self-test every sandbox control;
+#  5. score the canonical solutions as candidates (100.0 / 100.0 expected),
+#     then the example samples file (correct, wrong and cheating samples).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --run
@@ -26,3 +30,13 @@ fetch_or_import() { # id relative-path
 echo "== dataset"
 fetch_or_import humanevalplus-v0.1.10 humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz
 bin/repro verify humanevalplus-v0.1.10
+echo "== sandbox"
+if ! bin/repro sandbox check >/dev/null 2>&1; then
+	bin/repro image build
+fi
+bin/repro sandbox check
+echo "== HumanEval+: canonical solutions scored as candidates"
+bin/repro humaneval --canonical
+echo "== HumanEval+: examples/humaneval-samples.jsonl"
+bin/repro humaneval --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
+bin/repro runs list

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,8 +59,9 @@ const (
 )
 
 // ImagePackages are the packages added to Debian's minimal base: the
-// evaluator needs nothing but the Python interpreter.
-var ImagePackages = []string{"python3"}
+// Python interpreter for repro's harness, and NumPy and psutil, the only
+// imports of EvalPlus's scoring core (`repro humaneval --engine evalplus`).
+var ImagePackages = []string{"python3", "python3-numpy", "python3-psutil"}
 
 // Pin is what `repro image build` stores under REPRO_HOME.
 type Pin struct {
@@ -92,6 +94,7 @@ type layerMeta struct {
 	Digest   string       `json:"digest"`
 	Size     int64        `json:"size"`
 	Mirror   string       `json:"mirror"`
+	Included []string     `json:"included"` // ImagePackages when the layer was made
 	Packages []string     `json:"packages"`
 	Layer    *LayerReport `json:"layer"`
 }
@@ -192,6 +195,9 @@ func cachedLayer(layerPath, metaPath string) (*layerMeta, error) {
 	if got != want || n != m.Size {
 		return nil, &digest.MismatchError{What: layerPath, WantSize: m.Size, GotSize: n, WantDigest: want, GotDigest: got}
 	}
+	if !slices.Equal(m.Included, ImagePackages) {
+		return nil, fmt.Errorf("it was made with packages %v, not %v", m.Included, ImagePackages)
+	}
 	return &m, nil
 }
 
@@ -248,7 +254,7 @@ func bootstrapLayer(ctx context.Context, home, mirror, layerPath, metaPath strin
 		return nil, err
 	}
 	fmt.Fprintf(progress, "layer %s (%d bytes, %d entries, %d setuid/setgid bits removed)\n", d, n, rep.Entries, len(rep.Stripped))
-	meta := &layerMeta{Digest: d.String(), Size: n, Mirror: mirror, Packages: pkgs, Layer: rep}
+	meta := &layerMeta{Digest: d.String(), Size: n, Mirror: mirror, Included: ImagePackages, Packages: pkgs, Layer: rep}
 	b, _ := json.MarshalIndent(meta, "", "  ")
 	if err := atomicfile.WriteFile(metaPath, append(b, '\n'), 0o644); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -67,8 +68,10 @@ func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
 		t.Fatal(err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if img, err := sandbox.PinnedImage(ctx, e, Home()); err == nil {
-		return img
+	if pin, err := sandbox.ReadPin(Home()); err == nil && slices.Equal(pin.Included, sandbox.ImagePackages) {
+		if img, err := sandbox.PinnedImage(ctx, e, Home()); err == nil {
+			return img
+		}
 	}
 	if _, err := os.Stat("/usr/sbin/debootstrap"); err != nil {
 		Require(t, "debootstrap", err)
