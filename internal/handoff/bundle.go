@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/reprolab/repro/internal/safefile"
+
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"golang.org/x/sys/unix"
@@ -125,7 +127,7 @@ func VerifyBundle(dir string) (*Manifest, error) {
 		if !ok {
 			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %s: the manifest lists %s, which repro does not write for target %s", dir, n, m.Target)
 		}
-		got, err := readBounded(filepath.Join(dir, filepath.FromSlash(n)), maxBundleFile)
+		got, err := safefile.ReadFile(filepath.Join(dir, filepath.FromSlash(n)), maxBundleFile)
 		if err != nil {
 			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %s: %s: %v", dir, n, errText(err))
 		}

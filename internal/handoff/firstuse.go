@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/reprolab/repro/internal/safefile"
+
 	"github.com/reprolab/repro/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
@@ -82,7 +84,7 @@ func firstUse(dir string, rec FirstUse) (FirstUse, bool, error) {
 
 func readFirstUse(dir string) (*firstUseDoc, error) {
 	name := filepath.Join(dir, firstUseName)
-	b, err := readBounded(name, maxFirstUse)
+	b, err := safefile.ReadFile(name, maxFirstUse)
 	if errors.Is(err, os.ErrNotExist) {
 		return &firstUseDoc{Format: firstUseFormat, Entries: map[string]FirstUse{}}, nil
 	}

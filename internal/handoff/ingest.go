@@ -325,7 +325,7 @@ func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, co
 func (g *ingester) checkReports(m *Manifest, dir string, names []string) {
 	var nodeOK, containerOK bool
 	for _, n := range names {
-		b, err := readBounded(filepath.Join(dir, n), MaxReportBytes)
+		b, err := safefile.ReadFile(filepath.Join(dir, n), MaxReportBytes)
 		if err != nil {
 			g.short("preflight report %s: %v", n, errText(err))
 			continue

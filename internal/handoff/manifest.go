@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/reprolab/repro/internal/safefile"
+
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"golang.org/x/sys/unix"
 )
 
 // ManifestFormat names the manifest layout; a reader refuses any other.
@@ -307,7 +308,7 @@ func (m *Manifest) validate() error {
 
 // ReadManifest reads BUNDLE/manifest.json (bounded, no symbolic link).
 func ReadManifest(bundle string) (*Manifest, error) {
-	b, err := readBounded(filepath.Join(bundle, ManifestName), MaxManifestBytes)
+	b, err := safefile.ReadFile(filepath.Join(bundle, ManifestName), MaxManifestBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, exitcode.Errorf(exitcode.Precondition, "%s has no %s: not a handoff bundle (make one with `repro handoff minigo|dlrm --out DIR`)", bundle, ManifestName)
@@ -320,32 +321,4 @@ func ReadManifest(bundle string) (*Manifest, error) {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %s: %v", bundle, err)
 	}
 	return m, nil
-}
-
-// readBounded reads a regular file, refusing symbolic links and anything
-// over max bytes.
-func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d", name, fi.Size(), max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is over the limit of %d bytes", name, max)
-	}
-	return b, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reprolab/repro/internal/safefile"
+
 	"github.com/moby/moby/client"
 )
 
@@ -72,7 +74,7 @@ func (e *Engine) HostFacts(ctx context.Context) (HostFacts, error) {
 	if f.RuncVersion == "" {
 		f.RuncVersion = info.Info.RuncCommit.ID
 	}
-	if b, err := readBounded("/proc/sys/kernel/core_pattern", 4096); err == nil {
+	if b, err := safefile.ReadFile("/proc/sys/kernel/core_pattern", 4096); err == nil {
 		f.CorePattern = strings.TrimSpace(string(b))
 	}
 	f.Warnings = hostWarnings(f)

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reprolab/repro/internal/safefile"
+
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -176,7 +178,7 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 }
 
 func cachedLayer(layerPath, metaPath string) (*layerMeta, error) {
-	b, err := readBounded(metaPath, 4<<20)
+	b, err := safefile.ReadFile(metaPath, 4<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +357,7 @@ func loadImage(ctx context.Context, e *Engine, ref name.Tag, img v1.Image, dir s
 
 // ReadPin reads the pin stored by BuildImage under home.
 func ReadPin(home string) (*Pin, error) {
-	b, err := readBounded(pinPath(home), 4<<20)
+	b, err := safefile.ReadFile(pinPath(home), 4<<20)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, exitcode.Errorf(exitcode.Precondition, "no evaluator image is pinned in %s: run 'repro image build'", sandboxDir(home))
@@ -403,7 +405,7 @@ func PinnedImage(ctx context.Context, e *Engine, home string) (Image, error) {
 // installedPackages lists "name=version" of every installed package in a
 // dpkg status file, sorted.
 func installedPackages(statusPath string) ([]string, error) {
-	b, err := readBounded(statusPath, 64<<20)
+	b, err := safefile.ReadFile(statusPath, 64<<20)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the package list: %w", err)
 	}
@@ -436,22 +438,6 @@ func parseDpkgStatus(b []byte) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
 }
 
 // removeRootfs unmounts anything debootstrap left mounted below dir (it
