@@ -82,25 +82,9 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.SelfCheck.Tasks = len(cfg.Tasks)
-	for _, r := range canon {
-		if r.Passed() {
-			rep.SelfCheck.Passed++
-			continue
-		}
-		ph, pr := "base", &r.Base
-		if r.Base.Status == StatusPass && r.Plus != nil {
-			ph, pr = "plus", r.Plus
-		}
-		rep.SelfCheck.Failures = append(rep.SelfCheck.Failures, SelfCheckFailure{Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason})
-	}
-	if !rep.SelfCheck.OK() {
-		var names []string
-		for _, f := range rep.SelfCheck.Failures {
-			names = append(names, f.Task)
-		}
-		return rep, exitcode.Errorf(exitcode.Integrity, "self-check failed: under EvalPlus's code the canonical solutions of %d of %d tasks did not pass (%v); no candidate was scored",
-			len(names), len(cfg.Tasks), names)
+	rep.SelfCheck.tally(len(cfg.Tasks), canon, nil)
+	if err := rep.SelfCheck.Err("under EvalPlus's code "); err != nil {
+		return rep, err
 	}
 	samples := cfg.Samples
 	if cfg.Canonical {

@@ -60,6 +60,48 @@ func (s *SelfCheckReport) OK() bool {
 	return s.Tasks > 0 && s.Passed == s.Tasks && len(s.Failures) == 0
 }
 
+// tally records the canonical results of a self-check over tasks tasks.
+// flaky, when not nil, reports whether the ground truth ran a task's
+// canonical solution without error, which makes its failure flaky.
+func (s *SelfCheckReport) tally(tasks int, canon []*SampleResult, flaky func(taskID string) bool) {
+	s.Tasks = tasks
+	for _, r := range canon {
+		if r.Passed() {
+			s.Passed++
+			continue
+		}
+		ph, pr := "base", &r.Base
+		if r.Base.Status == StatusPass && r.Plus != nil {
+			ph, pr = "plus", r.Plus
+		}
+		f := SelfCheckFailure{Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason}
+		if flaky != nil {
+			f.Flaky = flaky(r.Sample.TaskID)
+		}
+		s.Failures = append(s.Failures, f)
+	}
+}
+
+// Err is the exit-4 error that stops a run whose self-check failed, naming
+// the tasks (nil when every task passed). path says whose code ran the
+// canonical solutions, for the message.
+func (s *SelfCheckReport) Err(path string) error {
+	if s.OK() {
+		return nil
+	}
+	var names []string
+	for _, f := range s.Failures {
+		n := f.Task
+		if f.Flaky {
+			n += " (flaky)"
+		}
+		names = append(names, n)
+	}
+	return exitcode.Errorf(exitcode.Integrity,
+		"self-check failed: %sthe canonical solutions of %d of %d tasks did not pass (%s); no candidate was scored",
+		path, len(s.Failures), s.Tasks, strings.Join(names, ", "))
+}
+
 // Report is what a run found.
 type Report struct {
 	Truth     TruthReport     `json:"ground_truth"`
@@ -140,33 +182,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.SelfCheck.Tasks = len(cfg.Tasks)
-	for _, r := range canon {
-		if r.Passed() {
-			rep.SelfCheck.Passed++
-			continue
-		}
-		tt, _ := cfg.Truth.Get(cfg.Dataset.Task(r.Sample.TaskID))
-		ph, pr := "base", &r.Base
-		if r.Base.Status == StatusPass && r.Plus != nil {
-			ph, pr = "plus", r.Plus
-		}
-		rep.SelfCheck.Failures = append(rep.SelfCheck.Failures, SelfCheckFailure{
-			Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason, Flaky: tt != nil && tt.Error == "",
-		})
-	}
-	if !rep.SelfCheck.OK() {
-		var names []string
-		for _, f := range rep.SelfCheck.Failures {
-			n := f.Task
-			if f.Flaky {
-				n += " (flaky)"
-			}
-			names = append(names, n)
-		}
-		return rep, exitcode.Errorf(exitcode.Integrity,
-			"self-check failed: the canonical solutions of %d of %d tasks did not pass (%s); no candidate was scored",
-			len(rep.SelfCheck.Failures), rep.SelfCheck.Tasks, strings.Join(names, ", "))
+	rep.SelfCheck.tally(len(cfg.Tasks), canon, func(id string) bool {
+		tt, _ := cfg.Truth.Get(cfg.Dataset.Task(id))
+		return tt != nil && tt.Error == ""
+	})
+	if err := rep.SelfCheck.Err(""); err != nil {
+		return rep, err
 	}
 
 	// Candidates.
