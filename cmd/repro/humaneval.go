@@ -20,7 +20,6 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -166,15 +165,11 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	e, err := sandbox.Connect(ctx)
+	e, img, err := openPinnedSandbox(ctx, st.Home())
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	img, err := sandbox.PinnedImage(ctx, e, st.Home())
-	if err != nil {
-		return err
-	}
 	facts, err := e.HostFacts(ctx)
 	if err != nil {
 		return exitcode.New(exitcode.Precondition, err)

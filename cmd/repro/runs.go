@@ -25,6 +25,15 @@ DSSE envelope (record.dsse.json).`,
 	return cmd
 }
 
+// openRun finds a run of the store at REPRO_HOME by id or unique prefix.
+func openRun(id string) (*runs.Run, error) {
+	home, err := store.DefaultHome()
+	if err != nil {
+		return nil, err
+	}
+	return runs.Open(home, id)
+}
+
 func newRunsListCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -83,11 +92,7 @@ func newRunsShowCommand() *cobra.Command {
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := store.DefaultHome()
-			if err != nil {
-				return err
-			}
-			r, err := runs.Open(home, args[0])
+			r, err := openRun(args[0])
 			if err != nil {
 				return err
 			}
@@ -115,11 +120,7 @@ EXIT STATUS
   0 the run matches its record, 2 unknown run, 4 anything differs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := store.DefaultHome()
-			if err != nil {
-				return err
-			}
-			r, err := runs.Open(home, args[0])
+			r, err := openRun(args[0])
 			if err != nil {
 				return err
 			}
