@@ -159,16 +159,6 @@ func (s *Store) pinnedFile(id string) (catalog.Entry, error) {
 	return e, nil
 }
 
-// Has reports whether the blob for id is present (without verifying it).
-func (s *Store) Has(id string) bool {
-	e, err := s.pinnedFile(id)
-	if err != nil {
-		return false
-	}
-	fi, err := os.Lstat(s.blobPath(*e.SHA256))
-	return err == nil && fi.Mode().IsRegular()
-}
-
 // NotStoredError says that a pinned asset has not been fetched yet.
 type NotStoredError struct{ ID string }
 
