@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,10 +28,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// stdout returns where a command's main output goes.
-func stdout(cmd *cobra.Command) io.Writer {
-	if w := cmd.OutOrStdout(); w != nil {
-		return w
-	}
-	return os.Stdout
-}
+// stdout returns where a command's main output goes (os.Stdout unless a
+// test redirected it).
+func stdout(cmd *cobra.Command) io.Writer { return cmd.OutOrStdout() }
