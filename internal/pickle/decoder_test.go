@@ -173,7 +173,9 @@ func TestTorchZip(t *testing.T) {
 		{"TorchScript code", with(func(e []testZipEntry) []testZipEntry {
 			return append(e, testZipEntry{"archive/code/__torch__.py", []byte("import os"), zip.Store})
 		}), Rejected, "TorchScript"},
-		{"unreferenced storage", with(func(e []testZipEntry) []testZipEntry { return append(e, testZipEntry{"archive/data/9", floats, zip.Store}) }), Rejected, "not referenced"},
+		{"unreferenced storage", with(func(e []testZipEntry) []testZipEntry {
+			return append(e, testZipEntry{"archive/data/9", floats, zip.Store})
+		}), Rejected, "not referenced"},
 		{"storage size mismatch", with(func(e []testZipEntry) []testZipEntry { e[1].data = floats[:8]; return e }), Malformed, "holds 8 bytes, the storage needs 12"},
 		{"view past the storage", with(func(e []testZipEntry) []testZipEntry {
 			e[0].data = tensorPickle("0", 3, 2, []int{2}, []int{1})
