@@ -46,7 +46,13 @@ type Report struct {
 	Sources       []Source          `json:"embedded_sources"`
 	Classes       []PersistentClass `json:"persistent_classes"`
 	Tensors       []TensorInfo      `json:"tensors"`
-	TensorBytes   int64             `json:"tensor_bytes"`
+	TensorBytes   int64             `json:"tensor_bytes"` // of the listed tensors
+	// ElidedRepeats counts containers reached again through shared
+	// references: the listing walks each once, so tensors inside appear
+	// under their first path only. TensorsUnlisted counts tensors beyond
+	// the listing's cap of 65536.
+	ElidedRepeats   int64 `json:"elided_repeats"`
+	TensorsUnlisted int64 `json:"tensors_unlisted"`
 
 	err error
 }
@@ -332,12 +338,13 @@ func ScanBytes(data []byte, p *Profile) *Report {
 	root, _, err := s.decode()
 	r := s.report(err)
 	if root != nil {
-		w := &walker{}
+		w := &walker{listing: true}
 		if werr := w.all(root, "", 0); werr != nil {
 			s.violate(-1, "cannot list tensors: "+werr.Error())
 			r = s.report(err)
 		}
 		r.Tensors, r.TensorBytes = tensorInfos(w.out)
+		r.ElidedRepeats, r.TensorsUnlisted = w.elided, w.unlisted
 	}
 	r.SHA256 = <-sum
 	return r

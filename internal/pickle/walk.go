@@ -26,6 +26,47 @@ type walker struct {
 	out       []NamedTensor
 	names     map[string]bool
 	unique    bool // duplicate names are an error (state_dict export)
+
+	// listing walks for a scan report: each container once (seen), and at
+	// most maxReportTensors tensors listed.
+	listing  bool
+	seen     map[any]bool
+	elided   int64 // containers reached again and not walked again
+	unlisted int64 // tensors beyond maxReportTensors
+}
+
+// maxReportTensors bounds the tensors a scan report lists.
+const maxReportTensors = 1 << 16
+
+// again reports, when listing, whether container v was walked before, and
+// counts the repeat. Shared structure (the memo lets a pickle reference a
+// list from many places, nested) is walked once, so a report grows with
+// the input, not with the number of paths through it.
+func (w *walker) again(v Value) bool {
+	if !w.listing {
+		return false
+	}
+	var id any
+	switch x := v.(type) {
+	case *Dict, *List, *Object, *Persistent:
+		id = x
+	case Tuple:
+		if len(x) == 0 {
+			return false
+		}
+		id = tupleID{&x[0], len(x)}
+	default:
+		return false
+	}
+	if w.seen == nil {
+		w.seen = make(map[any]bool)
+	}
+	if w.seen[id] {
+		w.elided++
+		return true
+	}
+	w.seen[id] = true
+	return false
 }
 
 func (w *walker) visit(depth int) error {
@@ -42,6 +83,10 @@ func (w *walker) visit(depth int) error {
 }
 
 func (w *walker) add(name string, t *Tensor) error {
+	if w.listing && len(w.out) >= maxReportTensors {
+		w.unlisted++
+		return nil
+	}
 	if err := w.name(name); err != nil {
 		return err
 	}
@@ -100,6 +145,9 @@ func moduleState(v Value) (*Dict, bool) {
 func (w *walker) stateDict(v Value, prefix string, depth int) error {
 	if err := w.visit(depth); err != nil {
 		return err
+	}
+	if w.again(v) {
+		return nil
 	}
 	st, ok := moduleState(v)
 	if !ok {
@@ -252,10 +300,16 @@ func (w *walker) all(v Value, path string, depth int) error {
 		if _, ok := moduleState(x); ok {
 			return w.stateDict(x, join(""), depth)
 		}
+		if w.again(x) {
+			return nil
+		}
 		return w.all(x.State, path, depth+1)
 	case *Object:
 		if _, ok := moduleState(x); ok {
 			return w.stateDict(x, join(""), depth)
+		}
+		if w.again(x) {
+			return nil
 		}
 		for i, a := range x.Args {
 			if err := w.all(a, join(strconv.Itoa(i)), depth+1); err != nil {
@@ -264,6 +318,9 @@ func (w *walker) all(v Value, path string, depth int) error {
 		}
 		return w.all(x.State, path, depth+1)
 	case *Dict:
+		if w.again(x) {
+			return nil
+		}
 		for i, k := range x.Keys {
 			ks, ok := k.(string)
 			if !ok {
@@ -274,12 +331,18 @@ func (w *walker) all(v Value, path string, depth int) error {
 			}
 		}
 	case *List:
+		if w.again(x) {
+			return nil
+		}
 		for i, e := range x.Items {
 			if err := w.all(e, join(strconv.Itoa(i)), depth+1); err != nil {
 				return err
 			}
 		}
 	case Tuple:
+		if w.again(x) {
+			return nil
+		}
 		for i, e := range x {
 			if err := w.all(e, join(strconv.Itoa(i)), depth+1); err != nil {
 				return err
