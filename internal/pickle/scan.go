@@ -261,6 +261,13 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	if len(w.out) == 0 {
 		return nil, s.violate(-1, "nothing to export: no tensors")
 	}
+	for _, t := range w.out {
+		if reason := safetensorsNameProblem(t); reason != "" {
+			if err := s.violate(-1, reason); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := s.checkInitArgs(root); err != nil {
 		return nil, err
 	}
