@@ -10,7 +10,7 @@
 #
 # keys:   dict key = tuple nested D deep holding the level below twice
 # zip:    N central-directory entries pointing at one 1 MiB record
-# report: a list-like tuple nested D deep holding the level below twice, over
+# report: a tuple nested D deep holding the level below twice, over
 #         one tensor (the scan report lists every path)
 # A limit of 8 GB of virtual memory (ulimit -v) protects the machine.
 set -euo pipefail

@@ -6,7 +6,7 @@
                  holding the level below twice (DUP, TUPLE2): 7 + 2*PARAM bytes
   zip PARAM      a torch zip whose central directory has PARAM entries that
                  all point at one 1 MiB record
-  report PARAM   a state dict whose value is a list nested PARAM deep, each
+  report PARAM   a state dict whose value is a tuple nested PARAM deep, each
                  level holding the level below twice, over one tensor
 """
 import struct

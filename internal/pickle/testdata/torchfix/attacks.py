@@ -22,6 +22,7 @@ import struct
 import sys
 import tarfile
 import warnings
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -47,13 +48,13 @@ def benign_storage_zip():
 
 
 def zip_entries(data):
-    """Parses a torch.save zip: returns [(name, local_header_bytes_with_data_and_descriptor)]."""
+    """Splits a torch.save zip into its records: [(name, local header with
+    data and descriptor, crc, size)]."""
     out, p = [], 0
     while data[p:p + 4] == b"PK\x03\x04":
         flags = struct.unpack_from("<H", data, p + 6)[0]
         nl, el = struct.unpack_from("<HH", data, p + 26)
         name = data[p + 30:p + 30 + nl]
-        # find the size from the central directory: simpler to read it from the descriptor
         start = p + 30 + nl + el
         assert flags & 8
         q = data.index(b"PK\x07\x08", start)
@@ -66,7 +67,7 @@ def zip_entries(data):
 
 def local_record(name, body):
     """A stored record with sizes in its local header (no descriptor)."""
-    crc = __import__("zlib").crc32(body)
+    crc = zlib.crc32(body)
     hdr = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0, crc, len(body), len(body), len(name), 0)
     return hdr + name + body, crc
 
