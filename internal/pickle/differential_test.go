@@ -110,7 +110,7 @@ var torchDTypeNames = map[string]string{
 func differentialCorpus(t *testing.T) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	add := func(dir string, fuzz bool) {
+	add := func(label, dir string, fuzz bool) {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -128,14 +128,14 @@ func differentialCorpus(t *testing.T) map[string][]byte {
 					t.Fatalf("%s: %v", e.Name(), err)
 				}
 			}
-			files[filepath.Join(filepath.Base(dir), e.Name())] = b
+			files[label+"/"+e.Name()] = b
 		}
 	}
-	add(fixtureDir(t), false)
-	add("testdata/fuzz/FuzzScan", true)
-	add("testdata/fuzz/FuzzTorchZip", true)
-	add("testdata/fuzz/FuzzTorchLegacy", true)
-	add(attackFiles(t, filepath.Join(t.TempDir(), "canary")), false)
+	add("fixtures", fixtureDir(t), false)
+	for _, f := range []string{"FuzzScan", "FuzzTorchZip", "FuzzTorchLegacy"} {
+		add(f, "testdata/fuzz/"+f, true)
+	}
+	add("attacks", attackFiles(t, filepath.Join(t.TempDir(), "canary")), false)
 	return files
 }
 
@@ -199,4 +199,38 @@ func TestAcceptedFilesLoadAlike(t *testing.T) {
 		t.Fatalf("only %d files of the corpus convert; the differential check needs the fixtures", accepted)
 	}
 	t.Logf("%d accepted (file, profile) pairs load alike", accepted)
+}
+
+// TestZipDirectoriesCannotSwapWeights: a zip whose zip64 directory points
+// data/0 at other bytes runs no code, but torch.load returns other weights
+// than a reader following the classic directory exports; repro refuses it.
+func TestZipDirectoriesCannotSwapWeights(t *testing.T) {
+	dir := attackFiles(t, filepath.Join(t.TempDir(), "canary"))
+	path := filepath.Join(dir, "zip_two_directories_weights.pt")
+	out, err := pyLoad(t, "torch", path)
+	if err != nil {
+		t.Fatalf("torch.load: %v: %s", err, out)
+	}
+	var got []pyTensor
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	sevens := bytes.Repeat([]byte{0, 0, 0xe0, 0x40}, 4) // float32 7.0, four times
+	sum := sha256.Sum256(sevens)
+	if len(got) != 1 || got[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("control: torch.load returns %+v, not the zip64 directory's weights", got)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ProfileNames() {
+		p := mustProfile(t, name)
+		if r := ScanBytes(data, p); r.Verdict == Clean {
+			t.Fatalf("profile %s: scan calls it clean", name)
+		}
+		if m, err := ConvertBytes(data, p); err == nil {
+			t.Fatalf("profile %s: convert exports %v", name, m.Tensors)
+		}
+	}
 }

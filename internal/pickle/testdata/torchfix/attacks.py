@@ -77,10 +77,12 @@ def central(name, crc, size, off, flags=0):
                        len(name), 0, 0, 0, 0, 0, off) + name
 
 
-def two_directories(evil_pkl, benign):
+def two_directories(evil_pkl, benign, evil_name=b"archive/data.pkl"):
     """A zip whose classic end record lists the benign archive's records and
-    whose zip64 end record lists the same records but an evil data.pkl."""
+    whose zip64 end record lists the same records but another evil_name
+    record holding evil_pkl."""
     recs = zip_entries(benign)
+    assert any(n == evil_name for n, _, _, _ in recs)
     body = bytearray()
     cd1 = bytearray()
     offsets = {}
@@ -88,8 +90,6 @@ def two_directories(evil_pkl, benign):
         offsets[name] = len(body)
         body += raw
         cd1 += central(name, crc, cs, offsets[name], flags=0x808)
-    evil_name = b"archive/data.pkl"
-    assert any(n == evil_name for n, _, _, _ in recs)
     evil_off = len(body)
     rec, evil_crc = local_record(evil_name, evil_pkl)
     body += rec
@@ -176,6 +176,9 @@ def make(out, canary):
         "zip_two_directories.pt": two_directories(evil, benign_zip()),
         "tar_polyglot.pt": tar_polyglot(canary, legacy_state_dict()),
     }
+    # no code, other weights: the zip64 directory's data/0 holds 4 other floats
+    files["zip_two_directories_weights.pt"] = two_directories(
+        bytes(torch.full((4,), 7.0).numpy().tobytes()), benign_zip(), b"archive/data/0")
     nested = two_directories(evil, benign_storage_zip())
     files["nested_two_directories.pkl"] = pickle.dumps(collections.OrderedDict(w=_Tensor(nested)), protocol=4)
     for name, data in files.items():
