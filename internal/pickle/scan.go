@@ -226,7 +226,7 @@ func (s *session) decode() (root Value, export []NamedTensor, err error) {
 // conversion exports, in state_dict order.
 func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	p := s.profile
-	w := &walker{unique: true}
+	w := &walker{unique: true, inputSize: len(s.root)}
 	var werr error
 	classOK := func(name string) bool { return p.Root.Classes == nil || contains(p.Root.Classes, name) }
 	switch p.Root.Kind {
@@ -345,7 +345,7 @@ func ScanBytes(data []byte, p *Profile) *Report {
 	root, _, err := s.decode()
 	r := s.report(err)
 	if root != nil {
-		w := &walker{listing: true}
+		w := &walker{listing: true, inputSize: len(data)}
 		if werr := w.all(root, "", 0); werr != nil {
 			s.violate(-1, "cannot list tensors: "+werr.Error())
 			r = s.report(err)

@@ -26,6 +26,7 @@ type walker struct {
 	out       []NamedTensor
 	names     map[string]bool
 	unique    bool // duplicate names are an error (state_dict export)
+	inputSize int  // scales the walk's limits to the input when set
 
 	// listing walks for a scan report: each container once (seen), and at
 	// most maxReportTensors tensors listed.
@@ -33,6 +34,17 @@ type walker struct {
 	seen     map[any]bool
 	elided   int64 // containers reached again and not walked again
 	unlisted int64 // tensors beyond maxReportTensors
+}
+
+// limits returns the walk's bounds on visits and name bytes: the
+// constants, or less for a small input (inputSize set), so that a module
+// graph that shares submodules at every level (2^depth paths from a few
+// kilobytes) costs work in proportion to the input.
+func (w *walker) limits() (visits, names int) {
+	if w.inputSize == 0 {
+		return maxWalkVisits, maxWalkNameBytes
+	}
+	return min(maxWalkVisits, w.inputSize/2+1<<16), min(maxWalkNameBytes, 8*w.inputSize+1<<20)
 }
 
 // maxReportTensors bounds the tensors a scan report lists.
@@ -73,11 +85,12 @@ func (w *walker) visit(depth int) error {
 	if depth > maxWalkDepth {
 		return fmt.Errorf("object graph nested deeper than %d (or cyclic)", maxWalkDepth)
 	}
-	if w.visits++; w.visits > maxWalkVisits {
-		return fmt.Errorf("object graph has more than %d references to walk", maxWalkVisits)
+	visits, names := w.limits()
+	if w.visits++; w.visits > visits {
+		return fmt.Errorf("object graph has more than %d references to walk", visits)
 	}
-	if w.nameBytes > maxWalkNameBytes {
-		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	if w.nameBytes > names {
+		return fmt.Errorf("tensor names exceed %d bytes", names)
 	}
 	return nil
 }
@@ -106,8 +119,9 @@ func (w *walker) add(name string, t *Tensor) error {
 // name accounts for a built name: tensor names and module prefixes grow
 // with the path, and shared long keys could make them huge.
 func (w *walker) name(s string) error {
-	if w.nameBytes += len(s); w.nameBytes > maxWalkNameBytes {
-		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	_, names := w.limits()
+	if w.nameBytes += len(s); w.nameBytes > names {
+		return fmt.Errorf("tensor names exceed %d bytes", names)
 	}
 	return nil
 }
