@@ -312,6 +312,12 @@ func printPickleReport(w io.Writer, path string, r *pickle.Report) {
 			fmt.Fprintf(w, "  %-5s %-18s %s%s\n", t.DType, fmt.Sprint(t.Shape), t.Name, layout)
 		}
 	}
+	if r.ElidedRepeats > 0 {
+		fmt.Fprintf(w, "  (%d shared containers reached again were listed once, under their first path)\n", r.ElidedRepeats)
+	}
+	if r.TensorsUnlisted > 0 {
+		fmt.Fprintf(w, "  (%d more tensors not listed: the listing stops at %d)\n", r.TensorsUnlisted, len(r.Tensors))
+	}
 }
 
 func pickleBytes(n int64) string {

@@ -162,3 +162,24 @@ func TestPickleConvert(t *testing.T) {
 		t.Errorf("exit %d without --out, want 2", code)
 	}
 }
+
+// TestPickleMetadataKeyScanAgreesWithConvert: a state dict entry named
+// "__metadata__" (the key safetensors reserves for its header's metadata)
+// is rejected alike by scan and convert, and convert writes nothing.
+// testdata/pickle/metadata_key.pkl is pickle.dump(OrderedDict(w=ones(2),
+// __metadata__=zeros(2)), protocol=2) from Debian's python3-torch 1.13.
+func TestPickleMetadataKeyScanAgreesWithConvert(t *testing.T) {
+	const file = "testdata/pickle/metadata_key.pkl"
+	code, out, _ := runRepro(t, "pickle", "scan", file)
+	if code != exitcode.Negative || !strings.Contains(out, "__metadata__") {
+		t.Errorf("scan: exit %d, want 1 naming __metadata__:\n%s", code, out)
+	}
+	dir := t.TempDir()
+	code, _, stderr := runRepro(t, "pickle", "convert", "--out", dir, file)
+	if code != exitcode.Negative || !strings.Contains(stderr, "__metadata__") {
+		t.Errorf("convert: exit %d (%s), want 1 naming __metadata__", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("rejected conversion left files: %v", ents)
+	}
+}

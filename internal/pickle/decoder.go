@@ -860,7 +860,7 @@ func (m *machine) setItems(d *Dict, items []Value) {
 	}
 	m.charge(int64(64 * len(items) / 2))
 	for i := 0; i < len(items) && m.err == nil; i += 2 {
-		n, err := d.set(items[i], items[i+1])
+		n, err := d.set(items[i], items[i+1], m.s.budget)
 		if err != nil {
 			m.keyFailure(err)
 		}
@@ -871,7 +871,7 @@ func (m *machine) setItems(d *Dict, items []Value) {
 func (m *machine) addToSet(s *Set, items []Value) {
 	m.charge(int64(48 * len(items)))
 	for _, it := range items {
-		n, err := s.add(it)
+		n, err := s.add(it, m.s.budget)
 		if err != nil {
 			m.keyFailure(err)
 			if m.err != nil {
@@ -885,6 +885,10 @@ func (m *machine) addToSet(s *Set, items []Value) {
 // keyFailure reports a refused dict key or set item: malformed when CPython
 // could not hash it either, a violation otherwise (the item is dropped).
 func (m *machine) keyFailure(err error) {
+	if be, ok := err.(*keyBudgetError); ok {
+		m.fail("decoding needs more memory than the decoder allows for this input (limit %d bytes beyond the input): %v", m.s.budgetTotal, be)
+		return
+	}
 	if ke, ok := err.(*keyError); ok && !ke.unhashable {
 		m.violate("%v", err)
 		return

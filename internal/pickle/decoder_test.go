@@ -118,13 +118,13 @@ func tensorPickle(key string, numel, offset int, shape, stride []int, legacy ...
 	return a.stop()
 }
 
-type zipEntry struct {
+type testZipEntry struct {
 	name   string
 	data   []byte
 	method uint16
 }
 
-func buildZip(t *testing.T, entries []zipEntry) []byte {
+func buildZip(t *testing.T, entries []testZipEntry) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
@@ -144,13 +144,13 @@ func buildZip(t *testing.T, entries []zipEntry) []byte {
 func TestTorchZip(t *testing.T) {
 	p := mustProfile(t, ProfileTorchStateDict)
 	floats := []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}
-	good := []zipEntry{
+	good := []testZipEntry{
 		{"archive/data.pkl", tensorPickle("0", 3, 1, []int{2}, []int{1}), zip.Store},
 		{"archive/data/0", floats, zip.Store},
 		{"archive/version", []byte("3\n"), zip.Store},
 	}
-	with := func(mod func([]zipEntry) []zipEntry) []byte {
-		return buildZip(t, mod(append([]zipEntry(nil), good...)))
+	with := func(mod func([]testZipEntry) []testZipEntry) []byte {
+		return buildZip(t, mod(append([]testZipEntry(nil), good...)))
 	}
 	m, err := ConvertBytes(buildZip(t, good), p)
 	if err != nil {
@@ -167,26 +167,28 @@ func TestTorchZip(t *testing.T) {
 		verdict Verdict
 		msg     string
 	}{
-		{"compressed record", with(func(e []zipEntry) []zipEntry { e[1].method = zip.Deflate; return e }), Malformed, "is compressed"},
+		{"compressed record", with(func(e []testZipEntry) []testZipEntry { e[1].method = zip.Deflate; return e }), Malformed, "is compressed"},
 		{"trailing data", append(buildZip(t, good), "cos\nsystem\n"...), Malformed, "trailing data"},
 		{"CRC mismatch", flipped, Malformed, "CRC-32"},
-		{"TorchScript code", with(func(e []zipEntry) []zipEntry {
-			return append(e, zipEntry{"archive/code/__torch__.py", []byte("import os"), zip.Store})
+		{"TorchScript code", with(func(e []testZipEntry) []testZipEntry {
+			return append(e, testZipEntry{"archive/code/__torch__.py", []byte("import os"), zip.Store})
 		}), Rejected, "TorchScript"},
-		{"unreferenced storage", with(func(e []zipEntry) []zipEntry { return append(e, zipEntry{"archive/data/9", floats, zip.Store}) }), Rejected, "not referenced"},
-		{"storage size mismatch", with(func(e []zipEntry) []zipEntry { e[1].data = floats[:8]; return e }), Malformed, "holds 8 bytes, the storage needs 12"},
-		{"view past the storage", with(func(e []zipEntry) []zipEntry {
+		{"unreferenced storage", with(func(e []testZipEntry) []testZipEntry {
+			return append(e, testZipEntry{"archive/data/9", floats, zip.Store})
+		}), Rejected, "not referenced"},
+		{"storage size mismatch", with(func(e []testZipEntry) []testZipEntry { e[1].data = floats[:8]; return e }), Malformed, "holds 8 bytes, the storage needs 12"},
+		{"view past the storage", with(func(e []testZipEntry) []testZipEntry {
 			e[0].data = tensorPickle("0", 3, 2, []int{2}, []int{1})
 			return e
 		}), Malformed, "reaches element 3 of a storage of 3"},
-		{"key that is a path", with(func(e []zipEntry) []zipEntry {
+		{"key that is a path", with(func(e []testZipEntry) []testZipEntry {
 			e[0].data = tensorPickle("../0", 3, 0, []int{3}, []int{1})
 			return e
 		}), Malformed, "not a plain name"},
-		{"records outside one folder", with(func(e []zipEntry) []zipEntry { return append(e, zipEntry{"other/x", nil, zip.Store}) }), Malformed, "outside folder"},
-		{"no data.pkl", with(func(e []zipEntry) []zipEntry { return e[1:] }), Malformed, "no archive/data.pkl"},
-		{"big-endian", with(func(e []zipEntry) []zipEntry {
-			return append(e, zipEntry{"archive/byteorder", []byte("big"), zip.Store})
+		{"records outside one folder", with(func(e []testZipEntry) []testZipEntry { return append(e, testZipEntry{"other/x", nil, zip.Store}) }), Malformed, "outside folder"},
+		{"no data.pkl", with(func(e []testZipEntry) []testZipEntry { return e[1:] }), Malformed, "no archive/data.pkl"},
+		{"big-endian", with(func(e []testZipEntry) []testZipEntry {
+			return append(e, testZipEntry{"archive/byteorder", []byte("big"), zip.Store})
 		}), Rejected, "big-endian"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -286,16 +288,16 @@ func TestSafetensorsLayout(t *testing.T) {
 	}
 }
 
-func TestZipRecordCount(t *testing.T) {
+func TestReadTorchZipEnds(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		data []byte
 		err  string
 	}{
-		{"short zip64 locator", append([]byte("PK\x06\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), append([]byte("PK\x05\x06"), 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)...), "zip64 end record missing"},
-		{"no end record", []byte("PK\x03\x04 nothing"), "missing or followed by trailing data"},
+		{"short zip64 locator", append([]byte("PK\x06\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), append([]byte("PK\x05\x06"), 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)...), "zip64 end locator does not point"},
+		{"no end record", []byte("PK\x03\x04 nothing that ends like a zip archive"), "missing or followed by trailing data"},
 	} {
-		if _, err := zipRecordCount(c.data); err == nil || !strings.Contains(err.Error(), c.err) {
+		if _, err := readTorchZip(c.data); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 		}
 	}

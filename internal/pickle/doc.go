@@ -22,9 +22,12 @@
 //
 // Containers: a plain pickle (what EDM's training loop writes), the legacy
 // torch.save format (magic, protocol and sys_info pickles, the object, the
-// storage keys, then raw storages) and the zip format (records stored
-// uncompressed under one folder, CRC-checked, no overlaps, nothing after
-// the archive). torch.storage._load_from_bytes blobs nested in a pickle are
+// storage keys, then raw storages) and the zip format in exactly the
+// layout torch.save writes (records stored uncompressed under one folder,
+// back to back, then one central directory and end records that agree,
+// CRC-checked after the layout). A file that Python's tarfile would take
+// for a tar archive, which torch.load tries first, is refused, so that
+// PyTorch and this package read the same bytes. torch.storage._load_from_bytes blobs nested in a pickle are
 // decoded as torch files that may hold exactly one storage and no call.
 //
 // # Profiles

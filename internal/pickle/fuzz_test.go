@@ -1,6 +1,8 @@
 package pickle
 
 import (
+	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
@@ -40,8 +42,8 @@ func FuzzScan(f *testing.F) {
 			}
 			var buf bytes.Buffer
 			if _, err := m.WriteSafetensors(&buf); err != nil {
-				// Only names safetensors cannot hold may fail here.
-				continue
+				// Scan checks every name and dtype safetensors refuses.
+				t.Fatalf("profile %s: clean verdict but the safetensors write fails: %v", p.Name, err)
 			}
 			h, err := ReadSafetensorsHeader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 			if err != nil {
@@ -127,4 +129,60 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hdr, "state_dict"), []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", buf.Bytes())), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzTorchZip checks the strict zip reader against Go's archive/zip: what
+// readTorchZip accepts, archive/zip must read as the same records at the
+// same offsets, and the records, headers and directory must account for
+// every byte.
+func FuzzTorchZip(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := readTorchZip(data)
+		if err != nil {
+			return
+		}
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("readTorchZip accepts what archive/zip refuses: %v", err)
+		}
+		if len(zr.File) != len(entries) {
+			t.Fatalf("%d records, archive/zip reads %d", len(entries), len(zr.File))
+		}
+		var prev int64
+		for i, zf := range zr.File {
+			off, err := zf.DataOffset()
+			en := entries[i]
+			if err != nil || zf.Name != en.name || off != en.off || int64(zf.UncompressedSize64) != en.size || zf.CRC32 != en.crc {
+				t.Fatalf("record %d: %q at %d+%d, archive/zip reads %q at %d+%d (%v)", i, en.name, en.off, en.size, zf.Name, off, zf.UncompressedSize64, err)
+			}
+			if en.off < prev {
+				t.Fatalf("record %d overlaps the one before", i)
+			}
+			prev = en.off + en.size
+		}
+	})
+}
+
+// FuzzTorchLegacy decodes legacy torch files and plain pickles: a clean
+// verdict must never go to a file that Python's tarfile (which torch.load
+// tries first) or Go's archive/tar would read as a tar archive, and scan
+// and convert must agree.
+func FuzzTorchLegacy(f *testing.F) {
+	p := mustProfile(f, ProfileTorchStateDict)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := ScanBytes(data, p)
+		_, err := ConvertBytes(data, p)
+		if (err == nil) != (r.Verdict == Clean) {
+			t.Fatalf("scan verdict %s but convert error %v", r.Verdict, err)
+		}
+		if r.Verdict != Clean {
+			return
+		}
+		if isTarHeader(data) {
+			t.Fatal("clean verdict for a file with a valid tar header")
+		}
+		if _, err := tar.NewReader(bytes.NewReader(data)).Next(); err == nil {
+			t.Fatal("clean verdict for a file archive/tar reads as a tar archive")
+		}
+	})
 }

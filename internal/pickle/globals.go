@@ -261,7 +261,7 @@ func (m *machine) build(inst, state Value) {
 func (m *machine) mergeInto(dst, src *Dict) {
 	m.charge(int64(64 * src.Len()))
 	for i := range src.Keys {
-		n, err := dst.set(src.Keys[i], src.Values[i])
+		n, err := dst.set(src.Keys[i], src.Values[i], m.s.budget)
 		if err != nil {
 			m.keyFailure(err)
 			return

@@ -63,6 +63,24 @@ func EncodeSafetensors(w io.Writer, tensors []NamedTensor, metadata map[string]s
 	return total, nil
 }
 
+// safetensorsNameProblem says why an exported tensor cannot be written
+// to safetensors, or returns "". Scan and convert both apply it, so a
+// file scans clean exactly when it converts: "__metadata__" is the
+// header's reserved metadata entry, names must be UTF-8 (JSON keys), and
+// the dtype must be one safetensors holds.
+func safetensorsNameProblem(t NamedTensor) string {
+	switch {
+	case t.Name == "__metadata__":
+		return `tensor name "__metadata__" is reserved by safetensors for the header's metadata`
+	case !utf8.ValidString(t.Name):
+		return fmt.Sprintf("tensor name %q is not UTF-8 text, which safetensors cannot hold", clip(t.Name))
+	}
+	if _, ok := safetensorsDTypes[t.DType.Name]; !ok {
+		return fmt.Sprintf("tensor %q has dtype %s, which safetensors cannot hold", clip(t.Name), t.DType.Name)
+	}
+	return ""
+}
+
 func safetensorsHeader(tensors []NamedTensor, metadata map[string]string) ([]byte, []int, error) {
 	byName := make(map[string]int, len(tensors))
 	for i, t := range tensors {

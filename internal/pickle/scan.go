@@ -46,7 +46,13 @@ type Report struct {
 	Sources       []Source          `json:"embedded_sources"`
 	Classes       []PersistentClass `json:"persistent_classes"`
 	Tensors       []TensorInfo      `json:"tensors"`
-	TensorBytes   int64             `json:"tensor_bytes"`
+	TensorBytes   int64             `json:"tensor_bytes"` // of the listed tensors
+	// ElidedRepeats counts containers reached again through shared
+	// references: the listing walks each once, so tensors inside appear
+	// under their first path only. TensorsUnlisted counts tensors beyond
+	// the listing's cap of 65536.
+	ElidedRepeats   int64 `json:"elided_repeats"`
+	TensorsUnlisted int64 `json:"tensors_unlisted"`
 
 	err error
 }
@@ -220,7 +226,7 @@ func (s *session) decode() (root Value, export []NamedTensor, err error) {
 // conversion exports, in state_dict order.
 func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	p := s.profile
-	w := &walker{unique: true}
+	w := &walker{unique: true, inputSize: len(s.root)}
 	var werr error
 	classOK := func(name string) bool { return p.Root.Classes == nil || contains(p.Root.Classes, name) }
 	switch p.Root.Kind {
@@ -254,6 +260,13 @@ func (s *session) checkRoot(root Value) ([]NamedTensor, error) {
 	}
 	if len(w.out) == 0 {
 		return nil, s.violate(-1, "nothing to export: no tensors")
+	}
+	for _, t := range w.out {
+		if reason := safetensorsNameProblem(t); reason != "" {
+			if err := s.violate(-1, reason); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := s.checkInitArgs(root); err != nil {
 		return nil, err
@@ -332,12 +345,13 @@ func ScanBytes(data []byte, p *Profile) *Report {
 	root, _, err := s.decode()
 	r := s.report(err)
 	if root != nil {
-		w := &walker{}
+		w := &walker{listing: true, inputSize: len(data)}
 		if werr := w.all(root, "", 0); werr != nil {
 			s.violate(-1, "cannot list tensors: "+werr.Error())
 			r = s.report(err)
 		}
 		r.Tensors, r.TensorBytes = tensorInfos(w.out)
+		r.ElidedRepeats, r.TensorsUnlisted = w.elided, w.unlisted
 	}
 	r.SHA256 = <-sum
 	return r

@@ -1,15 +1,10 @@
 package pickle
 
 import (
-	"archive/zip"
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/big"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -71,6 +66,9 @@ func (s *session) malformed(off int64, format string, args ...any) error {
 func (s *session) decodeTop(data []byte) (Value, error) {
 	p := s.profile
 	main := rules{what: "torch data pickle", opcodes: &p.opcodes, calls: true, storages: true}
+	if isTarHeader(data) {
+		return nil, s.malformed(0, "the file starts with a valid tar header: torch.load would read it as a tar archive first")
+	}
 	if isZip(data) {
 		s.format = FormatTorchZip
 		if !p.allowsFormat(FormatTorchZip) {
@@ -154,6 +152,9 @@ func callLoadFromBytes(m *machine, args Tuple) Value {
 
 func (s *session) decodeNested(data []byte, base int64) (Value, string, error) {
 	main := rules{what: "nested torch file", opcodes: nestedOpcodes, storages: true}
+	if isTarHeader(data) {
+		return nil, "", s.malformed(base, "nested torch file starts with a valid tar header")
+	}
 	if isZip(data) {
 		v, err := s.decodeZip(data, base, main)
 		return v, FormatTorchZip, err
@@ -399,66 +400,25 @@ var zipRecordNames = map[string]bool{
 	".data/serialization_id": true, ".format_version": true, ".storage_alignment": true,
 }
 
-// decodeZip reads a torch zip file: every record stored uncompressed under
-// one top-level folder, data.pkl the object, data/<key> the storages.
+// decodeZip reads a torch zip file: the exact layout torch.save writes
+// (readTorchZip), every record stored uncompressed under one top-level
+// folder, data.pkl the object, data/<key> the storages.
 func (s *session) decodeZip(data []byte, base int64, main rules) (Value, error) {
-	n, err := zipRecordCount(data)
+	entries, err := readTorchZip(data)
 	if err != nil {
 		return nil, s.malformed(base, "%v", err)
 	}
-	if n > maxZipRecords {
-		return nil, s.malformed(base, "zip archive of %d records exceeds the limit of %d", n, maxZipRecords)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, s.malformed(base, "invalid zip archive: %v", err)
-	}
-	if err != nil || len(zr.File) == 0 {
-		return nil, s.malformed(base, "zip archive with unsafe or no record names")
-	}
-	prefix, _, _ := strings.Cut(zr.File[0].Name, "/")
-	if prefix == "" || prefix == "." || prefix == ".." {
-		return nil, s.malformed(base, "zip record %q is not inside a folder", clip(zr.File[0].Name))
-	}
-	records := make(map[string]zipRecord)
-	type span struct{ lo, hi int64 }
-	var spans []span
-	for _, f := range zr.File {
-		rest, ok := strings.CutPrefix(f.Name, prefix+"/")
-		if !ok {
-			return nil, s.malformed(base, "zip record %q is outside folder %q", clip(f.Name), clip(prefix))
-		}
-		if _, dup := records[rest]; dup {
-			return nil, s.malformed(base, "zip record %q appears twice", clip(f.Name))
-		}
-		if f.Flags&0x1 != 0 {
-			return nil, s.malformed(base, "zip record %q is encrypted", clip(f.Name))
-		}
-		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
-			return nil, s.malformed(base, "zip record %q is compressed (torch stores records uncompressed)", clip(f.Name))
-		}
-		off, err := f.DataOffset()
-		if err != nil || off < 0 || f.UncompressedSize64 > uint64(int64(len(data))-off) {
-			return nil, s.malformed(base, "zip record %q lies outside the archive", clip(f.Name))
-		}
-		b := data[off : off+int64(f.UncompressedSize64)]
-		if crc32.ChecksumIEEE(b) != f.CRC32 {
-			return nil, s.malformed(base+off, "zip record %q fails its CRC-32 check", clip(f.Name))
-		}
-		spans = append(spans, span{off, off + int64(len(b))})
-		records[rest] = zipRecord{data: b, offset: base + off}
+	records := make(map[string]zipRecord, len(entries))
+	for _, en := range entries {
+		_, rest, _ := strings.Cut(en.name, "/")
+		records[rest] = zipRecord{data: data[en.off : en.off+en.size], offset: base + en.off}
 		if !zipRecordNames[rest] && !(strings.HasPrefix(rest, "data/") && storageKey.MatchString(rest[5:])) {
-			if err := s.violate(base+off, fmt.Sprintf("zip record %q is not part of a torch tensor file (TorchScript and other archives are not supported)", clip(f.Name))); err != nil {
+			if err := s.violate(base+en.off, fmt.Sprintf("zip record %q is not part of a torch tensor file (TorchScript and other archives are not supported)", clip(en.name))); err != nil {
 				return nil, err
 			}
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
-	for i := 1; i < len(spans); i++ {
-		if spans[i].lo < spans[i-1].hi {
-			return nil, s.malformed(base+spans[i].lo, "zip records overlap")
-		}
-	}
+	prefix, _, _ := strings.Cut(entries[0].name, "/")
 	if bo, ok := records["byteorder"]; ok && string(bo.data) != "little" {
 		if err := s.violate(bo.offset, "big-endian torch files are not supported"); err != nil {
 			return nil, err
@@ -503,28 +463,3 @@ func (s *session) decodeZip(data []byte, base int64, main rules) (Value, error) 
 // plus a few), so that the central directory cannot make the zip reader
 // allocate more than a small multiple of the input.
 const maxZipRecords = 100_000
-
-// zipRecordCount finds the end-of-central-directory record, which with its
-// comment must end the file exactly (nothing may follow the archive), and
-// returns the number of records it announces, from the zip64 record when
-// the classic field is saturated.
-func zipRecordCount(data []byte) (uint64, error) {
-	const eocdLen, locLen, eocd64Len = 22, 20, 56
-	for p := len(data) - eocdLen; p >= 0 && p >= len(data)-eocdLen-0xffff; p-- {
-		if string(data[p:p+4]) != "PK\x05\x06" || p+eocdLen+int(binary.LittleEndian.Uint16(data[p+20:])) != len(data) {
-			continue
-		}
-		if n := binary.LittleEndian.Uint16(data[p+10:]); n != 0xffff {
-			return uint64(n), nil
-		}
-		if p < locLen || string(data[p-locLen:p-locLen+4]) != "PK\x06\x07" {
-			return 0, fmt.Errorf("zip64 archive without a zip64 end locator")
-		}
-		off := binary.LittleEndian.Uint64(data[p-locLen+8:])
-		if len(data) < eocd64Len || off > uint64(len(data)-eocd64Len) || string(data[off:off+4]) != "PK\x06\x06" {
-			return 0, fmt.Errorf("zip64 end record missing")
-		}
-		return binary.LittleEndian.Uint64(data[off+32:]), nil
-	}
-	return 0, fmt.Errorf("zip end record missing or followed by trailing data")
-}

@@ -64,10 +64,11 @@ func (d *Dict) Get(k string) (Value, bool) {
 	return d.Values[i], true
 }
 
-// set assigns d[k] = v with Python's key equality. It returns the size
-// of the key's canonical form, the work a caller must account for.
-func (d *Dict) set(k, v Value) (int, error) {
-	ck, err := canonicalKey(k, 0)
+// set assigns d[k] = v with Python's key equality. The key's canonical
+// form is built only if its size fits room (else a *keyBudgetError); set
+// returns that size, the memory a caller must account for.
+func (d *Dict) set(k, v Value, room int64) (int, error) {
+	ck, err := boundedKey(k, room)
 	if err != nil {
 		return 0, err
 	}
@@ -104,8 +105,8 @@ type Set struct {
 	index  map[string]struct{}
 }
 
-func (s *Set) add(v Value) (int, error) {
-	ck, err := canonicalKey(v, 0)
+func (s *Set) add(v Value, room int64) (int, error) {
+	ck, err := boundedKey(v, room)
 	if err != nil {
 		return 0, err
 	}
@@ -239,11 +240,87 @@ func numpyKind(name string) (kind byte, size int) {
 // maxKeyDepth bounds tuples nested inside dict keys.
 const maxKeyDepth = 32
 
+// keyBudgetError refuses a key whose canonical form would not fit the
+// decoder's memory budget.
+type keyBudgetError struct{ size, room int64 }
+
+func (e *keyBudgetError) Error() string {
+	return fmt.Sprintf("a dict key or set item whose canonical form takes %d bytes exceeds the %d bytes left in the decoder's memory budget", e.size, e.room)
+}
+
+// boundedKey returns canonicalKey(v) after checking, without building
+// it, that its size fits room. Shared sub-tuples (a tuple holding the
+// level below twice, nested deep) make the form exponentially larger than
+// the pickle; the size is computed with one visit per distinct tuple.
+func boundedKey(v Value, room int64) (string, error) {
+	n, err := keySize(v, 0, room, map[tupleID]int64{})
+	if err != nil {
+		return "", err
+	}
+	if n > room {
+		return "", &keyBudgetError{n, room}
+	}
+	return canonicalKeyMemo(v, 0, map[tupleID]string{})
+}
+
+// tupleID identifies a tuple by its backing array and length.
+type tupleID struct {
+	p *Value
+	n int
+}
+
+// keySize is len(canonicalKey(v)), saturating just above limit; errors are
+// left to canonicalKey, which finds them within the same bound.
+func keySize(v Value, depth int, limit int64, memo map[tupleID]int64) (int64, error) {
+	if depth > maxKeyDepth {
+		return 0, fmt.Errorf("dict key nested deeper than %d", maxKeyDepth)
+	}
+	switch x := v.(type) {
+	case string:
+		return 1 + int64(len(x)), nil
+	case *Bytes:
+		return 1 + int64(len(x.Data)), nil
+	case Tuple:
+		if len(x) == 0 {
+			return 3, nil
+		}
+		id := tupleID{&x[0], len(x)}
+		if n, ok := memo[id]; ok {
+			return n, nil
+		}
+		n := int64(3)
+		for _, e := range x {
+			k, err := keySize(e, depth+1, limit, memo)
+			if err != nil {
+				return 0, err
+			}
+			n += int64(len(strconv.FormatInt(k, 10))) + 1 + k
+			if n > limit {
+				n = limit + 1 // saturate: the caller refuses it anyway
+				break
+			}
+		}
+		memo[id] = n
+		return n, nil
+	case *NumpyScalar, *Global, *big.Int, float64:
+		// small, or bounded by the input: build it
+		ck, err := canonicalKey(v, depth)
+		return int64(len(ck)), err
+	}
+	return 24, nil // None, bool, int64: at most 21 bytes; others fail in canonicalKey
+}
+
 // canonicalKey encodes a hashable value so that values Python considers
 // equal (1, 1.0 and True; equal strings; equal tuples) get equal keys.
 // Values Python cannot hash, and objects whose hash an inert decoder cannot
 // know, are refused.
 func canonicalKey(v Value, depth int) (string, error) {
+	return canonicalKeyMemo(v, depth, nil)
+}
+
+// canonicalKeyMemo is canonicalKey building each distinct tuple once when
+// memo is not nil.
+func canonicalKeyMemo(v Value, depth int, memo map[tupleID]string) (string, error) {
 	if depth > maxKeyDepth {
 		return "", fmt.Errorf("dict key nested deeper than %d", maxKeyDepth)
 	}
@@ -278,10 +355,17 @@ func canonicalKey(v Value, depth int) (string, error) {
 		}
 		return "b" + string(x.Data), nil
 	case Tuple:
+		var id tupleID
+		if memo != nil && len(x) > 0 {
+			id = tupleID{&x[0], len(x)}
+			if k, ok := memo[id]; ok {
+				return k, nil
+			}
+		}
 		var sb strings.Builder
 		sb.WriteString("t(")
 		for _, e := range x {
-			k, err := canonicalKey(e, depth+1)
+			k, err := canonicalKeyMemo(e, depth+1, memo)
 			if err != nil {
 				return "", err
 			}
@@ -290,12 +374,15 @@ func canonicalKey(v Value, depth int) (string, error) {
 			sb.WriteString(k)
 		}
 		sb.WriteByte(')')
+		if memo != nil && len(x) > 0 {
+			memo[id] = sb.String()
+		}
 		return sb.String(), nil
 	case *Global:
 		return "g" + x.String(), nil
 	case *NumpyScalar:
 		if n, ok := x.Number(); ok {
-			return canonicalKey(n, depth+1)
+			return canonicalKeyMemo(n, depth+1, memo)
 		}
 	case *List, *Dict:
 		return "", &keyError{typeName(v), true}

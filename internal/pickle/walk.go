@@ -26,22 +26,80 @@ type walker struct {
 	out       []NamedTensor
 	names     map[string]bool
 	unique    bool // duplicate names are an error (state_dict export)
+	inputSize int  // scales the walk's limits to the input when set
+
+	// listing walks for a scan report: each container once (seen), and at
+	// most maxReportTensors tensors listed.
+	listing  bool
+	seen     map[any]bool
+	elided   int64 // containers reached again and not walked again
+	unlisted int64 // tensors beyond maxReportTensors
+}
+
+// limits returns the walk's bounds on visits and name bytes: the
+// constants, or less for a small input (inputSize set), so that a module
+// graph that shares submodules at every level (2^depth paths from a few
+// kilobytes) costs work in proportion to the input.
+func (w *walker) limits() (visits, names int) {
+	if w.inputSize == 0 {
+		return maxWalkVisits, maxWalkNameBytes
+	}
+	return min(maxWalkVisits, w.inputSize/2+1<<16), min(maxWalkNameBytes, 8*w.inputSize+1<<20)
+}
+
+// maxReportTensors bounds the tensors a scan report lists.
+const maxReportTensors = 1 << 16
+
+// again reports, when listing, whether container v was walked before, and
+// counts the repeat. Shared structure (the memo lets a pickle reference a
+// list from many places, nested) is walked once, so a report grows with
+// the input, not with the number of paths through it.
+func (w *walker) again(v Value) bool {
+	if !w.listing {
+		return false
+	}
+	var id any
+	switch x := v.(type) {
+	case *Dict, *List, *Object, *Persistent:
+		id = x
+	case Tuple:
+		if len(x) == 0 {
+			return false
+		}
+		id = tupleID{&x[0], len(x)}
+	default:
+		return false
+	}
+	if w.seen == nil {
+		w.seen = make(map[any]bool)
+	}
+	if w.seen[id] {
+		w.elided++
+		return true
+	}
+	w.seen[id] = true
+	return false
 }
 
 func (w *walker) visit(depth int) error {
 	if depth > maxWalkDepth {
 		return fmt.Errorf("object graph nested deeper than %d (or cyclic)", maxWalkDepth)
 	}
-	if w.visits++; w.visits > maxWalkVisits {
-		return fmt.Errorf("object graph has more than %d references to walk", maxWalkVisits)
+	visits, names := w.limits()
+	if w.visits++; w.visits > visits {
+		return fmt.Errorf("object graph has more than %d references to walk", visits)
 	}
-	if w.nameBytes > maxWalkNameBytes {
-		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	if w.nameBytes > names {
+		return fmt.Errorf("tensor names exceed %d bytes", names)
 	}
 	return nil
 }
 
 func (w *walker) add(name string, t *Tensor) error {
+	if w.listing && len(w.out) >= maxReportTensors {
+		w.unlisted++
+		return nil
+	}
 	if err := w.name(name); err != nil {
 		return err
 	}
@@ -61,8 +119,9 @@ func (w *walker) add(name string, t *Tensor) error {
 // name accounts for a built name: tensor names and module prefixes grow
 // with the path, and shared long keys could make them huge.
 func (w *walker) name(s string) error {
-	if w.nameBytes += len(s); w.nameBytes > maxWalkNameBytes {
-		return fmt.Errorf("tensor names exceed %d bytes", maxWalkNameBytes)
+	_, names := w.limits()
+	if w.nameBytes += len(s); w.nameBytes > names {
+		return fmt.Errorf("tensor names exceed %d bytes", names)
 	}
 	return nil
 }
@@ -100,6 +159,9 @@ func moduleState(v Value) (*Dict, bool) {
 func (w *walker) stateDict(v Value, prefix string, depth int) error {
 	if err := w.visit(depth); err != nil {
 		return err
+	}
+	if w.again(v) {
+		return nil
 	}
 	st, ok := moduleState(v)
 	if !ok {
@@ -252,10 +314,16 @@ func (w *walker) all(v Value, path string, depth int) error {
 		if _, ok := moduleState(x); ok {
 			return w.stateDict(x, join(""), depth)
 		}
+		if w.again(x) {
+			return nil
+		}
 		return w.all(x.State, path, depth+1)
 	case *Object:
 		if _, ok := moduleState(x); ok {
 			return w.stateDict(x, join(""), depth)
+		}
+		if w.again(x) {
+			return nil
 		}
 		for i, a := range x.Args {
 			if err := w.all(a, join(strconv.Itoa(i)), depth+1); err != nil {
@@ -264,6 +332,9 @@ func (w *walker) all(v Value, path string, depth int) error {
 		}
 		return w.all(x.State, path, depth+1)
 	case *Dict:
+		if w.again(x) {
+			return nil
+		}
 		for i, k := range x.Keys {
 			ks, ok := k.(string)
 			if !ok {
@@ -274,12 +345,18 @@ func (w *walker) all(v Value, path string, depth int) error {
 			}
 		}
 	case *List:
+		if w.again(x) {
+			return nil
+		}
 		for i, e := range x.Items {
 			if err := w.all(e, join(strconv.Itoa(i)), depth+1); err != nil {
 				return err
 			}
 		}
 	case Tuple:
+		if w.again(x) {
+			return nil
+		}
 		for i, e := range x {
 			if err := w.all(e, join(strconv.Itoa(i)), depth+1); err != nil {
 				return err
