@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // humanevalHome returns a REPRO_HOME with the evaluator image pinned and
@@ -405,10 +406,7 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 }
 
 func TestHumanEvalEngineEvalPlus(t *testing.T) {
-	tree := os.Getenv("REPRO_TEST_EVALPLUS_TREE")
-	if tree == "" {
-		t.Skip("REPRO_TEST_EVALPLUS_TREE is not set: no checkout of evalplus at 26d6d00 to run")
-	}
+	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	home := humanevalHome(t, false)
 	env := []string{"REPRO_HOME=" + home}
 	samples := writeSamples(t,

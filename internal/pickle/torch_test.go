@@ -11,14 +11,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // systemPython is Debian's interpreter, which has python3-torch; the
 // python3 first on PATH may not.
 const systemPython = "/usr/bin/python3"
 
-// requireTorch returns the interpreter to run with PyTorch. Without it the
-// test fails when CI=true and is skipped otherwise.
+// requireTorch returns the interpreter to run with PyTorch; without it the
+// test stops (testenv.Missing).
 func requireTorch(t testing.TB) string {
 	t.Helper()
 	torchOnce.Do(func() {
@@ -31,11 +33,7 @@ func requireTorch(t testing.TB) string {
 		}
 	})
 	if torchErr != "" {
-		msg := "PyTorch is not available to " + systemPython + " (install the Debian packages python3-torch and python3-numpy): " + torchErr
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "PyTorch for "+systemPython, "install the Debian packages python3-torch and python3-numpy: "+torchErr)
 	}
 	return systemPython
 }
