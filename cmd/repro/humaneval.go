@@ -165,6 +165,11 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.samples != "" {
+		if err := humaneval.CheckSamples(o.samples, d, tasks); err != nil {
+			return err
+		}
+	}
 	e, img, err := openPinnedSandbox(ctx, st.Home())
 	if err != nil {
 		return err
@@ -392,15 +397,17 @@ func selectTasks(d *humaneval.Dataset, spec string) ([]*humaneval.Task, error) {
 		return d.Tasks, nil
 	}
 	want := map[int]bool{}
-	num := func(s string) (int, error) {
-		s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n >= len(d.Tasks) {
-			return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task of %s (0 to %d)", s, d.ID, len(d.Tasks)-1)
-		}
-		return n, nil
-	}
 	for _, part := range strings.Split(spec, ",") {
+		// num parses one end of part; an error names the whole part, so
+		// that "-1" is not reported as "".
+		num := func(s string) (int, error) {
+			s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n >= len(d.Tasks) {
+				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks 0 to %d)", strings.TrimSpace(part), d.ID, len(d.Tasks)-1)
+			}
+			return n, nil
+		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := num(lo)
 		if err != nil {

@@ -187,6 +187,9 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		"both modes":    {[]string{"--samples", "x.jsonl", "--canonical"}, 2, "exactly one of"},
 		"bad dataset":   {[]string{"--canonical", "--dataset", "mbpp"}, 2, "--dataset"},
 		"bad tasks":     {[]string{"--canonical", "--tasks", "200"}, 2, "--tasks"},
+		"no such file":  {[]string{"--samples", filepath.Join(t.TempDir(), "absent.jsonl")}, 2, "no such file or directory"},
+		"negative task": {[]string{"--canonical", "--tasks", "-1"}, 2, `--tasks: "-1" is not a task`},
+		"bad range end": {[]string{"--canonical", "--tasks", "0,3-x"}, 2, `--tasks: "3-x" is not a task`},
 	} {
 		r := repro(t, env, append([]string{"humaneval"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
@@ -194,6 +197,10 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		}
 		if strings.Contains(r.stdout, "pass@1") {
 			t.Errorf("%s: printed a score", name)
+		}
+		// Argument validation comes before the run: no folder, no record.
+		if entries, _ := os.ReadDir(filepath.Join(home, "runs")); len(entries) != 0 {
+			t.Errorf("%s: a run folder was made although the arguments were refused", name)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 )
 
@@ -32,21 +33,72 @@ type Input struct {
 // maxSamplesFile bounds a samples file (the workspace copies at most this).
 const maxSamplesFile = 64 << 20
 
-// PrepareSamples copies the samples at path (a .jsonl file or a folder in
-// EvalPlus's layout) into wsDir, a new read-only workspace, and parses the
-// copy. A file that changes while it is copied is an integrity error; bad
-// samples are a usage error naming the file and line.
-func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
+// CheckSamples validates the samples at path before anything is created
+// for a run: a .jsonl file that parses, or a folder in EvalPlus's layout,
+// with a sample for every task in tasks (all of d's when tasks is nil). It
+// copies nothing; PrepareSamples checks the run's copy again. Every error
+// is a usage error naming the path.
+func CheckSamples(path string, d *Dataset, tasks []*Task) error {
+	set := &SampleSet{ByTask: map[string][]*Sample{}}
+	fi, err := samplesKind(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		files, _, err := ListSamplesDir(path, d)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			set.ByTask[f.TaskID] = append(set.ByTask[f.TaskID], &Sample{TaskID: f.TaskID, Origin: f.Path})
+		}
+	} else {
+		f, err := safefile.OpenRegular(path)
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+		}
+		defer f.Close()
+		if set, err = ReadSamplesJSONL(f, path, d); err != nil {
+			return err
+		}
+	}
+	if miss := set.Missing(d, tasks); len(miss) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "samples %s have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+			path, len(miss), strings.Join(miss, ", "))
+	}
+	return nil
+}
+
+// samplesKind checks that path is a .jsonl file or a folder, not a link.
+func samplesKind(path string) (os.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
 	}
-	in := &Input{Path: path, Workspace: wsDir, d: d}
 	switch {
 	case fi.Mode().IsRegular():
 		if !strings.HasSuffix(path, ".jsonl") {
 			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: a samples file must end in .jsonl (or give a folder)", path)
 		}
+	case fi.IsDir():
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: not a regular file or a folder", path)
+	}
+	return fi, nil
+}
+
+// PrepareSamples copies the samples at path (a .jsonl file or a folder in
+// EvalPlus's layout) into wsDir, a new read-only workspace, and parses the
+// copy. A file that changes while it is copied is an integrity error; bad
+// samples are a usage error naming the file and line.
+func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
+	fi, err := samplesKind(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Path: path, Workspace: wsDir, d: d}
+	switch {
+	case fi.Mode().IsRegular():
 		in.Format = "jsonl"
 		if in.SHA256, err = hashSample(path, maxSamplesFile); err != nil {
 			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
@@ -108,8 +160,6 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 				return nil, err
 			}
 		}
-	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: not a regular file or a folder", path)
 	}
 	in.WSDigest = in.ws.Digest()
 	in.Samples = in.Set.Count
