@@ -351,6 +351,49 @@ func TestHumanEvalSamplesFolder(t *testing.T) {
 	}
 }
 
+// TestHumanEvalCandidateImports proves from inside the sandbox what a
+// candidate can import: the standard library, NumPy and psutil (the
+// evaluator image's packages), and nothing else.
+func TestHumanEvalCandidateImports(t *testing.T) {
+	home := humanevalHome(t, true)
+	progs := []struct {
+		prog string
+		pass bool
+	}{
+		{"import json, fractions, itertools\ndef add(x, y):\n    return x + y\n", true},
+		{"import numpy, psutil\nassert numpy.array([1, 2]).sum() == 3 and psutil.cpu_count() >= 1\ndef add(x, y):\n    return x + y\n", true},
+		{"import scipy\ndef add(x, y):\n    return x + y\n", false},
+		{"import requests\ndef add(x, y):\n    return x + y\n", false},
+	}
+	var lines []string
+	for _, p := range progs {
+		lines = append(lines, sampleLine("HumanEval/53", p.prog))
+	}
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", writeSamples(t, lines...), "--dataset", "humanevalplus-mini", "--tasks", "53", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	var res struct {
+		Eval map[string][]struct {
+			BaseStatus string `json:"base_status"`
+		} `json:"eval"`
+	}
+	b, _ := os.ReadFile(h.ResultsFile)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	got := res.Eval["HumanEval/53"]
+	if len(got) != len(progs) {
+		t.Fatalf("%d results for HumanEval/53, want %d", len(got), len(progs))
+	}
+	for i, p := range progs {
+		if (got[i].BaseStatus == "pass") != p.pass {
+			t.Errorf("sample %d (%q): base status %q, want pass=%v", i, strings.SplitN(p.prog, "\n", 2)[0], got[i].BaseStatus, p.pass)
+		}
+	}
+}
+
 // exampleTasks are the tasks examples/humaneval-samples.jsonl covers.
 const exampleTasks = "0,2,12,32,53,55"
 
