@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -157,7 +158,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	d, assets, err := openHumanEvalDataset(st, ids)
+	d, assets, err := openHumanEvalDataset(ctx, st, ids)
 	if err != nil {
 		return err
 	}
@@ -265,7 +266,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		if err := ep.RequirePinned(); err != nil {
 			return err
 		}
-		dataFile, werr := writeDatasetJSONL(st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
+		dataFile, werr := writeDatasetJSONL(ctx, st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
 		if werr != nil {
 			return werr
 		}
@@ -313,8 +314,8 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 // writeDatasetJSONL writes the decompressed dataset from the store into
 // dir for EvalPlus's code (which hashes the JSON lines) and checks it is the
 // dataset that was parsed.
-func writeDatasetJSONL(st *store.Store, id string, d *humaneval.Dataset, dir string) (string, error) {
-	f, err := st.OpenVerified(id)
+func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *humaneval.Dataset, dir string) (string, error) {
+	f, err := st.OpenVerified(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -343,7 +344,7 @@ func writeDatasetJSONL(st *store.Store, id string, d *humaneval.Dataset, dir str
 
 // openHumanEvalDataset opens the dataset (and its inputs' dataset) from the
 // store, verified against the catalog pins.
-func openHumanEvalDataset(st *store.Store, ids [2]string) (*humaneval.Dataset, []runs.Asset, error) {
+func openHumanEvalDataset(ctx context.Context, st *store.Store, ids [2]string) (*humaneval.Dataset, []runs.Asset, error) {
 	load := func(id string, inputs *humaneval.Dataset) (*humaneval.Dataset, runs.Asset, error) {
 		e, err := st.Catalog().Lookup(id)
 		if err != nil {
@@ -352,7 +353,7 @@ func openHumanEvalDataset(st *store.Store, ids [2]string) (*humaneval.Dataset, [
 		if err := e.RequirePinned(); err != nil {
 			return nil, runs.Asset{}, err
 		}
-		f, err := st.OpenVerified(id)
+		f, err := st.OpenVerified(ctx, id)
 		if err != nil {
 			return nil, runs.Asset{}, err
 		}

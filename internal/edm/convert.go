@@ -147,7 +147,7 @@ func Convert(ctx context.Context, st *store.Store, id string) (*ConvertResult, e
 	if err := e.RequirePinned(); err != nil {
 		return nil, err
 	}
-	s, err := st.OpenSealed(id)
+	s, err := st.OpenSealed(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -200,7 +200,7 @@ func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func
 		return fmt.Errorf("asset %s: %w", e.ID, err)
 	}
 	defer unlock()
-	if ok, err := s.storedAndValid(e); err != nil {
+	if ok, err := s.storedAndValid(ctx, e); err != nil {
 		return err
 	} else if ok {
 		progress(Event{ID: e.ID, Phase: "cached", Bytes: e.Size, Total: e.Size})
@@ -221,12 +221,15 @@ func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func
 
 // storedAndValid re-hashes an existing blob; a corrupt one is quarantined
 // so that it is fetched again, never used.
-func (s *Store) storedAndValid(e catalog.Entry) (bool, error) {
+func (s *Store) storedAndValid(ctx context.Context, e catalog.Entry) (bool, error) {
 	p := s.blobPath(*e.SHA256)
 	if _, err := os.Lstat(p); err != nil {
 		return false, nil
 	}
-	if err := s.verifyBlob(e); err != nil {
+	if err := s.verifyBlob(ctx, e); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		if _, qerr := s.quarantine(e); qerr != nil {
 			return false, qerr
 		}
