@@ -63,6 +63,42 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// owned maps a standard package to the one repro package that may import
+// it; everyone else goes through that package.
+var owned = map[string]string{
+	"crypto/sha256": "github.com/reprolab/repro/internal/digest",
+}
+
+// TestOneOwnerPerConcern checks, like a depguard rule, that only the owner
+// of a concern imports its standard package, in code and in tests: hashing
+// goes through internal/digest.
+func TestOneOwnerPerConcern(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", "github.com/reprolab/repro/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	for dec.More() {
+		var p struct {
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+			if owner, ok := owned[imp]; ok && p.ImportPath != owner {
+				t.Errorf("%s imports %s; only %s may", p.ImportPath, imp, owner)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("go list found %d packages", n)
+	}
+}
+
 // skipCall matches a test skipping itself: t.Skip, b.Skipf, tb.SkipNow.
 var skipCall = regexp.MustCompile(`\.Skip(f|Now)?\(`)
 

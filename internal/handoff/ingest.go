@@ -407,7 +407,7 @@ func (g *ingester) checkRuns(ctx context.Context, m *Manifest, dir string, names
 		rr.File = n
 		path := filepath.Join(dir, n)
 		if sum, err := hashFile(ctx, path, false); err == nil {
-			rr.SHA256 = sum.SHA256
+			rr.SHA256 = sum.SHA256.Hex()
 		}
 		h, err := readHeader(path)
 		if err != nil {

@@ -1,7 +1,6 @@
 package humaneval
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -227,7 +226,7 @@ func sameContent(p string, want digest.SHA256, orig string) error {
 // folderDigest digests the sample files of a folder: one line per file,
 // "<flat name> <sha256>\n", in the listing's order.
 func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256, error) {
-	h := sha256.New()
+	h := digest.NewHash()
 	for _, f := range files {
 		d, err := hashSample(at(f), maxProgram)
 		if err != nil {
@@ -235,7 +234,5 @@ func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256
 		}
 		fmt.Fprintf(h, "%s %s\n", f.Flat, d.Hex())
 	}
-	var d digest.SHA256
-	h.Sum(d[:0])
-	return d, nil
+	return h.Digest(), nil
 }

@@ -2,7 +2,6 @@ package pickle
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -143,7 +143,7 @@ func TestConvertMatchesPyTorch(t *testing.T) {
 			if m.Report.Format != fx.format {
 				t.Errorf("format %q, want %q", m.Report.Format, fx.format)
 			}
-			if m.Config.Asset.SHA256 != sha256.Sum256(data) || m.Config.Asset.Size != int64(len(data)) {
+			if m.Config.Asset.SHA256 != digest.Of(data) || m.Config.Asset.Size != int64(len(data)) {
 				t.Errorf("config asset %+v does not pin the input", m.Config.Asset)
 			}
 			doc, blob := readRef(t, dir, fx.ref)
@@ -206,7 +206,7 @@ func checkSnapshotConfig(t *testing.T, m *Model, doc *refDoc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NetworkSourceSHA256 != sha256.Sum256(src) {
+	if c.NetworkSourceSHA256 != digest.Of(src) {
 		t.Errorf("network source digest %s differs from networks.py's", c.NetworkSourceSHA256)
 	}
 	if len(c.Sources) != 2 {

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -135,13 +134,13 @@ func scan(dir string) ([]fileState, error) {
 			if err != nil {
 				return nil, err
 			}
-			h := sha256.New()
+			h := digest.NewHash()
 			_, err = io.Copy(h, io.LimitReader(f, maxSampleSize+1))
 			f.Close()
 			if err != nil {
 				return nil, err
 			}
-			h.Sum(st.digest[:0])
+			st.digest = h.Digest()
 		}
 		out = append(out, st)
 	}
@@ -174,13 +173,11 @@ func (w *Workspace) Mounts(target string) []Mount {
 // Digest returns a digest of the manifest taken when the workspace was
 // made: every name, mode, size and content digest, in name order.
 func (w *Workspace) Digest() digest.SHA256 {
-	h := sha256.New()
+	h := digest.NewHash()
 	for _, f := range w.files {
 		fmt.Fprintf(h, "%s\x00%o\x00%d\x00%s\n", f.name, uint32(f.mode), f.size, f.digest.Hex())
 	}
-	var d digest.SHA256
-	h.Sum(d[:0])
-	return d
+	return h.Digest()
 }
 
 // Check takes the manifest again and returns an exitcode.Integrity error

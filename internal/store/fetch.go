@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
@@ -328,7 +327,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 		return false, &permanentError{err}
 	}
 	defer f.Close()
-	h := sha256.New()
+	h := digest.NewHash()
 	off, err := io.CopyBuffer(h, io.LimitReader(f, e.Size+1), make([]byte, 1<<20))
 	if err != nil {
 		return false, &permanentError{err}
@@ -337,7 +336,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 		if err := f.Truncate(0); err != nil {
 			return false, &permanentError{err}
 		}
-		off, h = 0, sha256.New()
+		off, h = 0, digest.NewHash()
 	}
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -365,7 +364,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 			if err := f.Truncate(0); err != nil {
 				return false, &permanentError{err}
 			}
-			off, h = 0, sha256.New()
+			off, h = 0, digest.NewHash()
 		}
 	case resp.StatusCode == http.StatusPartialContent && off > 0:
 		start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
