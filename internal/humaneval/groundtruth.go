@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // TruthKey names the environment ground truth was computed in. Expected
@@ -98,7 +99,7 @@ func OpenTruth(cacheDir string, key TruthKey) (*Truth, error) {
 	}
 	kb, _ := json.MarshalIndent(key, "", "  ")
 	kp := filepath.Join(dir, "key.json")
-	if old, err := readCapped(kp, maxTruthMeta); err != nil || string(old) != string(kb)+"\n" {
+	if old, err := safefile.ReadFile(kp, maxTruthMeta); err != nil || string(old) != string(kb)+"\n" {
 		if err := atomicfile.WriteFile(kp, append(kb, '\n'), 0o644); err != nil {
 			return nil, err
 		}
@@ -123,7 +124,7 @@ func (t *Truth) load(task *Task, plus bool) *taskTruth {
 	defer t.mu.Unlock()
 	tt, ok := t.task[task.ID]
 	if !ok {
-		b, err := readCapped(t.metaPath(task), maxTruthMeta)
+		b, err := safefile.ReadFile(t.metaPath(task), maxTruthMeta)
 		if err != nil {
 			return nil
 		}
@@ -378,7 +379,7 @@ func (t *Truth) open(task *Task, p Phase) (*expected, error) {
 		return nil, fmt.Errorf("no %s ground truth for %s", p, task.ID)
 	}
 	path := t.binPath(task, p)
-	f, err := openNoFollow(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "ground truth %s: %v", path, err)
 	}

@@ -109,7 +109,7 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 		if err := sameContent(copyPath, in.SHA256, path); err != nil {
 			return nil, err
 		}
-		f, err := openNoFollow(copyPath)
+		f, err := safefile.OpenRegular(copyPath)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 		defer os.RemoveAll(staging)
 		staged := make([]string, len(files))
 		for i, f := range files {
-			b, err := readCapped(f.Path, maxProgram)
+			b, err := safefile.ReadFile(f.Path, maxProgram)
 			if err != nil {
 				return nil, exitcode.Errorf(exitcode.Usage, "sample %s: %v", f.Path, err)
 			}
@@ -192,7 +192,7 @@ func (in *Input) Check() error {
 // hashSample hashes a regular file of at most max bytes without following
 // a link.
 func hashSample(path string, max int64) (digest.SHA256, error) {
-	f, err := openNoFollow(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return digest.SHA256{}, err
 	}
@@ -200,9 +200,6 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return digest.SHA256{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return digest.SHA256{}, fmt.Errorf("not a regular file")
 	}
 	if fi.Size() > max {
 		return digest.SHA256{}, fmt.Errorf("%d bytes is over the limit of %d", fi.Size(), max)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // maxSampleSize bounds one sample file copied into a workspace.
@@ -77,7 +78,7 @@ func validName(n string) bool {
 }
 
 func copySample(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	in, err := safefile.OpenRegular(src)
 	if err != nil {
 		return fmt.Errorf("sample %s: %w", src, err)
 	}
@@ -85,9 +86,6 @@ func copySample(src, dst string) error {
 	fi, err := in.Stat()
 	if err != nil {
 		return fmt.Errorf("sample %s: %w", src, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("sample %s: not a regular file", src)
 	}
 	if fi.Size() > maxSampleSize {
 		return fmt.Errorf("sample %s: %d bytes, more than the %d allowed", src, fi.Size(), maxSampleSize)
@@ -130,7 +128,7 @@ func scan(dir string) ([]fileState, error) {
 			st.nlink, st.ino = uint64(s.Nlink), s.Ino
 		}
 		if fi.Mode().IsRegular() {
-			f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+			f, err := safefile.OpenRegular(p)
 			if err != nil {
 				return nil, err
 			}
