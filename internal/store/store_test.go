@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -454,5 +455,17 @@ func TestFetchDiskFull(t *testing.T) {
 	assertNoBlob(t, s)
 	if ents, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(ents) != 0 {
 		t.Fatal("partial download left on the full disk")
+	}
+}
+
+// TestEventPhasesOnTheWire keeps the phase names that --json progress lines
+// carry: they are a documented contract, whatever the Go names.
+func TestEventPhasesOnTheWire(t *testing.T) {
+	for p, want := range map[Phase]string{PhaseWait: "wait", PhaseStart: "start", PhaseProgress: "progress",
+		PhaseRetry: "retry", PhaseStored: "stored", PhaseCached: "cached", PhaseFailed: "failed"} {
+		b, err := json.Marshal(Event{ID: "x", Phase: p})
+		if err != nil || !strings.Contains(string(b), `"phase":"`+want+`"`) {
+			t.Errorf("%v encodes as %s (%v); want phase %q", p, b, err, want)
+		}
 	}
 }
