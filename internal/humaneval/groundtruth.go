@@ -346,9 +346,9 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		os.Remove(path)
 		return nil, why, nil
 	}
-	if end.Status != "done" || len(pt.Times) != pt.N {
+	if end.Status != endDone || len(pt.Times) != pt.N {
 		os.Remove(path)
-		if end.Status == "lost" || end.Status == "setup" {
+		if end.Status == endLost || end.Status == endSetup {
 			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", task.ID, p, end.Detail)
 		}
 		return nil, fmt.Sprintf("%s after %d of %d inputs: %s", end.Status, end.Records, pt.N, end.Detail), nil
