@@ -2,7 +2,11 @@ package internal_test
 
 import (
 	"encoding/json"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -56,5 +60,81 @@ func TestLayering(t *testing.T) {
 				t.Errorf("internal/%s imports internal/%s, which its layer does not allow", name, dep)
 			}
 		}
+	}
+}
+
+// owned maps a standard package to the one repro package that may import
+// it; everyone else goes through that package.
+var owned = map[string]string{
+	"crypto/sha256": "github.com/reprolab/repro/internal/digest",
+}
+
+// TestOneOwnerPerConcern checks, like a depguard rule, that only the owner
+// of a concern imports its standard package, in code and in tests: hashing
+// goes through internal/digest.
+func TestOneOwnerPerConcern(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", "github.com/reprolab/repro/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	for dec.More() {
+		var p struct {
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+			if owner, ok := owned[imp]; ok && p.ImportPath != owner {
+				t.Errorf("%s imports %s; only %s may", p.ImportPath, imp, owner)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("go list found %d packages", n)
+	}
+}
+
+// skipCall matches a test skipping itself: t.Skip, b.Skipf, tb.SkipNow.
+var skipCall = regexp.MustCompile(`\.Skip(f|Now)?\(`)
+
+// TestSkipsGoThroughTestenv keeps every skip in internal/testenv, which
+// turns it into a failure where skips are disallowed (scripts/test.sh) and
+// lets only the GPU-only test skip, and only without a GPU. It also keeps
+// the decision of what CI=true means there.
+func TestSkipsGoThroughTestenv(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" || path == filepath.Join("..", "internal", "testenv") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || path == filepath.Join("..", "internal", "layering_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if skipCall.MatchString(line) {
+				t.Errorf("%s:%d skips a test; call testenv.Missing or testenv.SkipWithoutGPU instead", path, i+1)
+			}
+			if strings.Contains(line, `Getenv("CI")`) {
+				t.Errorf("%s:%d reads CI; testenv.SkipDisallowed decides what it means", path, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

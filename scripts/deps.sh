@@ -2,7 +2,8 @@
 # Installs and starts what repro and its tests need on a Debian bookworm
 # machine, as root: the Docker engine (docker.io), debootstrap for the
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
-# fixtures, and Slurm with munge for the handoff test. Safe to run again:
+# fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
+# and Slurm with munge for the handoff test. Safe to run again:
 # it installs only what is missing and starts dockerd only if no engine
 # answers.
 #   scripts/deps.sh          everything (tests)
@@ -20,7 +21,7 @@ fi
 
 pkgs=(docker.io debootstrap ca-certificates)
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy slurm-wlm munge shellcheck bc time)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml slurm-wlm munge shellcheck bc time)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,7 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-export CI="${CI:-true}"   # tests that need an engine fail instead of skipping
+export CI="${CI:-true}"
+# Any skip is a failure (internal/testenv); only the GPU-only EDM test may
+# skip, and only on a machine without a GPU.
+export REPRO_TEST_DISALLOW_SKIP=1
+# Unmodified upstream trees the agreement tests run next to ours (paths
+# relative to the repository, made absolute for tests in other folders).
+export REPRO_TEST_EVALPLUS_TREE="${REPRO_TEST_EVALPLUS_TREE:-$(realpath -m ../shared/engines/evalplus-26d6d00)}"
+export MLPERF_LOGGING_DIR="${MLPERF_LOGGING_DIR:-$(realpath -m ../shared/engines/mlcommons-logging-7bbf7926)}"
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi

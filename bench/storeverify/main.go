@@ -48,7 +48,7 @@ func main() {
 		return
 	}
 	start := time.Now()
-	res, err := s.Verify([]string{"bench-blob"}, nil)
+	res, err := s.Verify(context.Background(), []string{"bench-blob"})
 	check(err)
 	el := time.Since(start)
 	fmt.Printf("repro verify: %d bytes in %.3f s = %.2f GB/s (ok=%v)\n", n, el.Seconds(), float64(n)/el.Seconds()/1e9, res[0].OK)

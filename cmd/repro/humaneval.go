@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -157,13 +158,18 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	d, assets, err := openHumanEvalDataset(st, ids)
+	d, assets, err := openHumanEvalDataset(ctx, st, ids)
 	if err != nil {
 		return err
 	}
 	tasks, err := selectTasks(d, o.tasks)
 	if err != nil {
 		return err
+	}
+	if o.samples != "" {
+		if err := humaneval.CheckSamples(o.samples, d, tasks); err != nil {
+			return err
+		}
 	}
 	e, img, err := openPinnedSandbox(ctx, st.Home())
 	if err != nil {
@@ -260,7 +266,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		if err := ep.RequirePinned(); err != nil {
 			return err
 		}
-		dataFile, werr := writeDatasetJSONL(st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
+		dataFile, werr := writeDatasetJSONL(ctx, st, ids[0], d, filepath.Join(run.Dir, "evalplus-input"))
 		if werr != nil {
 			return werr
 		}
@@ -308,8 +314,8 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 // writeDatasetJSONL writes the decompressed dataset from the store into
 // dir for EvalPlus's code (which hashes the JSON lines) and checks it is the
 // dataset that was parsed.
-func writeDatasetJSONL(st *store.Store, id string, d *humaneval.Dataset, dir string) (string, error) {
-	f, err := st.OpenVerified(id)
+func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *humaneval.Dataset, dir string) (string, error) {
+	f, err := st.OpenVerified(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -338,7 +344,7 @@ func writeDatasetJSONL(st *store.Store, id string, d *humaneval.Dataset, dir str
 
 // openHumanEvalDataset opens the dataset (and its inputs' dataset) from the
 // store, verified against the catalog pins.
-func openHumanEvalDataset(st *store.Store, ids [2]string) (*humaneval.Dataset, []runs.Asset, error) {
+func openHumanEvalDataset(ctx context.Context, st *store.Store, ids [2]string) (*humaneval.Dataset, []runs.Asset, error) {
 	load := func(id string, inputs *humaneval.Dataset) (*humaneval.Dataset, runs.Asset, error) {
 		e, err := st.Catalog().Lookup(id)
 		if err != nil {
@@ -347,7 +353,7 @@ func openHumanEvalDataset(st *store.Store, ids [2]string) (*humaneval.Dataset, [
 		if err := e.RequirePinned(); err != nil {
 			return nil, runs.Asset{}, err
 		}
-		f, err := st.OpenVerified(id)
+		f, err := st.OpenVerified(ctx, id)
 		if err != nil {
 			return nil, runs.Asset{}, err
 		}
@@ -392,15 +398,17 @@ func selectTasks(d *humaneval.Dataset, spec string) ([]*humaneval.Task, error) {
 		return d.Tasks, nil
 	}
 	want := map[int]bool{}
-	num := func(s string) (int, error) {
-		s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n >= len(d.Tasks) {
-			return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task of %s (0 to %d)", s, d.ID, len(d.Tasks)-1)
-		}
-		return n, nil
-	}
 	for _, part := range strings.Split(spec, ",") {
+		// num parses one end of part; an error names the whole part, so
+		// that "-1" is not reported as "".
+		num := func(s string) (int, error) {
+			s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n >= len(d.Tasks) {
+				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks 0 to %d)", strings.TrimSpace(part), d.ID, len(d.Tasks)-1)
+			}
+			return n, nil
+		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := num(lo)
 		if err != nil {

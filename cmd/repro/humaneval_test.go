@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // humanevalHome returns a REPRO_HOME with the evaluator image pinned and
@@ -171,7 +172,7 @@ func TestHumanEvalCanonicalFull(t *testing.T) {
 }
 
 func TestHumanEvalSampleErrors(t *testing.T) {
-	home := humanevalHome(t, true)
+	home := humanevalHome(t, false) // its own: other tests add run folders to the shared one
 	env := []string{"REPRO_HOME=" + home}
 	good := sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n")
 	for name, c := range map[string]struct {
@@ -186,6 +187,9 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		"both modes":    {[]string{"--samples", "x.jsonl", "--canonical"}, 2, "exactly one of"},
 		"bad dataset":   {[]string{"--canonical", "--dataset", "mbpp"}, 2, "--dataset"},
 		"bad tasks":     {[]string{"--canonical", "--tasks", "200"}, 2, "--tasks"},
+		"no such file":  {[]string{"--samples", filepath.Join(t.TempDir(), "absent.jsonl")}, 2, "no such file or directory"},
+		"negative task": {[]string{"--canonical", "--tasks", "-1"}, 2, `--tasks: "-1" is not a task`},
+		"bad range end": {[]string{"--canonical", "--tasks", "0,3-x"}, 2, `--tasks: "3-x" is not a task`},
 	} {
 		r := repro(t, env, append([]string{"humaneval"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
@@ -193,6 +197,10 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		}
 		if strings.Contains(r.stdout, "pass@1") {
 			t.Errorf("%s: printed a score", name)
+		}
+		// Argument validation comes before the run: no folder, no record.
+		if entries, _ := os.ReadDir(filepath.Join(home, "runs")); len(entries) != 0 {
+			t.Errorf("%s: a run folder was made although the arguments were refused: %v", name, entries)
 		}
 	}
 }
@@ -343,6 +351,49 @@ func TestHumanEvalSamplesFolder(t *testing.T) {
 	}
 }
 
+// TestHumanEvalCandidateImports proves from inside the sandbox what a
+// candidate can import: the standard library, NumPy and psutil (the
+// evaluator image's packages), and nothing else.
+func TestHumanEvalCandidateImports(t *testing.T) {
+	home := humanevalHome(t, true)
+	progs := []struct {
+		prog string
+		pass bool
+	}{
+		{"import json, fractions, itertools\ndef add(x, y):\n    return x + y\n", true},
+		{"import numpy, psutil\nassert numpy.array([1, 2]).sum() == 3 and psutil.cpu_count() >= 1\ndef add(x, y):\n    return x + y\n", true},
+		{"import scipy\ndef add(x, y):\n    return x + y\n", false},
+		{"import requests\ndef add(x, y):\n    return x + y\n", false},
+	}
+	var lines []string
+	for _, p := range progs {
+		lines = append(lines, sampleLine("HumanEval/53", p.prog))
+	}
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", writeSamples(t, lines...), "--dataset", "humanevalplus-mini", "--tasks", "53", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	h := parseHumanEvalJSON(t, r)
+	var res struct {
+		Eval map[string][]struct {
+			BaseStatus string `json:"base_status"`
+		} `json:"eval"`
+	}
+	b, _ := os.ReadFile(h.ResultsFile)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	got := res.Eval["HumanEval/53"]
+	if len(got) != len(progs) {
+		t.Fatalf("%d results for HumanEval/53, want %d", len(got), len(progs))
+	}
+	for i, p := range progs {
+		if (got[i].BaseStatus == "pass") != p.pass {
+			t.Errorf("sample %d (%q): base status %q, want pass=%v", i, strings.SplitN(p.prog, "\n", 2)[0], got[i].BaseStatus, p.pass)
+		}
+	}
+}
+
 // exampleTasks are the tasks examples/humaneval-samples.jsonl covers.
 const exampleTasks = "0,2,12,32,53,55"
 
@@ -405,10 +456,7 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 }
 
 func TestHumanEvalEngineEvalPlus(t *testing.T) {
-	tree := os.Getenv("REPRO_TEST_EVALPLUS_TREE")
-	if tree == "" {
-		t.Skip("REPRO_TEST_EVALPLUS_TREE is not set: no checkout of evalplus at 26d6d00 to run")
-	}
+	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	home := humanevalHome(t, false)
 	env := []string{"REPRO_HOME=" + home}
 	samples := writeSamples(t,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/mllog"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // mllogTestLogs returns the shared MLPerf Training v2.1 result logs
@@ -30,10 +31,7 @@ func mllogTestLogs(t *testing.T) (minigo, dlrm []string) {
 		}
 	}
 	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the MLPerf Training v2.1 result logs are missing: set REPRO_MLPERF_LOGS")
-		}
-		t.Skip("the MLPerf Training v2.1 result logs are missing (set REPRO_MLPERF_LOGS); skipping")
+		testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS")
 	}
 	minigo, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.09_tensorflow", "minigo", "result_*.txt"))
 	dlrm, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.04_merlin_hugectr", "dlrm", "result_*.txt"))

@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/pickle"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -163,11 +163,13 @@ exported module is its 'ema' network.
 	return cmd
 }
 
-// openPickleInput opens a command-line path for reading without following it
-// into anything but a regular file: it opens non-blocking (a FIFO cannot
-// stall it), checks the open descriptor, and returns the size to read.
+// openPickleInput opens a command-line path for reading (safefile.OpenNamed:
+// a regular file, a FIFO cannot stall it) and returns the size to read.
 func openPickleInput(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := safefile.OpenNamed(path)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, 0, exitcode.New(exitcode.Usage, err)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %s: %v", path, errors.Unwrap(err))
@@ -178,10 +180,6 @@ func openPickleInput(path string) (*os.File, int64, error) {
 	if err != nil {
 		f.Close()
 		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %s: %v", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Usage, "%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > pickle.MaxInputSize {
 		f.Close()

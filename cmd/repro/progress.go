@@ -45,24 +45,25 @@ func (p *progressSink) event(e store.Event) {
 		return
 	}
 	line := ""
+	endsLine := true
 	switch e.Phase {
-	case "wait":
-		line = "waiting for another repro process"
-	case "start", "progress":
-		line = bar(e.Bytes, e.Total)
-	case "retry":
+	case store.PhaseWait:
+		line, endsLine = "waiting for another repro process", false
+	case store.PhaseStart, store.PhaseProgress:
+		line, endsLine = bar(e.Bytes, e.Total), false
+	case store.PhaseRetry:
 		line = "retrying: " + e.Error
-	case "stored":
+	case store.PhaseStored:
 		line = bar(e.Total, e.Total) + " verified"
-	case "cached":
+	case store.PhaseCached:
 		line = "already stored, verified"
-	case "failed":
+	case store.PhaseFailed:
 		line = "failed"
 	default:
 		return
 	}
 	fmt.Fprintf(p.tty, "\r\033[K%-28s %s", e.ID, line)
-	if e.Phase == "stored" || e.Phase == "cached" || e.Phase == "failed" || e.Phase == "retry" {
+	if endsLine {
 		fmt.Fprintln(p.tty)
 	}
 }

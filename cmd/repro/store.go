@@ -110,7 +110,7 @@ EXIT STATUS
 					return err
 				}
 			}
-			results, verr := s.Verify(ids, nil)
+			results, verr := s.Verify(cmd.Context(), ids)
 			if asJSON {
 				if err := writeJSON(stdout(cmd), map[string]any{"results": results}); err != nil {
 					return err

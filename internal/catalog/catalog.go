@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -187,7 +188,7 @@ func New(entries []Entry) (*Catalog, error) {
 		c.byID[e.ID] = e
 		c.ids = append(c.ids, e.ID)
 	}
-	sort.Strings(c.ids)
+	slices.SortFunc(c.ids, naturalCompare)
 	return c, nil
 }
 
@@ -265,7 +266,8 @@ func (c *Catalog) Lookup(id string) (Entry, error) {
 	return e, nil
 }
 
-// Entries returns every entry sorted by id.
+// Entries returns every entry in the natural order of ids (day-2 before
+// day-10).
 func (c *Catalog) Entries() []Entry {
 	out := make([]Entry, 0, len(c.ids))
 	for _, id := range c.ids {
@@ -274,8 +276,8 @@ func (c *Catalog) Entries() []Entry {
 	return out
 }
 
-// Marshal writes the catalog as one canonical document (entries sorted by
-// id), the form Parse reads.
+// Marshal writes the catalog as one canonical document (entries in the
+// order of Entries), the form Parse reads.
 func (c *Catalog) Marshal() ([]byte, error) {
 	return json.MarshalIndent(document{Entries: c.Entries()}, "", "  ")
 }

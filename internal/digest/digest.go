@@ -201,3 +201,41 @@ func File(path string) (SHA256, int64, error) {
 	defer f.Close()
 	return ReaderFrom(f)
 }
+
+// Hash is a running SHA-256 (a hash.Hash) that also gives its digest as a
+// SHA256. Packages hash through it, never through crypto/sha256 directly.
+type Hash struct{ hash.Hash }
+
+// NewHash returns an empty running SHA-256.
+func NewHash() *Hash { return &Hash{sha256.New()} }
+
+// Digest returns the digest of what was written so far.
+func (h *Hash) Digest() SHA256 {
+	var d SHA256
+	h.Sum(d[:0])
+	return d
+}
+
+// Writer hashes and counts everything written through it to w.
+type Writer struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+// NewWriter wraps w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, h: sha256.New()} }
+
+func (w *Writer) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	return n, err
+}
+
+// Sum returns the digest of what was written so far and its length.
+func (w *Writer) Sum() (SHA256, int64) {
+	var d SHA256
+	w.h.Sum(d[:0])
+	return d, w.n
+}

@@ -139,3 +139,19 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestHashAndWriter(t *testing.T) {
+	data := []byte("the quick brown fox")
+	h := NewHash()
+	h.Write(data[:4])
+	h.Write(data[4:])
+	if h.Digest() != Of(data) {
+		t.Errorf("Hash.Digest() = %s; want %s", h.Digest(), Of(data))
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Write(data)
+	if d, n := w.Sum(); d != Of(data) || n != int64(len(data)) || !bytes.Equal(buf.Bytes(), data) {
+		t.Errorf("Writer.Sum() = %s, %d (passed on %q); want %s, %d", d, n, buf.Bytes(), Of(data), len(data))
+	}
+}

@@ -3,10 +3,8 @@ package edm
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,7 +145,7 @@ func Convert(ctx context.Context, st *store.Store, id string) (*ConvertResult, e
 	if err := e.RequirePinned(); err != nil {
 		return nil, err
 	}
-	s, err := st.OpenSealed(id)
+	s, err := st.OpenSealed(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +296,7 @@ func sealTo(c *runtimeConversion, name string, write func(io.Writer) (int64, err
 	}
 	f := os.NewFile(uintptr(fd), "memfd:repro:"+name)
 	c.files = append(c.files, f)
-	h := &hashWriter{w: f, h: sha256.New()}
+	h := digest.NewWriter(f)
 	bw := bufio.NewWriterSize(h, 1<<20)
 	if _, err := write(bw); err != nil {
 		return nil, fmt.Errorf("failed to fill %s: %w", name, err)
@@ -315,26 +313,6 @@ func sealTo(c *runtimeConversion, name string, write func(io.Writer) (int64, err
 	if err := store.CheckSealed(f); err != nil {
 		return nil, err
 	}
-	sum, n := h.sum()
+	sum, n := h.Sum()
 	return &sealedBytes{file: f, sha256: sum, size: n}, nil
-}
-
-// hashWriter hashes and counts what it passes on.
-type hashWriter struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func (h *hashWriter) Write(p []byte) (int, error) {
-	n, err := h.w.Write(p)
-	h.h.Write(p[:n])
-	h.n += int64(n)
-	return n, err
-}
-
-func (h *hashWriter) sum() (digest.SHA256, int64) {
-	var d digest.SHA256
-	h.h.Sum(d[:0])
-	return d, h.n
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestRuntimeWithEDMSource runs the runtime end to end against the EDM
@@ -23,13 +24,12 @@ import (
 // the CIFAR-10 settings of the model table. REPRO_EDM_PYTHON picks the
 // interpreter (default /usr/bin/python3); REPRO_EDM_GPU=1 keeps the whole
 // GPU preflight and generates on the GPU; REPRO_EDM_REPORT names a folder
-// for the results. Skipped unless REPRO_EDM_SOURCE is set: CI has no EDM
-// checkout and no GPU (bench/edm-gpu-check.sh sets these).
+// for the results. It is the one GPU-only test: skipped on a machine
+// without a GPU (CI has none), and on one with a GPU it needs
+// REPRO_EDM_SOURCE (bench/edm-gpu-check.sh sets these).
 func TestRuntimeWithEDMSource(t *testing.T) {
-	src := os.Getenv("REPRO_EDM_SOURCE")
-	if src == "" {
-		t.Skip("set REPRO_EDM_SOURCE to a checkout of NVlabs/edm to run the runtime on EDM's own code")
-	}
+	testenv.SkipWithoutGPU(t)
+	src := testenv.Getenv(t, "REPRO_EDM_SOURCE", "a checkout of NVlabs/edm to run the runtime on EDM's own code")
 	python := os.Getenv("REPRO_EDM_PYTHON")
 	if python == "" {
 		python = systemPython

@@ -284,7 +284,7 @@ func prepareFID(ctx context.Context, st *store.Store, opts FIDOptions) (_ *fidRu
 
 	// Verified bytes: sealed copies, hashed while copied.
 	open := func(e catalog.Entry) (*store.Sealed, error) {
-		s, err := st.OpenSealed(e.ID)
+		s, err := st.OpenSealed(ctx, e.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -2,10 +2,11 @@ package edm
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // systemPython is Debian's interpreter, the one that has python3-torch,
@@ -13,7 +14,7 @@ import (
 const systemPython = "/usr/bin/python3"
 
 // needPython makes sure /usr/bin/python3 can import every module named. A
-// missing component fails the test when CI=true and skips it otherwise.
+// missing component stops the test (testenv.Missing).
 func needPython(t testing.TB, modules ...string) {
 	t.Helper()
 	script := "import " + strings.Join(modules, ", ")
@@ -21,12 +22,8 @@ func needPython(t testing.TB, modules ...string) {
 	if err == nil {
 		return
 	}
-	msg := "needs " + systemPython + " with " + strings.Join(modules, ", ") +
-		" (Debian: python3-torch python3-numpy python3-scipy): " + strings.TrimSpace(lastOutputLine(out))
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, systemPython+" with "+strings.Join(modules, ", "),
+		"Debian: python3-torch python3-numpy python3-scipy: "+strings.TrimSpace(lastOutputLine(out)))
 }
 
 func lastOutputLine(b []byte) string {

@@ -17,15 +17,17 @@ const (
 	// OK: the command did what was asked and every check passed.
 	OK Code = 0
 	// Negative: the command ran, but its check or verdict was negative
-	// (a test failed, a log is non-compliant, a blob is corrupt).
+	// (a log is non-compliant, a download failed). A corrupt blob is
+	// Integrity, not Negative.
 	Negative Code = 1
 	// Usage: the command line was wrong; nothing ran.
 	Usage Code = 2
 	// Precondition: something the command needs is missing (an engine, an
 	// asset, a pin, a GPU); nothing ran.
 	Precondition Code = 3
-	// Integrity: a hash or size mismatch, tampered input or a failed
-	// self-check; results are withheld.
+	// Integrity: a hash or size mismatch (a corrupt stored blob, which
+	// `repro verify` quarantines), tampered input or a failed self-check;
+	// results are withheld.
 	Integrity Code = 4
 )
 

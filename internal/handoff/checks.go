@@ -478,11 +478,11 @@ func (p *planner) checkProGames() {
 			p.fail("pro_games.files[%d]: %s: %s", i, f.Path, errText(err))
 			continue
 		}
-		if sum.SHA256 != want.Hex() {
-			p.mismatch("pro_games.files[%d]: %s has sha256 %s, the review recorded %s", i, f.Path, sum.SHA256, want.Hex())
+		if sum.SHA256 != want {
+			p.mismatch("pro_games.files[%d]: %s has sha256 %s, the review recorded %s", i, f.Path, sum.SHA256.Hex(), want.Hex())
 			continue
 		}
-		p.pin(Pin{Name: "pro-game:" + f.Path, Class: ClassDataset, Path: f.Path, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256, Origin: "review"})
+		p.pin(Pin{Name: "pro-game:" + f.Path, Class: ClassDataset, Path: f.Path, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256.Hex(), Origin: "review"})
 	}
 }
 
@@ -630,11 +630,11 @@ func (p *planner) checkMiniGoEnvironment() {
 			p.fail("%s: %s: %s", x.field, mp.Path, errText(err))
 			continue
 		}
-		if sum.SHA256 != want.Hex() {
-			p.mismatch("%s: %s has sha256 %s, the review recorded %s", x.field, mp.Path, sum.SHA256, want.Hex())
+		if sum.SHA256 != want {
+			p.mismatch("%s: %s has sha256 %s, the review recorded %s", x.field, mp.Path, sum.SHA256.Hex(), want.Hex())
 			continue
 		}
-		p.pin(Pin{Name: x.id, Class: ClassCheckpoint, Path: mp.Path, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256, Origin: "review"})
+		p.pin(Pin{Name: x.id, Class: ClassCheckpoint, Path: mp.Path, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256.Hex(), Origin: "review"})
 	}
 }
 
@@ -672,7 +672,7 @@ func (p *planner) checkDLRMCheckpoint() {
 		p.mismatch("checkpoint %s has MD5 %s, upstream publishes %s for %s", name, sum.MD5, wantMD5, e.ID)
 		return
 	}
-	rec, same, err := firstUse(p.opts.StateDir, FirstUse{ID: e.ID, SHA256: sum.SHA256, Size: sum.Size, MD5: sum.MD5,
+	rec, same, err := firstUse(p.opts.StateDir, FirstUse{ID: e.ID, SHA256: sum.SHA256.Hex(), Size: sum.Size, MD5: sum.MD5,
 		FirstVerified: p.m.CreatedAt, Path: full, Host: p.opts.Host})
 	if err != nil {
 		p.fail("checkpoint %s: cannot keep its first-use record: %v", name, err)
@@ -680,11 +680,11 @@ func (p *planner) checkDLRMCheckpoint() {
 	}
 	if !same {
 		p.mismatch("checkpoint %s has sha256 %s and %d bytes, but %s was first verified on %s as sha256 %s, %d bytes (%s): refusing a different file with the same MD5",
-			name, sum.SHA256, sum.Size, e.ID, rec.FirstVerified.Format(time.RFC3339), rec.SHA256, rec.Size, rec.Path)
+			name, sum.SHA256.Hex(), sum.Size, e.ID, rec.FirstVerified.Format(time.RFC3339), rec.SHA256, rec.Size, rec.Path)
 		return
 	}
 	p.m.Decisions.CheckpointFirstUse = &rec
-	p.pin(Pin{Name: e.ID, Class: ClassCheckpoint, Path: name, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256, MD5: sum.MD5, Origin: "first-use"})
+	p.pin(Pin{Name: e.ID, Class: ClassCheckpoint, Path: name, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256.Hex(), MD5: sum.MD5, Origin: "first-use"})
 }
 
 // duTolerance is how far a file's size may be from a published du figure:
@@ -729,7 +729,7 @@ func (p *planner) checkCriteo() {
 			p.mismatch("%s has MD5 %s, upstream publishes %s", e.Filename, sum.MD5, wantMD5)
 			continue
 		}
-		p.pin(Pin{Name: e.ID, Class: ClassDataset, Path: e.Filename, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256, MD5: sum.MD5, Origin: "recorded-here"})
+		p.pin(Pin{Name: e.ID, Class: ClassDataset, Path: e.Filename, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256.Hex(), MD5: sum.MD5, Origin: "recorded-here"})
 	}
 	if len(missing) > 0 {
 		p.fail("%d of %d day files are missing from %s (%s): all of day_0 … day_23, unzipped, are needed", len(missing), criteoDays, dir, shortList(missing))
@@ -788,7 +788,7 @@ func (p *planner) checkPreprocessed() {
 			p.fail("%s: %s", e.Filename, errText(err))
 			continue
 		}
-		p.pin(Pin{Name: e.ID, Class: ClassDataset, Path: e.Filename, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256, Origin: "recorded-here"})
+		p.pin(Pin{Name: e.ID, Class: ClassDataset, Path: e.Filename, Kind: KindFile, Size: sum.Size, SHA256: sum.SHA256.Hex(), Origin: "recorded-here"})
 	}
 	if len(missing) > 0 {
 		p.fail("%s missing from %s: the DLRM job would start the multi-day preprocessing silently inside the timed run; preprocess once, outside it", shortList(missing), dir)

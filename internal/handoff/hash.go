@@ -3,20 +3,21 @@ package handoff
 import (
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
 	"os"
 	"sync"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // fileSum is what hashing one file found.
 type fileSum struct {
 	Size   int64
-	SHA256 string
-	MD5    string // empty unless asked for
+	SHA256 digest.SHA256
+	MD5    string // hex; empty unless asked for
 }
 
 // hashFile reads a regular file once and returns its size, SHA-256 and,
@@ -44,7 +45,7 @@ func hashFileProgress(ctx context.Context, name string, withMD5 bool, progress P
 	if !fi.Mode().IsRegular() {
 		return fileSum{}, fmt.Errorf("%s is not a regular file", name)
 	}
-	s := sha256.New()
+	s := digest.NewHash()
 	var m hash.Hash
 	if withMD5 {
 		m = md5.New()
@@ -86,7 +87,7 @@ func hashFileProgress(ctx context.Context, name string, withMD5 bool, progress P
 	if progress != nil && fi.Size() >= 256<<20 {
 		progress(name, n, fi.Size())
 	}
-	out := fileSum{Size: n, SHA256: hex.EncodeToString(s.Sum(nil))}
+	out := fileSum{Size: n, SHA256: s.Digest()}
 	if withMD5 {
 		out.MD5 = hex.EncodeToString(m.Sum(nil))
 	}

@@ -60,10 +60,10 @@ type IngestRecord struct {
 	Preflight      []ReportSummary `json:"preflight"`
 	Runs           []RunRecord     `json:"runs"`
 	Score          *mllog.SetScore `json:"score,omitempty"`
-	// Verdict is "ok" (every check held and every log is compliant),
-	// "negative" (something is missing or a log is not compliant) or
-	// "integrity" (something differs from the manifest).
-	Verdict  string   `json:"verdict"`
+	// Verdict is VerdictOK (every check held and every log is compliant),
+	// VerdictNegative (something is missing or a log is not compliant) or
+	// VerdictIntegrity (something differs from the manifest).
+	Verdict  Verdict  `json:"verdict"`
 	Problems []string `json:"problems,omitempty"`
 	// RunID and RunDir name the run folder (REPRO_HOME/runs/<id>) that
 	// holds this record (ingest.json), copies of the verified files and
@@ -74,12 +74,12 @@ type IngestRecord struct {
 
 // ReportSummary is one preflight report that came back.
 type ReportSummary struct {
-	File         string `json:"file"`
-	Mode         string `json:"mode"`
-	Host         string `json:"host"`
-	Time         string `json:"time"`
-	Result       string `json:"result"`
-	PinsVerified int    `json:"pins_verified"`
+	File         string        `json:"file"`
+	Mode         PreflightMode `json:"mode"`
+	Host         string        `json:"host"`
+	Time         string        `json:"time"`
+	Result       CheckStatus   `json:"result"`
+	PinsVerified int           `json:"pins_verified"`
 }
 
 // RunRecord is one run's result.
@@ -99,11 +99,14 @@ type RunRecord struct {
 	Problems    []string        `json:"problems,omitempty"`
 }
 
-// Verdicts of an ingest.
+// Verdict is the outcome of an ingest.
+type Verdict string
+
+// The verdicts of an ingest.
 const (
-	VerdictOK        = "ok"
-	VerdictNegative  = "negative"
-	VerdictIntegrity = "integrity"
+	VerdictOK        Verdict = "ok"
+	VerdictNegative  Verdict = "negative"
+	VerdictIntegrity Verdict = "integrity"
 )
 
 type runHeader struct {
@@ -341,16 +344,16 @@ func (g *ingester) checkReports(m *Manifest, dir string, names []string) {
 			g.rec.Preflight = append(g.rec.Preflight, sum)
 			continue
 		}
-		if r.Result != "ok" {
+		if r.Result != CheckOK {
 			var fails []string
 			for _, c := range r.Checks {
-				if c.Status == "fail" {
+				if c.Status == CheckFail {
 					fails = append(fails, c.Requirement+": "+c.Message)
 				}
 			}
 			g.short("the preflight in %s failed on %s (%d checks): %s", n, r.Host, r.Failures, shortList(fails))
 		}
-		if r.Mode == "node" || r.Mode == "all" {
+		if r.Mode.checksNode() {
 			for _, p := range m.Pins {
 				key := p.Class + "/" + p.Path
 				got, ok := r.Digests[key]
@@ -363,11 +366,11 @@ func (g *ingester) checkReports(m *Manifest, dir string, names []string) {
 					sum.PinsVerified++
 				}
 			}
-			if r.Result == "ok" && sum.PinsVerified == len(m.Pins) {
+			if r.Result == CheckOK && sum.PinsVerified == len(m.Pins) {
 				nodeOK = true
 			}
 		}
-		if (r.Mode == "container" || r.Mode == "all") && r.Result == "ok" {
+		if r.Mode.checksContainer() && r.Result == CheckOK {
 			containerOK = true
 		}
 		g.rec.Preflight = append(g.rec.Preflight, sum)
@@ -407,7 +410,7 @@ func (g *ingester) checkRuns(ctx context.Context, m *Manifest, dir string, names
 		rr.File = n
 		path := filepath.Join(dir, n)
 		if sum, err := hashFile(ctx, path, false); err == nil {
-			rr.SHA256 = sum.SHA256
+			rr.SHA256 = sum.SHA256.Hex()
 		}
 		h, err := readHeader(path)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // realLogsDir finds the MLPerf Training v2.1 result logs shared with the
@@ -30,7 +31,7 @@ func realLogsDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			requireComponent(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to shared/data/mlperf-training-v2.1")
+			testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to shared/data/mlperf-training-v2.1")
 		}
 		dir = parent
 	}
@@ -46,7 +47,7 @@ func realLog(t testing.TB, workload string, i int) string {
 // pinned file verifies.
 func TestPreflightNoGPU(t *testing.T) {
 	if _, err := exec.LookPath("nvidia-smi"); err == nil {
-		t.Skip("this machine has nvidia-smi")
+		testenv.Missing(t, "a machine without nvidia-smi", "run it where no NVIDIA driver is installed")
 	}
 	w := newMiniGoWorld(t)
 	m := w.bundle(t, TargetSlurm)
@@ -154,7 +155,7 @@ func TestPreflightGPUChecks(t *testing.T) {
 // closed on the GPU check after reading the real versions.
 func TestPreflightRealTorch(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		requireComponent(t, "python3-torch", "apt-get install python3-torch")
+		testenv.Missing(t, "python3-torch", "apt-get install python3-torch")
 	}
 	w := newDLRMWorld(t)
 	w.cfg.Runtime.Torch = strings.TrimSpace(string(must(exec.Command("/usr/bin/python3", "-c", "import torch; print(torch.__version__)").Output())))

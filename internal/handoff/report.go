@@ -18,7 +18,7 @@ const MaxReportBytes = 1 << 20
 type PreflightReport struct {
 	Manifest string
 	Workload string
-	Mode     string
+	Mode     PreflightMode
 	Host     string
 	Time     string
 	Target   string
@@ -26,14 +26,40 @@ type PreflightReport struct {
 	// Digests maps "class/path" to what the node computed: a hex digest,
 	// "missing", or "size-N" for a file of the wrong size.
 	Digests map[string]string
-	// Result is "ok" or "fail"; Failures the count the script gave.
-	Result   string
+	// Result is CheckOK or CheckFail; Failures the count the script gave.
+	Result   CheckStatus
 	Failures int
 }
 
+// CheckStatus is the outcome of one preflight check, or of a whole
+// preflight (ok or fail only), as preflight.sh writes it.
+type CheckStatus string
+
+// The statuses a preflight report uses.
+const (
+	CheckOK   CheckStatus = "ok"
+	CheckFail CheckStatus = "fail"
+	CheckNote CheckStatus = "note" // information, never a failure
+)
+
+// PreflightMode is what a preflight run checked: the node, the container,
+// or both.
+type PreflightMode string
+
+// The modes of preflight.sh --mode.
+const (
+	ModeNode      PreflightMode = "node"
+	ModeContainer PreflightMode = "container"
+	ModeAll       PreflightMode = "all"
+)
+
+// checksNode and checksContainer say what a mode covers.
+func (m PreflightMode) checksNode() bool      { return m == ModeNode || m == ModeAll }
+func (m PreflightMode) checksContainer() bool { return m == ModeContainer || m == ModeAll }
+
 // ReportCheck is one check line of a report.
 type ReportCheck struct {
-	Status      string // ok, fail or note
+	Status      CheckStatus
 	Requirement string
 	Message     string
 }
@@ -75,7 +101,7 @@ func ParsePreflightReport(b []byte) (*PreflightReport, error) {
 			case "workload":
 				r.Workload = rest
 			case "mode":
-				r.Mode = rest
+				r.Mode = PreflightMode(rest)
 			case "host":
 				r.Host = rest
 			case "time":
@@ -86,13 +112,18 @@ func ParsePreflightReport(b []byte) (*PreflightReport, error) {
 		case "check":
 			status, rest2, ok1 := strings.Cut(rest, " ")
 			req, msg, ok2 := strings.Cut(rest2, " ")
-			if !ok1 || !ok2 || (status != "ok" && status != "fail" && status != "note") || req == "" {
+			switch CheckStatus(status) {
+			case CheckOK, CheckFail, CheckNote:
+			default:
+				ok1 = false
+			}
+			if !ok1 || !ok2 || req == "" {
 				return nil, fmt.Errorf("line %d: malformed check line", n)
 			}
 			if len(r.Checks) >= 100000 {
 				return nil, fmt.Errorf("line %d: too many checks", n)
 			}
-			r.Checks = append(r.Checks, ReportCheck{Status: status, Requirement: req, Message: msg})
+			r.Checks = append(r.Checks, ReportCheck{Status: CheckStatus(status), Requirement: req, Message: msg})
 		case "sha256", "tree":
 			got, rest2, ok1 := strings.Cut(rest, " ")
 			class, p, ok2 := strings.Cut(rest2, " ")
@@ -113,10 +144,11 @@ func ParsePreflightReport(b []byte) (*PreflightReport, error) {
 		case "result":
 			res, cnt, ok := strings.Cut(rest, " ")
 			k, err := strconv.Atoi(cnt)
-			if !ok || err != nil || k < 0 || (res != "ok" && res != "fail") || (res == "ok") != (k == 0) {
+			result := CheckStatus(res)
+			if !ok || err != nil || k < 0 || (result != CheckOK && result != CheckFail) || (result == CheckOK) != (k == 0) {
 				return nil, fmt.Errorf("line %d: malformed result line", n)
 			}
-			r.Result, r.Failures = res, k
+			r.Result, r.Failures = result, k
 		default:
 			return nil, fmt.Errorf("line %d: unknown line kind %q", n, clip(kind))
 		}
@@ -131,9 +163,9 @@ func ParsePreflightReport(b []byte) (*PreflightReport, error) {
 		return nil, errors.New("no manifest digest")
 	}
 	switch r.Mode {
-	case "node", "container", "all":
+	case ModeNode, ModeContainer, ModeAll:
 	default:
-		return nil, fmt.Errorf("unknown mode %q", clip(r.Mode))
+		return nil, fmt.Errorf("unknown mode %q", clip(string(r.Mode)))
 	}
 	return r, nil
 }

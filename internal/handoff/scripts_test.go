@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestShellcheck lints every generated script of every workload and
@@ -16,7 +17,7 @@ import (
 func TestShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		requireComponent(t, "shellcheck", "apt-get install shellcheck")
+		testenv.Missing(t, "shellcheck", "apt-get install shellcheck")
 	}
 	for _, nw := range []func(testing.TB) *world{newMiniGoWorld, newDLRMWorld} {
 		for _, target := range []string{TargetSlurm, TargetKubernetes} {

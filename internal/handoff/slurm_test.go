@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // slurmCluster is a private single-node Slurm cluster started for a test
@@ -27,12 +29,12 @@ func startSlurm(t *testing.T, gpus int) *slurmCluster {
 	for _, tool := range []string{"sbatch", "scontrol", "sinfo", "slurmctld", "slurmd", "munged"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat(filepath.Join("/usr/sbin", tool)); err != nil {
-				requireComponent(t, "Slurm ("+tool+")", "apt-get install --no-install-recommends slurm-wlm munge")
+				testenv.Missing(t, "Slurm ("+tool+")", "apt-get install --no-install-recommends slurm-wlm munge")
 			}
 		}
 	}
 	if os.Geteuid() != 0 {
-		requireComponent(t, "root", "slurmd must run as root to start jobs; run the test as root")
+		testenv.Missing(t, "root", "slurmd must run as root to start jobs; run the test as root")
 	}
 	dir, err := os.MkdirTemp("", "repro-slurm-")
 	if err != nil {
@@ -132,7 +134,7 @@ func (c *slurmCluster) submit(t *testing.T, dir, script string) (string, string,
 // exit 4 before any check runs.
 func TestSlurmJobFailsClosed(t *testing.T) {
 	if _, err := exec.LookPath("nvidia-smi"); err == nil {
-		t.Skip("this machine has an NVIDIA driver; the test needs a node without one")
+		testenv.Missing(t, "a node without an NVIDIA driver", "run it where no NVIDIA driver is installed")
 	}
 	c := startSlurm(t, 2)
 	w := newMiniGoWorld(t)

@@ -19,16 +19,6 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 )
 
-// requireComponent fails the test when CI=true and a system component is
-// missing, and skips it otherwise.
-func requireComponent(t testing.TB, what, how string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing: %s", what, how)
-	}
-	t.Skipf("%s is missing (%s); skipping", what, how)
-}
-
 // world is a complete handoff made of local fixture files: the volumes of
 // one workload, a catalog pinning them, and a configuration naming them.
 type world struct {

@@ -405,7 +405,8 @@ func (c *evalplusContainer) progress(total int) {
 	}
 }
 
-func evalplusPhase(task *Task, p Phase, status string, fail int) PhaseResult {
+func evalplusPhase(task *Task, p Phase, verdict string, fail int) PhaseResult {
+	status := Status(verdict)
 	switch status {
 	case StatusPass, StatusFail, StatusTimeout:
 	default:

@@ -3,7 +3,6 @@ package humaneval
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // TruthKey names the environment ground truth was computed in. Expected
@@ -99,7 +99,7 @@ func OpenTruth(cacheDir string, key TruthKey) (*Truth, error) {
 	}
 	kb, _ := json.MarshalIndent(key, "", "  ")
 	kp := filepath.Join(dir, "key.json")
-	if old, err := readCapped(kp, maxTruthMeta); err != nil || string(old) != string(kb)+"\n" {
+	if old, err := safefile.ReadFile(kp, maxTruthMeta); err != nil || string(old) != string(kb)+"\n" {
 		if err := atomicfile.WriteFile(kp, append(kb, '\n'), 0o644); err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func (t *Truth) load(task *Task, plus bool) *taskTruth {
 	defer t.mu.Unlock()
 	tt, ok := t.task[task.ID]
 	if !ok {
-		b, err := readCapped(t.metaPath(task), maxTruthMeta)
+		b, err := safefile.ReadFile(t.metaPath(task), maxTruthMeta)
 		if err != nil {
 			return nil
 		}
@@ -284,7 +284,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
 	}
 	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs))}
-	h := sha256.New()
+	h := digest.NewHash()
 	var end jobEnd
 	var runErr error
 	path := t.binPath(task, p)
@@ -346,9 +346,9 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		os.Remove(path)
 		return nil, why, nil
 	}
-	if end.Status != "done" || len(pt.Times) != pt.N {
+	if end.Status != endDone || len(pt.Times) != pt.N {
 		os.Remove(path)
-		if end.Status == "lost" || end.Status == "setup" {
+		if end.Status == endLost || end.Status == endSetup {
 			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", task.ID, p, end.Detail)
 		}
 		return nil, fmt.Sprintf("%s after %d of %d inputs: %s", end.Status, end.Records, pt.N, end.Detail), nil
@@ -379,11 +379,11 @@ func (t *Truth) open(task *Task, p Phase) (*expected, error) {
 		return nil, fmt.Errorf("no %s ground truth for %s", p, task.ID)
 	}
 	path := t.binPath(task, p)
-	f, err := openNoFollow(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "ground truth %s: %v", path, err)
 	}
-	h := sha256.New()
+	h := digest.NewHash()
 	return &expected{f: f, br: bufio.NewReaderSize(io.TeeReader(f, h), 1<<16), h: h, pt: pt, path: path}, nil
 }
 

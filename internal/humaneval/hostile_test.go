@@ -15,7 +15,7 @@ type candidate struct {
 	// code is the program; "{canon}" is replaced by the task's canonical
 	// program, so that a cheat can also be a correct solution plus a trick.
 	code string
-	want []string // allowed statuses; a cheat never lists pass
+	want []Status // allowed statuses; a cheat never lists pass
 }
 
 func (c candidate) program(d *Dataset) string {
@@ -23,10 +23,10 @@ func (c candidate) program(d *Dataset) string {
 }
 
 var (
-	onlyPass    = []string{StatusPass}
-	onlyFail    = []string{StatusFail}
-	onlyTimeout = []string{StatusTimeout}
-	failOrTime  = []string{StatusFail, StatusTimeout}
+	onlyPass    = []Status{StatusPass}
+	onlyFail    = []Status{StatusFail}
+	onlyTimeout = []Status{StatusTimeout}
+	failOrTime  = []Status{StatusFail, StatusTimeout}
 )
 
 // The tasks used: 0 has_close_elements -> bool, 2 truncate_number -> float,

@@ -78,18 +78,30 @@ type record struct {
 	Data    []byte  // the encoded value, or a message
 }
 
+// endStatus is how a job ended, as the supervisor reports it (or lost, when
+// Go lost the supervisor). Statuses not named here end the job as a
+// failure.
+type endStatus string
+
+const (
+	endDone    endStatus = "done"    // every input ran
+	endTimeout endStatus = "timeout" // the per-input or phase limit struck
+	endSetup   endStatus = "setup"   // the sandbox failed before the program ran
+	endLost    endStatus = "lost"    // Go lost the supervisor
+)
+
 // jobEnd is the supervisor's account of a job, or Go's when the supervisor
 // was lost.
 type jobEnd struct {
-	Job         int     `json:"job"`
-	Status      string  `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup hostgone, or lost
-	Detail      string  `json:"detail"`
-	Records     int     `json:"records"`
-	Elapsed     float64 `json:"elapsed"`
-	Exit        int     `json:"exit"`
-	Stderr      string  `json:"stderr"`
-	StderrBytes int64   `json:"stderr_bytes"`
-	MaxRSSKB    int64   `json:"maxrss_kb"`
+	Job         int       `json:"job"`
+	Status      endStatus `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup hostgone, or lost
+	Detail      string    `json:"detail"`
+	Records     int       `json:"records"`
+	Elapsed     float64   `json:"elapsed"`
+	Exit        int       `json:"exit"`
+	Stderr      string    `json:"stderr"`
+	StderrBytes int64     `json:"stderr_bytes"`
+	MaxRSSKB    int64     `json:"maxrss_kb"`
 }
 
 // worker drives one supervisor at a time, starting a fresh one whenever
@@ -266,7 +278,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		}
 		mu.Unlock()
 		w.stop()
-		return jobEnd{Job: j.ID, Status: "lost", Detail: why, Records: k}, nil
+		return jobEnd{Job: j.ID, Status: endLost, Detail: why, Records: k}, nil
 	}
 	k := 0
 	cancelled := false
@@ -325,7 +337,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			if err := json.Unmarshal(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
 			}
-			if end.Status == "setup" {
+			if end.Status == endSetup {
 				// The supervisor stops after this: its stdin is out of step.
 				w.stop()
 			}

@@ -31,7 +31,7 @@ func hello() []byte { return frameOf('H', []byte(`{"protocol":1,"python":"3.11"}
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
-func endFrame(job, records int, status string) []byte {
+func endFrame(job, records int, status endStatus) []byte {
 	b, _ := json.Marshal(jobEnd{Job: job, Status: status, Records: records})
 	return frameOf('E', b)
 }

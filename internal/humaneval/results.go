@@ -106,8 +106,8 @@ func Summarize(tasks []*Task, results []*SampleResult, plus, subset bool) Summar
 type evalEntry struct {
 	TaskID        string            `json:"task_id"`
 	Solution      string            `json:"solution"`
-	BaseStatus    string            `json:"base_status"`
-	PlusStatus    *string           `json:"plus_status"`
+	BaseStatus    Status            `json:"base_status"`
+	PlusStatus    *Status           `json:"plus_status"`
 	BaseFailTests []json.RawMessage `json:"base_fail_tests"`
 	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
 	BaseReason    string            `json:"base_reason,omitempty"`

@@ -40,7 +40,7 @@ type TruthReport struct {
 type SelfCheckFailure struct {
 	Task   string `json:"task"`
 	Phase  string `json:"phase"`
-	Status string `json:"status"`
+	Status Status `json:"status"`
 	Reason string `json:"reason"`
 	// Flaky: the ground truth ran this canonical solution without error,
 	// but the self-check did not pass it.

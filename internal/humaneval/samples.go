@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // Sample is one program to score for one task.
@@ -250,7 +251,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 // ReadSampleFile reads one program of a samples folder (from its
 // workspace copy) into set.
 func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
-	b, err := readCapped(path, maxProgram)
+	b, err := safefile.ReadFile(path, maxProgram)
 	if err != nil {
 		return badSamples("sample %s: %v", f.Path, err)
 	}
@@ -258,32 +259,4 @@ func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
 		return badSamples("sample %s: not valid UTF-8", f.Path)
 	}
 	return set.add(&Sample{TaskID: f.TaskID, Solution: string(b), Origin: f.Path})
-}
-
-// readCapped reads a regular file of at most max bytes without following a
-// final link.
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := openNoFollow(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%d bytes is over the limit of %d", fi.Size(), max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("over the limit of %d bytes", max)
-	}
-	return b, nil
 }

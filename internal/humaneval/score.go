@@ -11,11 +11,14 @@ import (
 	"time"
 )
 
-// Statuses, named as EvalPlus names them.
+// Status is a sample's verdict on one phase, named as EvalPlus names it.
+type Status string
+
+// The statuses a PhaseResult can hold.
 const (
-	StatusPass    = "pass"
-	StatusFail    = "fail"
-	StatusTimeout = "timeout"
+	StatusPass    Status = "pass"
+	StatusFail    Status = "fail"
+	StatusTimeout Status = "timeout"
 )
 
 // RunLimits are the limits of a scoring run.
@@ -69,7 +72,7 @@ func (rl RunLimits) Validate() error {
 
 // PhaseResult is the verdict of one program on one input list.
 type PhaseResult struct {
-	Status    string  `json:"status"`
+	Status    Status  `json:"status"`
 	FailInput int     `json:"fail_input"` // index of the failing input; -1 for none
 	Reason    string  `json:"reason,omitempty"`
 	Records   int     `json:"records"`
@@ -363,15 +366,15 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			break
 		}
 		switch end.Status {
-		case "done":
+		case endDone:
 			if end.Records == len(inputs) {
 				res.Status = StatusPass
 			} else {
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}
-		case "timeout":
+		case endTimeout:
 			res.Status, res.FailInput, res.Reason = StatusTimeout, end.Records, end.Detail
-		case "setup":
+		case endSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
 			if attempt == 0 {
@@ -384,7 +387,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				continue
 			}
 			return PhaseResult{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
-		case "lost":
+		case endLost:
 			if end.Detail == "the supervisor did not finish the job in time" {
 				res.Status = StatusTimeout
 			} else {

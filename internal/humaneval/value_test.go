@@ -1,12 +1,13 @@
 package humaneval
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // Builders of encoded values for tests; they write what the harness's
@@ -64,7 +65,7 @@ func bytesv(s string) v { return textv(tagBytes, tagBytesHash, s) }
 
 func textv(full, hashed byte, s string) v {
 	if len(s) > HashThreshold {
-		h := sha256.Sum256([]byte(s))
+		h := digest.Of([]byte(s))
 		return append(lenv(hashed, len(s)), h[:]...)
 	}
 	return append(lenv(full, len(s)), s...)

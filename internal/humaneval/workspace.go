@@ -1,7 +1,6 @@
 package humaneval
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 )
 
@@ -32,21 +32,72 @@ type Input struct {
 // maxSamplesFile bounds a samples file (the workspace copies at most this).
 const maxSamplesFile = 64 << 20
 
-// PrepareSamples copies the samples at path (a .jsonl file or a folder in
-// EvalPlus's layout) into wsDir, a new read-only workspace, and parses the
-// copy. A file that changes while it is copied is an integrity error; bad
-// samples are a usage error naming the file and line.
-func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
+// CheckSamples validates the samples at path before anything is created
+// for a run: a .jsonl file that parses, or a folder in EvalPlus's layout,
+// with a sample for every task in tasks (all of d's when tasks is nil). It
+// copies nothing; PrepareSamples checks the run's copy again. Every error
+// is a usage error naming the path.
+func CheckSamples(path string, d *Dataset, tasks []*Task) error {
+	set := &SampleSet{ByTask: map[string][]*Sample{}}
+	fi, err := samplesKind(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		files, _, err := ListSamplesDir(path, d)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			set.ByTask[f.TaskID] = append(set.ByTask[f.TaskID], &Sample{TaskID: f.TaskID, Origin: f.Path})
+		}
+	} else {
+		f, err := safefile.OpenRegular(path)
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+		}
+		defer f.Close()
+		if set, err = ReadSamplesJSONL(f, path, d); err != nil {
+			return err
+		}
+	}
+	if miss := set.Missing(d, tasks); len(miss) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "samples %s have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+			path, len(miss), strings.Join(miss, ", "))
+	}
+	return nil
+}
+
+// samplesKind checks that path is a .jsonl file or a folder, not a link.
+func samplesKind(path string) (os.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
 	}
-	in := &Input{Path: path, Workspace: wsDir, d: d}
 	switch {
 	case fi.Mode().IsRegular():
 		if !strings.HasSuffix(path, ".jsonl") {
 			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: a samples file must end in .jsonl (or give a folder)", path)
 		}
+	case fi.IsDir():
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: not a regular file or a folder", path)
+	}
+	return fi, nil
+}
+
+// PrepareSamples copies the samples at path (a .jsonl file or a folder in
+// EvalPlus's layout) into wsDir, a new read-only workspace, and parses the
+// copy. A file that changes while it is copied is an integrity error; bad
+// samples are a usage error naming the file and line.
+func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
+	fi, err := samplesKind(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Path: path, Workspace: wsDir, d: d}
+	switch {
+	case fi.Mode().IsRegular():
 		in.Format = "jsonl"
 		if in.SHA256, err = hashSample(path, maxSamplesFile); err != nil {
 			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
@@ -58,7 +109,7 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 		if err := sameContent(copyPath, in.SHA256, path); err != nil {
 			return nil, err
 		}
-		f, err := openNoFollow(copyPath)
+		f, err := safefile.OpenRegular(copyPath)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +131,7 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 		defer os.RemoveAll(staging)
 		staged := make([]string, len(files))
 		for i, f := range files {
-			b, err := readCapped(f.Path, maxProgram)
+			b, err := safefile.ReadFile(f.Path, maxProgram)
 			if err != nil {
 				return nil, exitcode.Errorf(exitcode.Usage, "sample %s: %v", f.Path, err)
 			}
@@ -108,8 +159,6 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 				return nil, err
 			}
 		}
-	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: not a regular file or a folder", path)
 	}
 	in.WSDigest = in.ws.Digest()
 	in.Samples = in.Set.Count
@@ -143,7 +192,7 @@ func (in *Input) Check() error {
 // hashSample hashes a regular file of at most max bytes without following
 // a link.
 func hashSample(path string, max int64) (digest.SHA256, error) {
-	f, err := openNoFollow(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return digest.SHA256{}, err
 	}
@@ -151,9 +200,6 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return digest.SHA256{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return digest.SHA256{}, fmt.Errorf("not a regular file")
 	}
 	if fi.Size() > max {
 		return digest.SHA256{}, fmt.Errorf("%d bytes is over the limit of %d", fi.Size(), max)
@@ -177,7 +223,7 @@ func sameContent(p string, want digest.SHA256, orig string) error {
 // folderDigest digests the sample files of a folder: one line per file,
 // "<flat name> <sha256>\n", in the listing's order.
 func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256, error) {
-	h := sha256.New()
+	h := digest.NewHash()
 	for _, f := range files {
 		d, err := hashSample(at(f), maxProgram)
 		if err != nil {
@@ -185,7 +231,5 @@ func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256
 		}
 		fmt.Fprintf(h, "%s %s\n", f.Flat, d.Hex())
 	}
-	var d digest.SHA256
-	h.Sum(d[:0])
-	return d, nil
+	return h.Digest(), nil
 }

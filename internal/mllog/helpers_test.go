@@ -8,17 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// requireComponent stops a test whose outside component is missing: it
-// fails under CI=true (where .ci/run must provide it) and skips locally.
-func requireComponent(t testing.TB, what, how string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing: %s", what, how)
-	}
-	t.Skipf("%s is missing (%s); skipping", what, how)
-}
+	"github.com/reprolab/repro/internal/testenv"
+)
 
 // realLogsDir finds the MLPerf Training v2.1 result logs shared with the
 // project: $REPRO_MLPERF_LOGS, else shared/data/mlperf-training-v2.1 in
@@ -43,7 +35,7 @@ func realLogsDir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	requireComponent(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to the directory holding dgxa100_ngc22.09_tensorflow/ and dgxa100_ngc22.04_merlin_hugectr/")
+	testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to the directory holding dgxa100_ngc22.09_tensorflow/ and dgxa100_ngc22.04_merlin_hugectr/")
 	return ""
 }
 

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // jsonCases lists JSON texts with the verdict of Python's json.loads and,
@@ -109,7 +111,7 @@ func requirePython(t *testing.T) string {
 	t.Helper()
 	const py = "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import json").Run(); err != nil {
-		requireComponent(t, "/usr/bin/python3", "apt-get install python3")
+		testenv.Missing(t, "/usr/bin/python3", "apt-get install python3")
 	}
 	return py
 }

@@ -10,26 +10,26 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // The agreement tests run the upstream checker and summarizer
 // (mlcommons/logging, pure Python plus PyYAML) next to ours. The upstream
-// code is not part of this repository and cannot be installed from Debian,
-// so these tests run only when MLPERF_LOGGING_DIR names a checkout (the
-// directory that holds the mlperf_logging package), even under CI.
+// code is not part of this repository and cannot be installed from Debian:
+// MLPERF_LOGGING_DIR names a checkout (the directory that holds the
+// mlperf_logging package); scripts/test.sh points it at
+// ../shared/engines/mlcommons-logging-7bbf7926.
 
 func upstreamChecker(t *testing.T) (python, dir string) {
 	t.Helper()
-	dir = os.Getenv("MLPERF_LOGGING_DIR")
-	if dir == "" {
-		t.Skip("MLPERF_LOGGING_DIR is not set; set it to a mlcommons/logging checkout to compare with the upstream checker")
-	}
+	dir = testenv.Getenv(t, "MLPERF_LOGGING_DIR", "a mlcommons/logging checkout (scripts/test.sh uses ../shared/engines/mlcommons-logging-7bbf7926)")
 	if _, err := os.Stat(filepath.Join(dir, "mlperf_logging", "compliance_checker", "training_2.1.0", "common.yaml")); err != nil {
 		t.Fatalf("MLPERF_LOGGING_DIR=%s holds no mlperf_logging package with the 2.1.0 rules: %v", dir, err)
 	}
 	python = "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import yaml").Run(); err != nil {
-		requireComponent(t, "python3-yaml for /usr/bin/python3", "apt-get install python3-yaml")
+		testenv.Missing(t, "python3-yaml for /usr/bin/python3", "apt-get install python3-yaml")
 	}
 	return python, dir
 }

@@ -5,15 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // benchInput reads the pickle named by REPRO_BENCH_PICKLE (made by
 // bench/pickle-convert.sh or testdata/torchfix/fixtures.py bench).
 func benchInput(b *testing.B) []byte {
-	path := os.Getenv("REPRO_BENCH_PICKLE")
-	if path == "" {
-		b.Skip("set REPRO_BENCH_PICKLE to an EDM-sized snapshot (see bench/pickle-convert.sh)")
-	}
+	path := testenv.Getenv(b, "REPRO_BENCH_PICKLE", "an EDM-sized snapshot (see bench/pickle-convert.sh)")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)

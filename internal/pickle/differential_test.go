@@ -2,8 +2,6 @@ package pickle
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // attackFiles builds the parser-differential attack files with real
@@ -182,8 +182,7 @@ func TestAcceptedFilesLoadAlike(t *testing.T) {
 			}
 			var got []pyTensor
 			for _, nt := range m.Tensors {
-				sum := sha256.Sum256(nt.Bytes())
-				got = append(got, pyTensor{nt.Name, torchDTypeNames[nt.DType.Name], nt.Shape, hex.EncodeToString(sum[:])})
+				got = append(got, pyTensor{nt.Name, torchDTypeNames[nt.DType.Name], nt.Shape, digest.Of(nt.Bytes()).Hex()})
 			}
 			for i := range got {
 				if got[i].Shape == nil {
@@ -216,8 +215,7 @@ func TestZipDirectoriesCannotSwapWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	sevens := bytes.Repeat([]byte{0, 0, 0xe0, 0x40}, 4) // float32 7.0, four times
-	sum := sha256.Sum256(sevens)
-	if len(got) != 1 || got[0].SHA256 != hex.EncodeToString(sum[:]) {
+	if len(got) != 1 || got[0].SHA256 != digest.Of(sevens).Hex() {
 		t.Fatalf("control: torch.load returns %+v, not the zip64 directory's weights", got)
 	}
 	data, err := os.ReadFile(path)

@@ -80,12 +80,27 @@ func FuzzSafetensorsHeader(f *testing.F) {
 	})
 }
 
-// TestWriteFuzzSeeds regenerates the committed seed corpus under
-// testdata/fuzz when REPRO_WRITE_FUZZ_SEEDS=1: the hostile cases, the
-// assembled snapshots and small files written by PyTorch.
-func TestWriteFuzzSeeds(t *testing.T) {
+// TestFuzzSeeds checks that the committed seed corpus under testdata/fuzz
+// holds every seed built in Go (the hostile cases and the assembled
+// snapshots) as they are built today. With REPRO_WRITE_FUZZ_SEEDS=1 it
+// regenerates the corpus instead, adding small files written by PyTorch.
+func TestFuzzSeeds(t *testing.T) {
+	seeds := map[string][]byte{
+		"tiny_snapshot": tinySnapshot("ema", "EDMPrecond"),
+		"float_blob":    floatBlob(3),
+	}
+	for i, hc := range hostileCases {
+		seeds[fmt.Sprintf("hostile_%02d", i)] = hc.build("touch /nonexistent/canary")
+	}
+	corpus := filepath.Join("testdata", "fuzz", "FuzzScan")
 	if os.Getenv("REPRO_WRITE_FUZZ_SEEDS") != "1" {
-		t.Skip("set REPRO_WRITE_FUZZ_SEEDS=1 to regenerate testdata/fuzz")
+		for name, b := range seeds {
+			got, err := os.ReadFile(filepath.Join(corpus, name))
+			if err != nil || string(got) != fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b) {
+				t.Errorf("seed %s in %s is missing or stale (%v); regenerate with REPRO_WRITE_FUZZ_SEEDS=1", name, corpus, err)
+			}
+		}
+		return
 	}
 	py := requireTorch(t)
 	dir := t.TempDir()
@@ -94,13 +109,6 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	seeds := map[string][]byte{
-		"tiny_snapshot": tinySnapshot("ema", "EDMPrecond"),
-		"float_blob":    floatBlob(3),
-	}
-	for i, hc := range hostileCases {
-		seeds[fmt.Sprintf("hostile_%02d", i)] = hc.build("touch /nonexistent/canary")
-	}
 	for _, name := range []string{"seed_zip.pt", "seed_legacy.pt", "seed_sd.pkl", "seed_snapshot.pkl"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -108,7 +116,6 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		}
 		seeds[name] = b
 	}
-	corpus := filepath.Join("testdata", "fuzz", "FuzzScan")
 	os.RemoveAll(corpus)
 	if err := os.MkdirAll(corpus, 0o755); err != nil {
 		t.Fatal(err)

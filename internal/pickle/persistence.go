@@ -1,7 +1,6 @@
 package pickle
 
 import (
-	"crypto/sha256"
 	"unsafe"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -81,7 +80,7 @@ func (s *session) sourceDigest(src string) digest.SHA256 {
 	if d, ok := s.srcDigests[key]; ok {
 		return d
 	}
-	d := digest.SHA256(sha256.Sum256([]byte(src)))
+	d := digest.Of([]byte(src))
 	s.srcDigests[key] = d
 	return d
 }

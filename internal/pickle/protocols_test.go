@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // plainProfile allows every opcode and no global: plain data only.
@@ -30,15 +32,12 @@ func plainProfile(t testing.TB) *Profile {
 	return p
 }
 
-// requirePython returns Debian's interpreter; without it the test fails
-// when CI=true and is skipped otherwise.
+// requirePython returns Debian's interpreter; without it the test stops
+// (testenv.Missing).
 func requirePython(t testing.TB) string {
 	t.Helper()
 	if _, err := os.Stat(systemPython); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing (install python3)", systemPython)
-		}
-		t.Skipf("%s is missing (install python3)", systemPython)
+		testenv.Missing(t, systemPython, "install python3")
 	}
 	return systemPython
 }

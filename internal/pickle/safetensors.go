@@ -3,7 +3,6 @@ package pickle
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -165,7 +164,7 @@ func WriteSafetensorsFile(path string, perm os.FileMode, tensors []NamedTensor, 
 	var size int64
 	compared := false
 	compare := func(r io.Reader) error {
-		cw := &compareWriter{r: bufio.NewReaderSize(r, 4<<20), h: sha256.New()}
+		cw := &compareWriter{r: bufio.NewReaderSize(r, 4<<20), h: digest.NewHash()}
 		if _, err := EncodeSafetensors(cw, tensors, metadata); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package pickle
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,14 +10,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // systemPython is Debian's interpreter, which has python3-torch; the
 // python3 first on PATH may not.
 const systemPython = "/usr/bin/python3"
 
-// requireTorch returns the interpreter to run with PyTorch. Without it the
-// test fails when CI=true and is skipped otherwise.
+// requireTorch returns the interpreter to run with PyTorch; without it the
+// test stops (testenv.Missing).
 func requireTorch(t testing.TB) string {
 	t.Helper()
 	torchOnce.Do(func() {
@@ -31,11 +33,7 @@ func requireTorch(t testing.TB) string {
 		}
 	})
 	if torchErr != "" {
-		msg := "PyTorch is not available to " + systemPython + " (install the Debian packages python3-torch and python3-numpy): " + torchErr
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "PyTorch for "+systemPython, "install the Debian packages python3-torch and python3-numpy: "+torchErr)
 	}
 	return systemPython
 }
@@ -145,7 +143,7 @@ func TestConvertMatchesPyTorch(t *testing.T) {
 			if m.Report.Format != fx.format {
 				t.Errorf("format %q, want %q", m.Report.Format, fx.format)
 			}
-			if m.Config.Asset.SHA256 != sha256.Sum256(data) || m.Config.Asset.Size != int64(len(data)) {
+			if m.Config.Asset.SHA256 != digest.Of(data) || m.Config.Asset.Size != int64(len(data)) {
 				t.Errorf("config asset %+v does not pin the input", m.Config.Asset)
 			}
 			doc, blob := readRef(t, dir, fx.ref)
@@ -208,7 +206,7 @@ func checkSnapshotConfig(t *testing.T, m *Model, doc *refDoc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NetworkSourceSHA256 != sha256.Sum256(src) {
+	if c.NetworkSourceSHA256 != digest.Of(src) {
 		t.Errorf("network source digest %s differs from networks.py's", c.NetworkSourceSHA256)
 	}
 	if len(c.Sources) != 2 {

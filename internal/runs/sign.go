@@ -5,8 +5,6 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -14,9 +12,9 @@ import (
 	"path/filepath"
 
 	"github.com/reprolab/repro/internal/atomicfile"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
-
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
 
 // PayloadType is the DSSE payload type of a run record.
@@ -44,8 +42,7 @@ func (k *key) Verify(_ context.Context, data, sig []byte) error {
 
 // KeyID is the hex SHA-256 of the raw public key.
 func (k *key) KeyID() (string, error) {
-	s := sha256.Sum256(k.pub)
-	return hex.EncodeToString(s[:]), nil
+	return digest.Of(k.pub).Hex(), nil
 }
 
 func (k *key) Public() crypto.PublicKey { return k.pub }

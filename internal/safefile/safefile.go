@@ -15,10 +15,25 @@ import (
 // ErrTooLarge is returned when a file holds more than the allowed bytes.
 var ErrTooLarge = errors.New("file is larger than allowed")
 
+// ErrNotRegular is returned (wrapped) for a folder, FIFO, device or socket.
+var ErrNotRegular = errors.New("not a regular file")
+
 // OpenRegular opens path read-only with O_NOFOLLOW|O_NONBLOCK and returns it
 // only if it is a regular file.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	return open(path, unix.O_NOFOLLOW)
+}
+
+// OpenNamed opens a path the user named on the command line: like
+// OpenRegular, but a symbolic link the user gave is followed (it is theirs
+// to choose); what it leads to must still be a regular file, and a FIFO
+// cannot stall the open.
+func OpenNamed(path string) (*os.File, error) {
+	return open(path, 0)
+}
+
+func open(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +44,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("%s is %w (%s)", path, ErrNotRegular, fi.Mode().Type())
 	}
 	return f, nil
 }

@@ -37,6 +37,10 @@ func RemoveControl(e *Engine, control string) {
 	case "tmpfs":
 		// Docker adds noexec, nosuid and nodev to a tmpfs unless told otherwise.
 		f = func(p *policy) { p.host.Tmpfs[TmpDir] = "rw,exec,suid,dev,mode=1777" }
+	case "init":
+		f = func(p *policy) { p.host.Init = nil }
+	case "cpu":
+		f = func(p *policy) { p.host.NanoCPUs = 0 }
 	case "user":
 		f = func(p *policy) { p.execUser = "0:0" }
 	default:

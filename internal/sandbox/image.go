@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -237,7 +235,7 @@ func bootstrapLayer(ctx context.Context, home, mirror, layerPath, metaPath strin
 	}
 	defer os.Remove(tmp)
 	bw := bufio.NewWriterSize(f, 1<<20)
-	hw := newHashWriter(bw)
+	hw := digest.NewWriter(bw)
 	rep, err := writeLayer(rootfs, hw)
 	if err == nil {
 		err = bw.Flush()
@@ -251,7 +249,7 @@ func bootstrapLayer(ctx context.Context, home, mirror, layerPath, metaPath strin
 	if err != nil {
 		return nil, err
 	}
-	d, n := hw.sum()
+	d, n := hw.Sum()
 	if err := os.Rename(tmp, layerPath); err != nil {
 		return nil, err
 	}
@@ -457,26 +455,4 @@ func removeRootfs(dir string) {
 		}
 	}
 	os.RemoveAll(dir)
-}
-
-// hashWriter hashes and counts what passes through it.
-type hashWriter struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func newHashWriter(w io.Writer) *hashWriter { return &hashWriter{w: w, h: sha256.New()} }
-
-func (hw *hashWriter) Write(p []byte) (int, error) {
-	n, err := hw.w.Write(p)
-	hw.h.Write(p[:n])
-	hw.n += int64(n)
-	return n, err
-}
-
-func (hw *hashWriter) sum() (digest.SHA256, int64) {
-	var d digest.SHA256
-	hw.h.Sum(d[:0])
-	return d, hw.n
 }

@@ -313,7 +313,8 @@ func TestSelfTest(t *testing.T) {
 			t.Errorf("control %s not in force: %s", c.Name, c.Detail)
 		}
 	}
-	for control, name := range map[string]string{"network": "network none", "seccomp": "seccomp profile", "read-only root": "read-only root"} {
+	for control, name := range map[string]string{"network": "network none", "seccomp": "seccomp profile", "read-only root": "read-only root",
+		"init": "init", "cpu": "cpu limit"} {
 		weak := sandboxtest.Engine(t)
 		sandbox.RemoveControl(weak, control)
 		cs, err := weak.SelfTest(context.Background(), img)
@@ -324,6 +325,12 @@ func TestSelfTest(t *testing.T) {
 			if c.Name == name && c.OK {
 				t.Errorf("with %s removed the self-test still reports %q in force: %s", control, name, c.Detail)
 			}
+		}
+	}
+	// A row the probe cannot observe says so.
+	for _, c := range cs {
+		if c.Echo != strings.HasPrefix(c.Detail, "configuration echo") {
+			t.Errorf("control %s: echo %v but detail %q", c.Name, c.Echo, c.Detail)
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package sandbox
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 type profileRule struct {
@@ -83,7 +84,7 @@ func TestSeccompProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if SeccompDigest() != sha256.Sum256(b) {
+	if SeccompDigest() != digest.Of(b) {
 		t.Error("the digest does not match the committed profile")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,10 @@ type Control struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Echo marks a row that only reads back the configuration the engine
+	// recorded for the container: nothing inside it can observe the
+	// control (the log driver lives on the host side).
+	Echo bool `json:"echo,omitempty"`
 }
 
 // SelfTestLimits are the limits the self-test runs under.
@@ -81,19 +86,23 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 		"mode %s, ptrace errno %d, io_uring errno %d, AF_VSOCK errno %d", p.Seccomp, p.PtraceErrno, p.IOUringErrno, p.VsockErrno)
 	progUser, _ := users()
 	add("non-root user", p.UID != 0 && fmt.Sprintf("%d:%d", p.UID, p.GID) == progUser, "uid %d gid %d", p.UID, p.GID)
-	add("init", hc.Init != nil && *hc.Init, "Init %v", hc.Init != nil && *hc.Init)
+	add("init", hc.Init != nil && *hc.Init && p.PID != 1 && path.Base(p.PID1) == "docker-init",
+		"Init %v, probe pid %d, pid 1 %q", hc.Init != nil && *hc.Init, p.PID, p.PID1)
 	add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(p.MemoryMax) == l.Memory,
 		"Memory %d MemorySwap %d, cgroup %s", hc.Memory, hc.MemorySwap, p.MemoryMax)
 	add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == l.Pids && cgroupNumber(p.PidsMax) == l.Pids,
 		"PidsLimit %v, cgroup %s", derefInt(hc.PidsLimit), p.PidsMax)
-	add("cpu limit", hc.NanoCPUs == l.NanoCPUs, "NanoCPUs %d", hc.NanoCPUs)
+	add("cpu limit", hc.NanoCPUs == l.NanoCPUs && cgroupNanoCPUs(p.CPUMax) == l.NanoCPUs,
+		"NanoCPUs %d, cgroup quota/period %q", hc.NanoCPUs, p.CPUMax)
 	add("ulimits", rlimitIs(p.RlimitCore, 0) && rlimitIs(p.RlimitNofile, l.NoFile) && rlimitIs(p.RlimitFsize, l.FSize),
 		"core %v nofile %v fsize %v", p.RlimitCore, p.RlimitNofile, p.RlimitFsize)
 	add("noexec /tmp", p.TmpExecErrno == int(syscall.EACCES) && mountHas(p.Mounts["/tmp"], "noexec", "nosuid", "nodev"),
 		"exec errno %d, mount %s", p.TmpExecErrno, p.Mounts["/tmp"])
 	add("noexec /results", mountHas(p.Mounts[ResultsDir], "noexec", "nosuid", "nodev"), "mount %s", p.Mounts[ResultsDir])
 	add("no /dev/shm", string(hc.IpcMode) == "none" && p.ShmWriteErrno != 0, "IpcMode %s, write errno %d", hc.IpcMode, p.ShmWriteErrno)
-	add("log driver none", hc.LogConfig.Type == "none" && ins.Container.LogPath == "", "driver %s, log path %q", hc.LogConfig.Type, ins.Container.LogPath)
+	add("log driver none", hc.LogConfig.Type == "none" && ins.Container.LogPath == "",
+		"configuration echo (not observable inside): driver %s, log path %q", hc.LogConfig.Type, ins.Container.LogPath)
+	cs[len(cs)-1].Echo = true
 	envOK := true
 	for _, k := range p.EnvironKeys {
 		if _, base := baseEnv[k]; !base && k != "HOSTNAME" {
@@ -126,8 +135,24 @@ type probe struct {
 	RlimitFsize      []int64           `json:"rlimit_fsize"`
 	PidsMax          string            `json:"pids_max"`
 	MemoryMax        string            `json:"memory_max"`
+	CPUMax           string            `json:"cpu_max"`
+	PID              int               `json:"pid"`
+	PID1             string            `json:"pid1"`
 	EnvironKeys      []string          `json:"environ_keys"`
 	Mounts           map[string]string `json:"mounts"`
+}
+
+// cgroupNanoCPUs turns "quota period" (microseconds) into the NanoCPUs it
+// allows; -1 when there is no quota ("max" or -1) or the text is not two
+// numbers.
+func cgroupNanoCPUs(s string) int64 {
+	q, p, ok := strings.Cut(strings.TrimSpace(s), " ")
+	quota, err1 := strconv.ParseInt(q, 10, 64)
+	period, err2 := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+	if !ok || err1 != nil || err2 != nil || quota <= 0 || period <= 0 || quota > 1<<40 {
+		return -1
+	}
+	return quota * 1e9 / period
 }
 
 func zeroCaps(sets ...string) bool {

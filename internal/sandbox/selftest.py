@@ -89,6 +89,26 @@ out["pids_max"] = read_first("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pid
 out["memory_max"] = read_first(
     "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"
 )
+
+def cpu_max():
+    # "quota period" in microseconds: cgroup v2 cpu.max, or v1's two files.
+    v2 = read_first("/sys/fs/cgroup/cpu.max")
+    if v2:
+        return v2
+    for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"):
+        quota = read_first(d + "/cpu.cfs_quota_us")
+        if quota:
+            return quota + " " + read_first(d + "/cpu.cfs_period_us")
+    return ""
+
+
+out["cpu_max"] = cpu_max()
+out["pid"] = os.getpid()
+try:
+    with open("/proc/1/cmdline", "rb") as f:
+        out["pid1"] = f.read().split(b"\0")[0].decode("utf-8", "replace")
+except OSError:
+    out["pid1"] = ""
 out["environ_keys"] = sorted(os.environ)
 mounts = {}
 with open("/proc/self/mountinfo") as f:

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // maxSampleSize bounds one sample file copied into a workspace.
@@ -78,7 +78,7 @@ func validName(n string) bool {
 }
 
 func copySample(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	in, err := safefile.OpenRegular(src)
 	if err != nil {
 		return fmt.Errorf("sample %s: %w", src, err)
 	}
@@ -86,9 +86,6 @@ func copySample(src, dst string) error {
 	fi, err := in.Stat()
 	if err != nil {
 		return fmt.Errorf("sample %s: %w", src, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("sample %s: not a regular file", src)
 	}
 	if fi.Size() > maxSampleSize {
 		return fmt.Errorf("sample %s: %d bytes, more than the %d allowed", src, fi.Size(), maxSampleSize)
@@ -131,17 +128,17 @@ func scan(dir string) ([]fileState, error) {
 			st.nlink, st.ino = uint64(s.Nlink), s.Ino
 		}
 		if fi.Mode().IsRegular() {
-			f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+			f, err := safefile.OpenRegular(p)
 			if err != nil {
 				return nil, err
 			}
-			h := sha256.New()
+			h := digest.NewHash()
 			_, err = io.Copy(h, io.LimitReader(f, maxSampleSize+1))
 			f.Close()
 			if err != nil {
 				return nil, err
 			}
-			h.Sum(st.digest[:0])
+			st.digest = h.Digest()
 		}
 		out = append(out, st)
 	}
@@ -174,13 +171,11 @@ func (w *Workspace) Mounts(target string) []Mount {
 // Digest returns a digest of the manifest taken when the workspace was
 // made: every name, mode, size and content digest, in name order.
 func (w *Workspace) Digest() digest.SHA256 {
-	h := sha256.New()
+	h := digest.NewHash()
 	for _, f := range w.files {
 		fmt.Fprintf(h, "%s\x00%o\x00%d\x00%s\n", f.name, uint32(f.mode), f.size, f.digest.Hex())
 	}
-	var d digest.SHA256
-	h.Sum(d[:0])
-	return d
+	return h.Digest()
 }
 
 // Check takes the manifest again and returns an exitcode.Integrity error

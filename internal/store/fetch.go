@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
@@ -24,10 +23,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Event reports progress of a fetch, import or verify.
+// Phase is where a fetch or import of one asset stands.
+type Phase string
+
+// The phases an Event reports, in the order they can come.
+const (
+	PhaseWait     Phase = "wait"     // another process holds the asset's lock
+	PhaseStart    Phase = "start"    // a transfer began (Bytes: resumed from)
+	PhaseProgress Phase = "progress" // Bytes of Total arrived
+	PhaseRetry    Phase = "retry"    // a source failed (Error); the next is tried
+	PhaseStored   Phase = "stored"   // verified and committed
+	PhaseCached   Phase = "cached"   // already stored, verified again
+	PhaseFailed   Phase = "failed"   // given up (Error)
+)
+
+// Event reports progress of a fetch or import.
 type Event struct {
 	ID     string `json:"id"`
-	Phase  string `json:"phase"` // wait, start, progress, retry, stored, cached, failed
+	Phase  Phase  `json:"phase"`
 	Source string `json:"source,omitempty"`
 	Bytes  int64  `json:"bytes"`
 	Total  int64  `json:"total"`
@@ -100,7 +113,7 @@ func (s *Store) Fetch(ctx context.Context, ids []string, opt FetchOptions) error
 			defer func() { <-sem }()
 			errs[i] = s.fetchOne(ctx, id, opt)
 			if errs[i] != nil {
-				opt.Progress(Event{ID: id, Phase: "failed", Error: errs[i].Error()})
+				opt.Progress(Event{ID: id, Phase: PhaseFailed, Error: errs[i].Error()})
 			}
 		}()
 	}
@@ -194,16 +207,16 @@ func sources(e catalog.Entry, mirrors []string) []string {
 // commits it. fill returns a description of where the bytes came from.
 func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func(Event), fill func(partial string) (string, error)) error {
 	unlock, err := s.lock(ctx, e.SHA256.Hex(), func() {
-		progress(Event{ID: e.ID, Phase: "wait", Total: e.Size})
+		progress(Event{ID: e.ID, Phase: PhaseWait, Total: e.Size})
 	})
 	if err != nil {
 		return fmt.Errorf("asset %s: %w", e.ID, err)
 	}
 	defer unlock()
-	if ok, err := s.storedAndValid(e); err != nil {
+	if ok, err := s.storedAndValid(ctx, e); err != nil {
 		return err
 	} else if ok {
-		progress(Event{ID: e.ID, Phase: "cached", Bytes: e.Size, Total: e.Size})
+		progress(Event{ID: e.ID, Phase: PhaseCached, Bytes: e.Size, Total: e.Size})
 		return s.ensureRef(e, "")
 	}
 	partial := filepath.Join(s.home, "tmp", e.SHA256.Hex()+".partial")
@@ -215,18 +228,21 @@ func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func
 		os.Remove(partial)
 		return err
 	}
-	progress(Event{ID: e.ID, Phase: "stored", Source: src, Bytes: e.Size, Total: e.Size})
+	progress(Event{ID: e.ID, Phase: PhaseStored, Source: src, Bytes: e.Size, Total: e.Size})
 	return s.writeRef(Ref{ID: e.ID, SHA256: *e.SHA256, Size: e.Size, Source: redactURL(src), StoredAt: time.Now().UTC()})
 }
 
 // storedAndValid re-hashes an existing blob; a corrupt one is quarantined
 // so that it is fetched again, never used.
-func (s *Store) storedAndValid(e catalog.Entry) (bool, error) {
+func (s *Store) storedAndValid(ctx context.Context, e catalog.Entry) (bool, error) {
 	p := s.blobPath(*e.SHA256)
 	if _, err := os.Lstat(p); err != nil {
 		return false, nil
 	}
-	if err := s.verifyBlob(e); err != nil {
+	if err := s.verifyBlob(ctx, e); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		if _, qerr := s.quarantine(e); qerr != nil {
 			return false, qerr
 		}
@@ -285,7 +301,7 @@ func (s *Store) download(ctx context.Context, e catalog.Entry, src, partial stri
 	var lastErr error
 	for attempt := 0; attempt <= opt.Retries; attempt++ {
 		if attempt > 0 {
-			opt.Progress(Event{ID: e.ID, Phase: "retry", Source: shown, Error: lastErr.Error()})
+			opt.Progress(Event{ID: e.ID, Phase: PhaseRetry, Source: shown, Error: lastErr.Error()})
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -325,7 +341,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 		return false, &permanentError{err}
 	}
 	defer f.Close()
-	h := sha256.New()
+	h := digest.NewHash()
 	off, err := io.CopyBuffer(h, io.LimitReader(f, e.Size+1), make([]byte, 1<<20))
 	if err != nil {
 		return false, &permanentError{err}
@@ -334,7 +350,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 		if err := f.Truncate(0); err != nil {
 			return false, &permanentError{err}
 		}
-		off, h = 0, sha256.New()
+		off, h = 0, digest.NewHash()
 	}
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -362,7 +378,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 			if err := f.Truncate(0); err != nil {
 				return false, &permanentError{err}
 			}
-			off, h = 0, sha256.New()
+			off, h = 0, digest.NewHash()
 		}
 	case resp.StatusCode == http.StatusPartialContent && off > 0:
 		start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
@@ -383,7 +399,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return false, &permanentError{err}
 	}
-	opt.Progress(Event{ID: e.ID, Phase: "start", Source: redactURL(src), Bytes: off, Total: e.Size})
+	opt.Progress(Event{ID: e.ID, Phase: PhaseStart, Source: redactURL(src), Bytes: off, Total: e.Size})
 	v := digest.Resume(resp.Body, h, off, "asset "+e.ID, e.Size, *e.SHA256)
 	buf := make([]byte, 256<<10)
 	last := time.Now()
@@ -398,7 +414,7 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 				return false, &permanentError{werr}
 			}
 			if time.Since(last) > 100*time.Millisecond {
-				opt.Progress(Event{ID: e.ID, Phase: "progress", Bytes: v.N(), Total: e.Size})
+				opt.Progress(Event{ID: e.ID, Phase: PhaseProgress, Bytes: v.N(), Total: e.Size})
 				last = time.Now()
 			}
 		}

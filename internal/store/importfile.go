@@ -41,7 +41,7 @@ func (s *Store) Import(ctx context.Context, id, path string, progress func(Event
 			return "", err
 		}
 		defer f.Close()
-		progress(Event{ID: id, Phase: "start", Source: path, Total: e.Size})
+		progress(Event{ID: id, Phase: PhaseStart, Source: path, Total: e.Size})
 		v := digest.NewVerifier(src, "asset "+id+" from "+path, e.Size, *e.SHA256)
 		if _, err := io.CopyBuffer(f, v, make([]byte, 1<<20)); err != nil {
 			os.Remove(partial)

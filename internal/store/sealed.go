@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -34,8 +35,8 @@ const requiredSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW 
 
 // OpenSealed copies the stored blob of id into a sealed memory file while
 // hashing it, checks size and digest against the pin, seals it and returns
-// it rewound to offset 0. Errors are those of OpenVerified.
-func (s *Store) OpenSealed(id string) (*Sealed, error) {
+// it rewound to offset 0. Errors and ctx are those of OpenVerified.
+func (s *Store) OpenSealed(ctx context.Context, id string) (*Sealed, error) {
 	e, err := s.pinnedFile(id)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func (s *Store) OpenSealed(id string) (*Sealed, error) {
 	}()
 	// Copy at most one byte past the pin so an overlong blob is caught
 	// without filling memory.
-	got, n, err := digest.ReaderFrom(io.TeeReader(io.LimitReader(src, e.Size+1), mf))
+	got, n, err := digest.ReaderFrom(io.TeeReader(io.LimitReader(contextReader{ctx, src}, e.Size+1), mf))
 	if err != nil {
 		return nil, fmt.Errorf("asset %s: failed to copy into memory: %w", id, err)
 	}

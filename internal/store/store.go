@@ -19,6 +19,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,11 +171,12 @@ func (e *NotStoredError) Error() string {
 // descriptor it returns, immediately before returning it rewound to offset
 // 0. A missing blob is an exitcode.Precondition error; bytes that differ
 // from the pin are an exitcode.Integrity error naming expected and actual
-// digest. The caller closes the file.
+// digest. When ctx is done the read stops with ctx's error. The caller
+// closes the file.
 //
 // The check proves what the descriptor held when it was hashed. Use
 // OpenSealed where nothing may change the bytes afterwards.
-func (s *Store) OpenVerified(id string) (*os.File, error) {
+func (s *Store) OpenVerified(ctx context.Context, id string) (*os.File, error) {
 	e, err := s.pinnedFile(id)
 	if err != nil {
 		return nil, err
@@ -183,7 +185,7 @@ func (s *Store) OpenVerified(id string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, n, err := digest.ReaderFrom(f)
+	got, n, err := digest.ReaderFrom(contextReader{ctx, f})
 	if err == nil {
 		err = checkPin(e, got, n)
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +21,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // fixture is one served file and a catalog pinning it.
@@ -97,7 +98,7 @@ func assertNoBlob(t *testing.T, s *Store) {
 
 func assertStored(t *testing.T, s *Store, want []byte) {
 	t.Helper()
-	f, err := s.OpenVerified("test-asset")
+	f, err := s.OpenVerified(context.Background(), "test-asset")
 	if err != nil {
 		t.Fatalf("OpenVerified: %v", err)
 	}
@@ -322,13 +323,13 @@ func TestCorruptBlobQuarantined(t *testing.T) {
 	b[10] ^= 0xff
 	os.WriteFile(p, b, 0o444)
 
-	if _, err := s.OpenVerified("test-asset"); exitcode.Of(err) != exitcode.Integrity {
+	if _, err := s.OpenVerified(context.Background(), "test-asset"); exitcode.Of(err) != exitcode.Integrity {
 		t.Fatalf("OpenVerified on a corrupt blob: %v", err)
 	}
-	if _, err := s.OpenSealed("test-asset"); exitcode.Of(err) != exitcode.Integrity {
+	if _, err := s.OpenSealed(context.Background(), "test-asset"); exitcode.Of(err) != exitcode.Integrity {
 		t.Fatalf("OpenSealed on a corrupt blob: %v", err)
 	}
-	res, err := s.Verify(nil, nil)
+	res, err := s.Verify(context.Background(), nil)
 	assertErr(t, err, exitcode.Integrity, "corrupt")
 	if len(res) != 1 || res[0].OK || res[0].Quarantined == "" {
 		t.Fatalf("verify results: %+v", res)
@@ -340,12 +341,39 @@ func TestCorruptBlobQuarantined(t *testing.T) {
 	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("corrupt blob still in place")
 	}
-	if _, err := s.OpenVerified("test-asset"); exitcode.Of(err) != exitcode.Precondition {
+	if _, err := s.OpenVerified(context.Background(), "test-asset"); exitcode.Of(err) != exitcode.Precondition {
 		t.Fatalf("after quarantine: %v", err)
 	}
 	// Fetching again stores a good blob.
 	if err := s.Fetch(context.Background(), []string{"test-asset"}, f.opts()); err != nil {
 		t.Fatal(err)
+	}
+	assertStored(t, s, f.data)
+}
+
+// TestCancelledReadsStop checks that Verify, OpenVerified and OpenSealed
+// stop on a done context with its error, and that a cancelled Verify
+// quarantines nothing (a stopped read is not a corrupt blob).
+func TestCancelledReadsStop(t *testing.T) {
+	f := newFixture(t, 100<<10)
+	s := openTestStore(t, f.entry("/file"))
+	if err := s.Fetch(context.Background(), []string{"test-asset"}, f.opts()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.OpenVerified(ctx, "test-asset"); !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenVerified with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := s.OpenSealed(ctx, "test-asset"); !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenSealed with a cancelled context: %v; want context.Canceled", err)
+	}
+	res, err := s.Verify(ctx, nil)
+	if !errors.Is(err, context.Canceled) || len(res) != 0 {
+		t.Errorf("Verify with a cancelled context: %+v, %v; want no result and context.Canceled", res, err)
+	}
+	if q, _ := os.ReadDir(filepath.Join(s.home, "quarantine")); len(q) != 0 {
+		t.Errorf("a cancelled Verify quarantined %d blobs", len(q))
 	}
 	assertStored(t, s, f.data)
 }
@@ -356,7 +384,7 @@ func TestSealed(t *testing.T) {
 	if err := s.Fetch(context.Background(), []string{"test-asset"}, f.opts()); err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := s.OpenSealed("test-asset")
+	sealed, err := s.OpenSealed(context.Background(), "test-asset")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +432,7 @@ func TestUnpinnedFailsClosed(t *testing.T) {
 	s := openTestStore(t, e)
 	err := s.Fetch(context.Background(), []string{"test-asset"}, FetchOptions{})
 	assertErr(t, err, exitcode.Precondition, "unpinned", "repro catalog review")
-	_, err = s.OpenVerified("test-asset")
+	_, err = s.OpenVerified(context.Background(), "test-asset")
 	assertErr(t, err, exitcode.Precondition, "unpinned")
 }
 
@@ -413,10 +441,7 @@ func TestUnpinnedFailsClosed(t *testing.T) {
 func TestFetchDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	if err := mountTmpfs(dir, "size=1m"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot mount a tmpfs (CI runs as root): %v", err)
-		}
-		t.Skipf("cannot mount a tmpfs: %v", err)
+		testenv.Missing(t, "a tmpfs mount", fmt.Sprintf("run as root to mount one: %v", err))
 	}
 	t.Cleanup(func() { unmount(dir) })
 	f := newFixture(t, 3<<20)
@@ -430,5 +455,17 @@ func TestFetchDiskFull(t *testing.T) {
 	assertNoBlob(t, s)
 	if ents, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(ents) != 0 {
 		t.Fatal("partial download left on the full disk")
+	}
+}
+
+// TestEventPhasesOnTheWire keeps the phase names that --json progress lines
+// carry: they are a documented contract, whatever the Go names.
+func TestEventPhasesOnTheWire(t *testing.T) {
+	for p, want := range map[Phase]string{PhaseWait: "wait", PhaseStart: "start", PhaseProgress: "progress",
+		PhaseRetry: "retry", PhaseStored: "stored", PhaseCached: "cached", PhaseFailed: "failed"} {
+		b, err := json.Marshal(Event{ID: "x", Phase: p})
+		if err != nil || !strings.Contains(string(b), `"phase":"`+want+`"`) {
+			t.Errorf("%v encodes as %s (%v); want phase %q", p, b, err, want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,11 +29,9 @@ type VerifyResult struct {
 // Verify re-hashes the stored blobs of ids (every stored id when ids is
 // empty). A corrupt blob is moved to REPRO_HOME/quarantine, its ref is
 // removed, and it is reported; nothing is deleted. The returned error is an
-// exitcode.Integrity error when any blob was corrupt.
-func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, error) {
-	if progress == nil {
-		progress = func(Event) {}
-	}
+// exitcode.Integrity error when any blob was corrupt. When ctx is done it
+// stops between reads and returns ctx's error, quarantining nothing more.
+func (s *Store) Verify(ctx context.Context, ids []string) ([]VerifyResult, error) {
 	if len(ids) == 0 {
 		refs, err := s.Refs()
 		if err != nil {
@@ -48,13 +48,13 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 		if err != nil {
 			return out, err
 		}
-		progress(Event{ID: id, Phase: "start", Total: e.Size})
 		r := VerifyResult{ID: id, SHA256: *e.SHA256, Size: e.Size}
-		err = s.verifyBlob(e)
+		err = s.verifyBlob(ctx, e)
 		switch {
 		case err == nil:
 			r.OK = true
-			progress(Event{ID: id, Phase: "stored", Bytes: e.Size, Total: e.Size})
+		case ctx.Err() != nil:
+			return out, ctx.Err()
 		case exitcode.Of(err) == exitcode.Precondition:
 			return out, err
 		default:
@@ -65,7 +65,6 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 				r.Error += "; " + qerr.Error()
 			}
 			r.Quarantined = q
-			progress(Event{ID: id, Phase: "failed", Error: r.Error})
 		}
 		out = append(out, r)
 	}
@@ -75,17 +74,33 @@ func (s *Store) Verify(ids []string, progress func(Event)) ([]VerifyResult, erro
 	return out, nil
 }
 
-func (s *Store) verifyBlob(e catalog.Entry) error {
+func (s *Store) verifyBlob(ctx context.Context, e catalog.Entry) error {
 	f, err := s.openBlob(e)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	got, n, err := digest.ReaderFrom(f)
+	got, n, err := digest.ReaderFrom(contextReader{ctx, f})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.Integrity, "asset %s: failed to read its blob: %v", e.ID, err)
 	}
 	return checkPin(e, got, n)
+}
+
+// contextReader ends a long read with ctx's error once ctx is done.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // quarantine moves a corrupt blob aside and drops its ref. It returns the

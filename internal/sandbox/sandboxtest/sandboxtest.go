@@ -1,8 +1,8 @@
 // Package sandboxtest gives tests a connected sandbox engine and the
 // evaluator image, built once per machine and shared by every test process.
 //
-// Tests that need the engine fail when it is missing and CI=true, and skip
-// otherwise.
+// Tests that need the engine fail when it is missing where skips are
+// disallowed (internal/testenv), and skip otherwise.
 package sandboxtest
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // CacheDir holds the shared test image: its REPRO_HOME (pin and cached
@@ -25,14 +26,11 @@ const CacheDir = "/var/tmp/repro-test-image"
 // Home returns the REPRO_HOME that holds the shared test image pin.
 func Home() string { return filepath.Join(CacheDir, "home") }
 
-// Require fails the test when CI=true and skips it otherwise, naming what
-// is missing.
+// Require stops a test whose engine or image is missing (testenv.Missing),
+// naming what is missing and why.
 func Require(t testing.TB, what string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required in CI: %v", what, err)
-	}
-	t.Skipf("%s is not available (%v); skipping", what, err)
+	testenv.Missing(t, what, err.Error()+"; scripts/deps.sh installs and starts it")
 }
 
 // Engine connects to the local Docker engine and closes it (removing any

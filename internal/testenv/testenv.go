@@ -1,0 +1,72 @@
+// Package testenv decides, in one place, what a test does when something
+// it needs from outside the repository is missing: a system program, a
+// Debian package, a data set under ../shared, the Docker engine, a GPU.
+//
+// Where skips are disallowed (REPRO_TEST_DISALLOW_SKIP=1, which
+// scripts/test.sh sets, or CI=true) a missing component fails the test, so
+// a green run means every test ran. Elsewhere the test is skipped with a
+// message naming what is missing and how to get it.
+//
+// The one exception is a test that only means something on a GPU:
+// [SkipWithoutGPU] skips it on a machine without one, even where skips are
+// otherwise disallowed. Tests skip only through this package;
+// internal/layering_test.go keeps it so.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// DisallowSkipEnv names the variable that turns every skip into a failure.
+const DisallowSkipEnv = "REPRO_TEST_DISALLOW_SKIP"
+
+// SkipDisallowed reports whether a missing component must fail the test:
+// REPRO_TEST_DISALLOW_SKIP=1 or CI=true.
+func SkipDisallowed() bool {
+	return os.Getenv(DisallowSkipEnv) == "1" || os.Getenv("CI") == "true"
+}
+
+// Missing stops a test that lacks what (a program, package, data set or
+// variable): it fails where skips are disallowed and skips otherwise. how
+// says how to provide it.
+func Missing(t testing.TB, what, how string) {
+	t.Helper()
+	if SkipDisallowed() {
+		t.Fatalf("%s is missing (%s); %s=1 or CI=true makes this a failure", what, how, DisallowSkipEnv)
+	}
+	t.Skipf("%s is missing (%s); skipping", what, how)
+}
+
+// Getenv returns the value of the variable name, or stops the test with
+// Missing when it is unset; what says what the variable should name.
+func Getenv(t testing.TB, name, what string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		Missing(t, name, "set it to "+what)
+	}
+	return v
+}
+
+// HasGPU reports whether this machine has an NVIDIA GPU: the driver lists
+// one under /proc/driver/nvidia/gpus or a /dev/nvidiaN device exists. It
+// does not depend on PATH, which tests replace with fake programs.
+func HasGPU() bool {
+	if e, err := os.ReadDir("/proc/driver/nvidia/gpus"); err == nil && len(e) > 0 {
+		return true
+	}
+	m, _ := filepath.Glob("/dev/nvidia[0-9]*")
+	return len(m) > 0
+}
+
+// SkipWithoutGPU skips a test that only means something on a GPU when
+// this machine has none. It is the only skip allowed where skips are
+// disallowed.
+func SkipWithoutGPU(t testing.TB) {
+	t.Helper()
+	if !HasGPU() {
+		t.Skip("needs an NVIDIA GPU; this machine has none")
+	}
+}
