@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -23,7 +24,12 @@ const (
 	// EvalPlusCatalogID names its tree in the catalog, which pins its
 	// tree digest.
 	EvalPlusCatalogID = "evalplus-26d6d00"
-	// EvalPlusTarget is where the tree is mounted in the container.
+	// EvalPlusPackage is the folder of a checkout that the catalog pins
+	// and the container gets: the evalplus Python package, nothing else
+	// of the checkout.
+	EvalPlusPackage = "evalplus"
+	// EvalPlusTarget is the import root in the container; the package is
+	// mounted read-only at EvalPlusTarget/EvalPlusPackage.
 	EvalPlusTarget = "/evalplus"
 	evalplusData   = "/data"
 )
@@ -41,7 +47,7 @@ type EvalPlusConfig struct {
 	Engine      *sandbox.Engine
 	Image       sandbox.Image
 	HarnessDir  string // checked with CheckHarness
-	TreeDir     string // the EvalPlus tree; checked against TreeDigest before it is mounted
+	TreeDir     string // an EvalPlus checkout; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
 	TreeDigest  digest.SHA256
 	DatasetFile string // the decompressed HumanEval+ JSON lines (EvalPlus hashes these bytes)
 	Dataset     *Dataset
@@ -53,6 +59,9 @@ type EvalPlusConfig struct {
 	Limits      RunLimits // MinTimeLimit and TimeFactor are passed to EvalPlus
 	Progress    func(stage string, done, total int)
 }
+
+// packageDir is the folder of the checkout that is pinned and mounted.
+func (cfg EvalPlusConfig) packageDir() string { return filepath.Join(cfg.TreeDir, EvalPlusPackage) }
 
 // EvalPlusLimits are the sandbox limits of a container running EvalPlus's
 // code: it keeps a task's expected outputs in memory (EvalPlus keeps all of
@@ -71,7 +80,7 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	if cfg.Dataset.InputsFrom != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores HumanEval+ datasets; %s is not one", cfg.Dataset.ID)
 	}
-	if err := CheckTree(cfg.TreeDir, "EvalPlus tree "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return nil, err
 	}
 	plus := !cfg.BaseOnly
@@ -214,7 +223,7 @@ func (c *evalplusContainer) start(ctx context.Context) error {
 	if err := CheckHarness(cfg.HarnessDir); err != nil {
 		return err
 	}
-	if err := CheckTree(cfg.TreeDir, "EvalPlus tree "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return err
 	}
 	data := path.Join(evalplusData, "HumanEvalPlus.jsonl")
@@ -225,7 +234,7 @@ func (c *evalplusContainer) start(ctx context.Context) error {
 			"REPRO_EVALPLUS_DATASET": data},
 		ReadOnly: []sandbox.Mount{
 			{Source: cfg.HarnessDir, Target: HarnessTarget},
-			{Source: cfg.TreeDir, Target: EvalPlusTarget},
+			{Source: cfg.packageDir(), Target: path.Join(EvalPlusTarget, EvalPlusPackage)},
 			{Source: cfg.DatasetFile, Target: data},
 		},
 		Limits: EvalPlusLimits(),
