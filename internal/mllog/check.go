@@ -243,6 +243,17 @@ func (e *engine) describe(res *Result) {
 		res.RunStartMS = finite(start.TimeMS)
 		res.RunStopMS = finite(stop.TimeMS)
 		res.Minutes = finite((stop.TimeMS - start.TimeMS) / 60 / 1000)
+		if stop.TimeMS < start.TimeMS {
+			// The summarizer would score a negative time; the upstream
+			// checker does not look at the times, so the verdict stays
+			// its own (a warning), but the run gets no time and a score
+			// counts it as dropped. --strict fails it
+			// (strict/run_stop_time).
+			res.Minutes = nil
+			e.addFixed(Finding{Rule: "time/negative", Severity: SeverityWarning, Source: SourceRepro, Line: stop.Line,
+				Message: fmt.Sprintf("run_stop (line %d, %s) is dated before run_start (line %d, %s): the time to train would be negative, so the run is not timed and a score counts it as dropped",
+					stop.Line, fmtMS(stop.TimeMS), start.Line, fmtMS(start.TimeMS))})
+		}
 	}
 }
 
