@@ -185,3 +185,36 @@ func runAllScripts(t *testing.T, w *world, what string) {
 		}
 	}
 }
+
+// The bundle README shows configuration values as written: a log_file
+// with backticks stays in a code span sized to it (it used to print the
+// backticks as quotes), and Markdown or HTML in free text is escaped.
+func TestReadmeRendersValuesLiterally(t *testing.T) {
+	w := newDLRMWorld(t)
+	w.cfg.LogFile = "x$(touch y)`id`.log"
+	w.cfg.Command = []string{"./run.sh", "``a`b"}
+	w.cfg.CriteoLicense.AcceptedBy = "<img src=x onerror=alert(1)> *Eve* [link](http://x) | cell"
+	m := w.bundle(t, TargetSlurm)
+	b, err := os.ReadFile(filepath.Join(w.out, ReadmeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"MLLOG file ``x$(touch y)`id`.log``",
+		"```./run.sh ``a`b```",
+		`accepted by \<img src=x onerror=alert(1)\> \*Eve\* \[link\](http://x) \| cell on`,
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	if m.LogFile != w.cfg.LogFile {
+		t.Errorf("manifest log_file %q", m.LogFile)
+	}
+	for in, want := range map[string]string{"a": "`a`", "`": "`` ` ``", " a ": "`  a  `", "a``b": "```a``b```"} {
+		if got := markdownCode(in); got != want {
+			t.Errorf("markdownCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
