@@ -94,10 +94,21 @@ func FuzzDecodeJSON(f *testing.F) {
 			if std && !strings.Contains(err.Error(), "nesting") && !strings.Contains(err.Error(), "digits") {
 				t.Fatalf("encoding/json accepts %q, we reject: %v", data, err)
 			}
+			if _, lerr := (&decoder{maxDepth: 64, lazy: true}).decode(data); lerr == nil {
+				t.Fatalf("lazy decoder accepts %q, the eager one rejects it: %v", data, err)
+			}
 			return
 		}
 		if !std && !d.nonFinite {
 			t.Fatalf("we accept %q, encoding/json rejects it", data)
+		}
+		// A lazy decoder (values below the top level kept as text) accepts
+		// the same texts, with the same flags, and its values read back as
+		// the eager ones.
+		ld := &decoder{maxDepth: 64, lazy: true}
+		lv, lerr := ld.decode(data)
+		if lerr != nil || ld.nonFinite != d.nonFinite || ld.duplicates != d.duplicates || lv.String() != v.String() {
+			t.Fatalf("lazy decode of %q: %v %s, eager %s", data, lerr, lv, v)
 		}
 		b, err := json.Marshal(v)
 		if err != nil || !json.Valid(b) {
