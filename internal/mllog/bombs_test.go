@@ -113,3 +113,23 @@ func TestParseDeviationsBounded(t *testing.T) {
 		t.Errorf("deviations %d: %q", len(d), d)
 	}
 }
+
+// Record blocks grow to 4096 and stay there, however many a log fills (a
+// shift past the width of int once made the 59th block's size negative).
+func TestRecordBlockSize(t *testing.T) {
+	prev := 0
+	for n := range 200 {
+		got := recordBlockSize(n)
+		if got < 64 || got > 4096 || got < prev {
+			t.Fatalf("recordBlockSize(%d) = %d (previous %d)", n, got, prev)
+		}
+		prev = got
+	}
+	// A log of more than 59 full blocks parses whole.
+	const records = 60*4096 + 10
+	line := `:::MLLOG {"time_ms":0,"key":"","value":0,"metadata":0}` + "\n"
+	l, err := Parse(strings.NewReader(strings.Repeat(line, records)), Limits{})
+	if err != nil || len(l.Records) != records {
+		t.Fatalf("parsed %d of %d records: %v", len(l.Records), records, err)
+	}
+}

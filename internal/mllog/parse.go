@@ -267,7 +267,7 @@ func parseReader(r io.Reader, lim Limits, fresh bool) (*Log, error) {
 			if len(block) > 0 {
 				blocks = append(blocks, block)
 			}
-			block = make([]Record, 0, min(4096, 64<<len(blocks)))
+			block = make([]Record, 0, recordBlockSize(len(blocks)))
 		}
 		block = append(block, rec)
 		return nil
@@ -505,3 +505,7 @@ func (d *decoder) shareDeviations(devs []string) []string {
 	}
 	return devs
 }
+
+// recordBlockSize is the capacity of the next block of records after n
+// full ones: 64, 128, ... up to 4096.
+func recordBlockSize(n int) int { return 64 << min(n, 6) }
