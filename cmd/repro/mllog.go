@@ -66,12 +66,21 @@ EXIT STATUS
 	return cmd
 }
 
+// mllogMemoryLimit is the Go heap size past which verification trades
+// CPU for memory: four times MaxInFlightBytes (a parsed log
+// costs about its size, a tree being looked at a few times that).
+const mllogMemoryLimit = 4 * mllog.MaxInFlightBytes
+
 func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) error {
 	// Each log is garbage once checked, so the live heap stays small and
 	// the default GC target makes the collector run very often; a higher
 	// target cuts CPU time by about a third (live heap: a log or two per
 	// CPU).
+	// The soft memory limit keeps that target from multiplying a large
+	// live heap (hostile logs near the size limit, MaxInFlightBytes of
+	// them at once): past it the collector runs as often as needed.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(mllogMemoryLimit))
 	opt := mllog.Options{Benchmark: o.benchmark, Ruleset: o.ruleset, Strict: o.strict}
 	rep, err := mllog.VerifyFiles(cmd.Context(), paths, mllog.Limits{}, opt)
 	var ie *mllog.InputError

@@ -124,3 +124,34 @@ func TestMllogVerifyFailures(t *testing.T) {
 		t.Errorf("--benchmark minigo on a DLRM log: exit %v", code)
 	}
 }
+
+// A log whose run_stop is dated before its run_start is printed without a
+// time to train (never a negative one), with the warning that says why;
+// the default verdict stays upstream's (compliant).
+func TestMllogVerifyNegativeTime(t *testing.T) {
+	_, dlrm := mllogTestLogs(t)
+	data, err := os.ReadFile(dlrm[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `"key": "run_stop"`) {
+			at := strings.Index(l, `"time_ms": `) + len(`"time_ms": `)
+			end := at + strings.IndexByte(l[at:], ',')
+			lines[i] = l[:at] + "1" + l[end:] // 1 ms after the epoch: before run_start
+		}
+	}
+	p := filepath.Join(t.TempDir(), "result_0.txt")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runRepro(t, "mllog", "verify", p)
+	if code != exitcode.OK {
+		t.Fatalf("exit %v\n%s%s", code, out, errOut)
+	}
+	verdict := strings.SplitN(out, "\n", 2)[0]
+	if verdict != "ok   "+p+" (dlrm)" || !strings.Contains(out, "[time/negative]") {
+		t.Errorf("want the verdict line without a time and the time/negative warning:\n%s", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
@@ -27,9 +28,11 @@ func openStore() (*store.Store, error) {
 
 func newFetchCommand() *cobra.Command {
 	var (
-		asJSON  bool
-		from    string
-		mirrors []string
+		asJSON   bool
+		from     string
+		mirrors  []string
+		minSpeed int64
+		deadline time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "fetch ID...",
@@ -40,6 +43,11 @@ the compiled-in pin. Mirrors (--mirror, or REPRO_MIRRORS separated by spaces or
 commas) are tried first as MIRROR/sha256/<hex> and MIRROR/<filename>; since
 bytes must match the pin, a mirror cannot inject anything and may be plain
 HTTP. --from imports a file you already have (one id), verified the same way.
+
+A transfer that stalls (no byte for 30 s) or runs below --min-speed over a
+minute is aborted and resumed, three times per source, then the next source
+is tried; --deadline bounds the whole download of each id. The message says
+which of these ended a download.
 
 The store lives in REPRO_HOME (default $XDG_DATA_HOME/repro, else
 ~/.local/share/repro).
@@ -68,7 +76,13 @@ EXIT STATUS
 				if env := os.Getenv("REPRO_MIRRORS"); env != "" && len(mirrors) == 0 {
 					mirrors = strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' })
 				}
-				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: sink.event})
+				if minSpeed < 0 || deadline < 0 {
+					return exitcode.Errorf(exitcode.Usage, "--min-speed and --deadline must not be negative")
+				}
+				if minSpeed == 0 {
+					minSpeed = -1 // no floor
+				}
+				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: sink.event, MinSpeed: minSpeed, Deadline: deadline})
 			}
 			if err != nil {
 				return err
@@ -86,6 +100,8 @@ EXIT STATUS
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines (progress events, then a summary)")
 	cmd.Flags().StringVar(&from, "from", "", "import this local file instead of downloading")
 	cmd.Flags().StringArrayVar(&mirrors, "mirror", nil, "mirror base URL tried before upstream (repeatable; default from REPRO_MIRRORS)")
+	cmd.Flags().Int64Var(&minSpeed, "min-speed", store.DefaultMinSpeed, "abort and resume a transfer slower than this many bytes/s over a minute (0: no floor)")
+	cmd.Flags().DurationVar(&deadline, "deadline", 0, "give up on an id not downloaded within this time, every source and retry included (0: none)")
 	return cmd
 }
 

@@ -100,3 +100,28 @@ func TestDriverFloor(t *testing.T) {
 		t.Error("a floor for CUDA 12.2 is on record; the MLPerf notes publish none")
 	}
 }
+
+// A key given twice in one object (or twice up to case, which encoding/json
+// does not tell apart) is refused, at any depth; the last one used to win.
+func TestParseConfigDuplicateKeys(t *testing.T) {
+	img := `"nvcr.io/nvidia/tensorflow@sha256:` + strings.Repeat("a", 64) + `"`
+	refused := map[string]string{
+		`{"image":` + img + `,"image":` + img + `,"volumes":{}}`:                           `key "image" appears twice in the object at the top level`,
+		`{"gpus":1,"GPUS":8,"volumes":{}}`:                                                 `keys "gpus" and "GPUS" of the object at the top level differ only in case`,
+		`{"volumes":{"output":{"path":"/a","path":"/b"}}}`:                                 `key "path" appears twice in the object at volumes.output`,
+		`{"volumes":{},"env":{"A":"1","A":"2"}}`:                                           `key "A" appears twice in the object at env`,
+		`{"volumes":{},"pro_games":{"decision":"none","files":[{"path":"a","path":"b"}]}}`: `at pro_games.files[]`,
+		`{"volumes":{},"log_file":"a.txt","log_file":"x$(touch y).log"}`:                   `key "log_file" appears twice`,
+	}
+	for text, want := range refused {
+		_, err := ParseConfig([]byte(text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig(%s): %v; want an error containing %q", text, err, want)
+		}
+	}
+	// The same names in different objects are fine.
+	ok := `{"volumes":{"output":{"path":"/a"},"source":{"path":"/b"}},"env":{"A":"1","B":"2"}}`
+	if _, err := ParseConfig([]byte(ok)); err != nil {
+		t.Errorf("ParseConfig(%s): %v", ok, err)
+	}
+}

@@ -21,6 +21,11 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			return
 		}
+		// An accepted text names no member twice (up to case): decoding
+		// it into generic maps loses no member.
+		if n, m := countMembers(t, b); n != m {
+			t.Fatalf("accepted a config with a repeated member name (%d members, %d distinct)", n, m)
+		}
 		for _, v := range []*Volume{c.Volumes.Dataset, c.Volumes.Checkpoint, c.Volumes.Source, c.Volumes.Output, c.Volumes.Credentials} {
 			if v == nil {
 				continue
@@ -123,4 +128,46 @@ func FuzzParseManifest(f *testing.F) {
 			t.Fatalf("accepted a manifest whose digest does not hold")
 		}
 	})
+}
+
+// countMembers returns the number of object members in the JSON text b
+// and the number left when each object keeps one member per name folded
+// to lower case, by an independent decode into generic values.
+func countMembers(t *testing.T, b []byte) (int, int) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	var total int
+	var count func() int
+	// walk reads one value and returns the distinct member names it holds.
+	count = func() int {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("accepted text does not tokenize: %v", err)
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return 0
+		}
+		distinct := 0
+		if d == '{' {
+			seen := map[string]bool{}
+			for dec.More() {
+				k, _ := dec.Token()
+				total++
+				if !seen[strings.ToLower(k.(string))] {
+					seen[strings.ToLower(k.(string))] = true
+					distinct++
+				}
+				distinct += count()
+			}
+		} else {
+			for dec.More() {
+				distinct += count()
+			}
+		}
+		dec.Token() // closing delimiter
+		return distinct
+	}
+	d := count()
+	return total, d
 }

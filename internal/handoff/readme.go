@@ -9,22 +9,22 @@ const readmeTemplate = `# repro handoff bundle: {{.M.Workload}}
 
 {{if .M.Ready -}}
 **Ready.** Every requirement that can be checked before the job was checked
-on {{.M.CreatedOn}} at {{.M.CreatedAt.Format "2006-01-02 15:04:05 UTC"}}; the
+on {{lit .M.CreatedOn}} at {{.M.CreatedAt.Format "2006-01-02 15:04:05 UTC"}}; the
 rest is checked by the preflight on the target node, which starts nothing
 unless all of it holds.
 {{- else -}}
 **PLAN, NOT READY.** This bundle was written with --plan for review. Its
 preflight refuses to run. These requirements are not met:
 {{range .M.Missing}}
-- {{.Requirement}}: {{.Problem}}
+- {{lit .Requirement}}: {{lit .Problem}}
 {{- end}}
 {{- end}}
 
 - manifest: manifest.json, sha256 {{.M.Digest}}
 - benchmark: MLPerf Training {{.M.Benchmark}}, compliance ruleset {{.M.Ruleset}}, {{len .M.Runs}} runs
 - target: {{.M.Target}}{{if .M.Container}} ({{.M.Container}}){{end}}
-- image: {{if .M.Image}}{{code .M.Image}}{{else}}(none){{end}}{{if .M.ImageCUDA}}, CUDA {{.M.ImageCUDA}}{{end}}
-- made by repro {{.M.ReproVersion}} on {{.M.CreatedOn}}
+- image: {{if .M.Image}}{{code .M.Image}}{{else}}(none){{end}}{{if .M.ImageCUDA}}, CUDA {{lit .M.ImageCUDA}}{{end}}
+- made by repro {{lit .M.ReproVersion}} on {{lit .M.CreatedOn}}
 
 Do not edit the files of this bundle: repro handoff verify and repro handoff
 ingest render them again from manifest.json and refuse a bundle that
@@ -65,7 +65,7 @@ It verifies this bundle, the preflight reports, and every result log
 | requirement | input | volume | path | sha256 | origin |
 |---|---|---|---|---|---|
 {{- range .M.Pins}}
-| {{.Requirement}} | {{cell .Name}} | {{.Class}} | {{cell .Path}} | {{.Kind}} {{.SHA256}}{{if .MD5}} (MD5 {{.MD5}}){{end}} | {{.Origin}} |
+| {{cell .Requirement}} | {{cell .Name}} | {{cell .Class}} | {{cell .Path}} | {{cell .Kind}} {{cell .SHA256}}{{if .MD5}} (MD5 {{cell .MD5}}){{end}} | {{cell .Origin}} |
 {{- end}}
 
 Origins: catalog = reviewed pin compiled into repro; first-use = SHA-256
@@ -78,19 +78,19 @@ No input is pinned yet.
 {{end}}
 ## Decisions
 {{with .M.Decisions.ProGames}}
-Professional Go games: **{{.Decision}}**{{if .Reviewer}}, reviewed by {{.Reviewer}}{{end}}{{if .Date}} on {{.Date}}{{end}}.{{if .Rationale}} {{.Rationale}}.{{end}}
-{{- if .SourceURL}} Source: {{.SourceURL}}.{{end}}
-{{- with .LicenseRuling}} License ruling: {{.License}}, {{.Ruling}} ({{.Reviewer}}, {{.Date}}).{{end}}
+Professional Go games: **{{lit .Decision}}**{{if .Reviewer}}, reviewed by {{lit .Reviewer}}{{end}}{{if .Date}} on {{lit .Date}}{{end}}.{{if .Rationale}} {{lit .Rationale}}.{{end}}
+{{- if .SourceURL}} Source: {{lit .SourceURL}}.{{end}}
+{{- with .LicenseRuling}} License ruling: {{lit .License}}, {{lit .Ruling}} ({{lit .Reviewer}}, {{lit .Date}}).{{end}}
 {{- if eq .Decision "include"}} An included game set implies the v0.5 quality metric (move prediction); the v0.7+ score does not use it.{{end}}
 {{end}}
 {{- with .M.Decisions.DatasetLicense}}
-Criteo 1TB Click Logs license **{{.License}}** accepted by {{.AcceptedBy}} on {{.Date}}{{if .Terms}} ({{.Terms}}){{end}}.
+Criteo 1TB Click Logs license **{{lit .License}}** accepted by {{lit .AcceptedBy}} on {{lit .Date}}{{if .Terms}} ({{lit .Terms}}){{end}}.
 {{end}}
 {{- with .M.Decisions.CheckpointFirstUse}}
-Checkpoint {{.ID}} first verified on {{.FirstVerified.Format "2006-01-02 15:04:05 UTC"}} on {{.Host}}: sha256 {{.SHA256}}, {{.Size}} bytes, MD5 {{.MD5}}.
+Checkpoint {{lit .ID}} first verified on {{.FirstVerified.Format "2006-01-02 15:04:05 UTC"}} on {{lit .Host}}: sha256 {{lit .SHA256}}, {{.Size}} bytes, MD5 {{lit .MD5}}.
 {{end}}
 {{- with .M.Runtime}}
-Runtime in the image: python {{or .Python "-"}}, torch {{or .Torch "-"}}, tensorflow {{or .TensorFlow "-"}}, mlperf_logging {{or .MLPerfLogging "-"}}.
+Runtime in the image: python {{lit (or .Python "-")}}, torch {{lit (or .Torch "-")}}, tensorflow {{lit (or .TensorFlow "-")}}, mlperf\_logging {{lit (or .MLPerfLogging "-")}}.
 {{end}}
 {{- with .M.DriverFloor}}
 GPU floor (CUDA {{.CUDA}}): {{.Min}}{{if .ForwardCompat}}, or forward-compatible {{join .ForwardCompat ", "}}{{end}}. Source: {{.Source}}.
@@ -109,7 +109,7 @@ GPU floor (CUDA {{.CUDA}}): {{.Min}}{{if .ForwardCompat}}, or forward-compatible
 | requirement | where | what | result |
 |---|---|---|---|
 {{- range .M.Checks}}
-| {{.Requirement}} | {{.Where}}{{if .Host}} ({{.Host}}){{end}} | {{cell .What}} | {{.Result}} |
+| {{cell .Requirement}} | {{.Where}}{{if .Host}} ({{cell .Host}}){{end}} | {{cell .What}} | {{.Result}} |
 {{- end}}
 
 "here" checks were made by repro handoff when this bundle was written;
@@ -134,9 +134,9 @@ the output volume is the only writable one besides the scratch /work and
 {{range .M.Retention}}
 ### {{.Class}}
 
-- where: {{.Location}}
-- who may read it: {{.Readers}}
-- how long it is kept: {{.Kept}}
+- where: {{lit .Location}}
+- who may read it: {{lit .Readers}}
+- how long it is kept: {{lit .Kept}}
 - how it is deleted:
 {{range .Delete}}
       {{.}}
@@ -144,7 +144,7 @@ the output volume is the only writable one besides the scratch /work and
 {{end}}
 ## Files
 {{range .M.Files}}
-- {{.}}
+- {{lit .}}
 {{- end}}
 `
 
@@ -155,8 +155,9 @@ func renderReadme(m *Manifest, d *renderData) ([]byte, error) {
 	}{d, d.NodeDir[ClassOutput]}
 	t, err := template.New("readme").Funcs(template.FuncMap{
 		"join": strings.Join,
-		"code": func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" },
-		"cell": func(s string) string { return strings.ReplaceAll(s, "|", `\|`) },
+		"code": markdownCode,
+		"lit":  markdownText,
+		"cell": markdownText,
 	}).Option("missingkey=error").Parse(readmeTemplate)
 	if err != nil {
 		return nil, err
@@ -166,4 +167,47 @@ func renderReadme(m *Manifest, d *renderData) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(b.String()), nil
+}
+
+// markdownCode renders s as a Markdown code span that shows it literally:
+// the fence is one backtick longer than the longest run of backticks in
+// s, and padded with spaces (which Markdown strips) when s starts or ends
+// with a backtick or a space.
+func markdownCode(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if s != "" && (s[0] == '`' || s[0] == ' ' || s[len(s)-1] == '`' || s[len(s)-1] == ' ') {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// markdownSpecial holds the characters that can start Markdown or HTML
+// syntax inside a line (emphasis, code, links, tags, entities, tables,
+// strikethrough, escapes).
+const markdownSpecial = "\\`*_[]<>&|~"
+
+// markdownText escapes s so that Markdown shows it as written (a
+// backslash before each character of markdownSpecial), inside a table
+// cell too.
+func markdownText(s string) string {
+	if !strings.ContainsAny(s, markdownSpecial) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(markdownSpecial, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

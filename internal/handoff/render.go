@@ -1,11 +1,9 @@
 package handoff
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
-	"text/template"
 
 	"github.com/reprolab/repro/internal/digest"
 )
@@ -35,11 +33,6 @@ func fileMode(name string) uint32 {
 	return 0o644
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 type envVar struct{ Name, Value string }
 
 type renderData struct {
@@ -52,7 +45,7 @@ type renderData struct {
 
 	CUDA, DriverMin, DriverFC, CCMin, CCBelow, FloorText string
 
-	Python, Probe, ProbeChecks, FrameworkReq              string
+	Python, FrameworkReq                                  string
 	RuntimePython, RuntimeTF, RuntimeTorch, RuntimeMLPerf string
 
 	ImageEnroot, ImageApptainer string
@@ -99,10 +92,10 @@ func newRenderData(m *Manifest) *renderData {
 	}
 	switch m.Workload {
 	case "minigo":
-		d.Python, d.Probe, d.FrameworkReq = "python3", probeMiniGo, "minigo.gpu-runtime"
+		d.Python, d.FrameworkReq = "python3", "minigo.gpu-runtime"
 	case "dlrm":
 		// bench/run_and_time.sh calls "python", so that is what is probed.
-		d.Python, d.Probe, d.FrameworkReq = "python", probeDLRM, "dlrm.runtime"
+		d.Python, d.FrameworkReq = "python", "dlrm.runtime"
 	}
 	if ref, err := ParseImageRef(m.Image); err == nil {
 		d.ImageEnroot, d.ImageApptainer = ref.Enroot(), ref.Apptainer()
@@ -112,23 +105,6 @@ func newRenderData(m *Manifest) *renderData {
 	return d
 }
 
-var funcs = template.FuncMap{
-	"q":    shellQuote,
-	"join": strings.Join,
-}
-
-func execTemplate(name, text string, data any) ([]byte, error) {
-	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(text)
-	if err != nil {
-		return nil, fmt.Errorf("template %s: %v", name, err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return nil, fmt.Errorf("template %s: %v", name, err)
-	}
-	return b.Bytes(), nil
-}
-
 // Render returns every bundle file but the manifest, rendered from m
 // alone. m must be sealed. The same manifest always renders the same
 // bytes: that is how a bundle is verified.
@@ -136,28 +112,23 @@ func Render(m *Manifest) (map[string][]byte, error) {
 	if m.Digest == "" {
 		return nil, fmt.Errorf("render: manifest is not sealed")
 	}
+	if _, ok := workloads[m.Workload]; !ok {
+		return nil, fmt.Errorf("render: unknown workload %q", m.Workload)
+	}
 	d := newRenderData(m)
-	checks := probeChecksMiniGo
-	if m.Workload == "dlrm" {
-		checks = probeChecksDLRM
-	}
-	probeChecks, err := execTemplate("probechecks", checks, d)
-	if err != nil {
-		return nil, err
-	}
-	d.ProbeChecks = string(probeChecks)
 	out := map[string][]byte{}
-	if out[PreflightFile], err = execTemplate("preflight", preflightTemplate, d); err != nil {
+	var err error
+	if out[PreflightFile], err = execScript("preflight.sh.tmpl", m.Workload, d); err != nil {
 		return nil, err
 	}
-	if out[RunFile], err = execTemplate("run", runTemplate, d); err != nil {
+	if out[RunFile], err = execScript("run.sh.tmpl", "", d); err != nil {
 		return nil, err
 	}
 	d.PreflightSHA256 = digest.Of(out[PreflightFile]).Hex()
 	d.RunSHA256 = digest.Of(out[RunFile]).Hex()
 	switch m.Target {
 	case TargetSlurm:
-		if out[SbatchFile], err = execTemplate("sbatch", sbatchTemplate, d); err != nil {
+		if out[SbatchFile], err = execScript("job.sbatch.tmpl", "", d); err != nil {
 			return nil, err
 		}
 	case TargetKubernetes:

@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"context"
 	"fmt"
 	"sort"
 )
@@ -40,7 +41,7 @@ type Check struct {
 
 // Requirement is one precondition of a workload, stated as data: what is
 // checked where, and how an operator satisfies it. The checks made here
-// are implemented in checks.go, the ones on the node in the preflight
+// are implemented in checks_*.go, the ones on the node in the preflight
 // script; both refer to the requirement by ID.
 type Requirement struct {
 	ID     string  `json:"id"`
@@ -48,7 +49,7 @@ type Requirement struct {
 	Checks []Check `json:"checks"`
 	Remedy string  `json:"remedy"`
 
-	check func(*planner) // runs the checks made here
+	check func(*planner, context.Context) // runs the checks made here
 }
 
 // Workload is one handoff workload.

@@ -1,10 +1,12 @@
 package mllog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,57 @@ func BenchmarkDecodeWideObject(b *testing.B) {
 		if err != nil || !pyEqual(v, v) {
 			b.Fatal(err)
 		}
+	}
+}
+
+// deepArrayLog returns a log of about size bytes whose records each carry
+// a value nested 511 deep: the cheapest bytes per decoded element.
+func deepArrayLog(size int) []byte {
+	line := `:::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", "value": ` +
+		strings.Repeat("[", 511) + strings.Repeat("]", 511) + `, "metadata": {}}` + "\n"
+	return []byte(strings.Repeat(line, max(1, size/len(line))))
+}
+
+// tinyRecordLog returns a log of about size bytes of the shortest records
+// that parse, each with several format deviations: the most records per
+// byte.
+func tinyRecordLog(size int) []byte {
+	line := `:::MLLOG {"time_ms":0,"key":"","value":0,"metadata":0,"x":0}` + "\n"
+	return []byte(strings.Repeat(line, max(1, size/len(line))))
+}
+
+// The bomb benchmarks verify hostile logs of growing size and report the
+// live heap after parsing (MemStats.HeapInuse after a collection, while
+// the log is held) per input byte. bench/mllog-bombs.sh measures the same
+// shapes end to end (peak RSS of the command).
+func BenchmarkVerifyDeepArrays(b *testing.B) { benchBomb(b, deepArrayLog) }
+
+func BenchmarkVerifyTinyRecords(b *testing.B) { benchBomb(b, tinyRecordLog) }
+
+func benchBomb(b *testing.B, gen func(int) []byte) {
+	for _, mb := range []int{1, 4, 16} {
+		data := gen(mb << 20)
+		b.Run(fmt.Sprintf("%dMiB", mb), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			var peak uint64
+			for b.Loop() {
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				l, err := Parse(bytes.NewReader(data), Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				peak = max(peak, after.HeapInuse-min(after.HeapInuse, before.HeapInuse))
+				if _, err := Check(l, Options{Strict: true}); err != nil {
+					b.Fatal(err)
+				}
+				runtime.KeepAlive(l)
+			}
+			b.ReportMetric(float64(peak)/float64(len(data)), "live-bytes/input-byte")
+		})
 	}
 }

@@ -129,6 +129,14 @@ func derivedCases() []derivedCase {
 				l.setTime(l.one("run_stop"), l.timeMS(l.one("run_start"))+60_000)
 			},
 			compliant: true, strictOK: false, strictRule: "strict/minigo_generation"},
+		// Dated before run_start: upstream's checker does not compare the
+		// times (compliant), its summarizer would score a negative time;
+		// repro warns and does not time the run.
+		{name: "dlrm-run_stop-dated-before-run_start", base: "dlrm",
+			edit: func(l *logText) {
+				l.setTime(l.one("run_stop"), l.timeMS(l.one("run_start"))-60_000)
+			},
+			compliant: true, rule: "time/negative", strictOK: false, strictRule: "strict/run_stop_time"},
 		{name: "dlrm-run_stop-dated-before-passing-eval", base: "dlrm",
 			edit: func(l *logText) {
 				i := l.one("run_stop")

@@ -114,7 +114,7 @@ func Check(l *Log, opt Options) (*Result, error) {
 		return nil, err
 	}
 	e := &engine{rs: rs, log: l, strict: opt.Strict, keyed: map[string][]Finding{}, warnings: map[string]Finding{}}
-	res := &Result{File: l.Name, Records: len(l.Records)}
+	res := &Result{File: l.Name, Records: l.RecordCount()}
 	e.describe(res)
 	e.run()
 	if opt.Benchmark != "" && res.Benchmark != opt.Benchmark {
@@ -122,7 +122,7 @@ func Check(l *Log, opt Options) (*Result, error) {
 		if res.Benchmark != "" {
 			got = fmt.Sprintf("benchmark %q", res.Benchmark)
 		}
-		e.fixed = append(e.fixed, Finding{Rule: "options/benchmark", Severity: SeverityError, Source: SourceRepro,
+		e.addFixed(Finding{Rule: "options/benchmark", Severity: SeverityError, Source: SourceRepro,
 			Message: fmt.Sprintf("expected a %s log, but it declares %s in submission_benchmark", opt.Benchmark, got)})
 	}
 	if opt.Strict {
@@ -148,6 +148,32 @@ type engine struct {
 	fixed    []Finding
 	warnings map[string]Finding
 	crashed  bool
+	// kept and dropped count, per rule, the findings of e.fixed stored
+	// and those only counted (beyond maxFindingsPerRule), so a log of a
+	// million bad lines costs a counter, not a million messages.
+	kept    map[string]int
+	dropped map[string]int
+}
+
+// room reports whether another fixed finding of rule is stored; when it
+// is not, the finding is counted instead.
+func (e *engine) room(rule string) bool {
+	if e.kept == nil {
+		e.kept, e.dropped = map[string]int{}, map[string]int{}
+	}
+	if e.kept[rule] >= maxFindingsPerRule {
+		e.dropped[rule]++
+		return false
+	}
+	e.kept[rule]++
+	return true
+}
+
+// addFixed stores f unless its rule has enough findings already.
+func (e *engine) addFixed(f Finding) {
+	if e.room(f.Rule) {
+		e.fixed = append(e.fixed, f)
+	}
 }
 
 func (e *engine) addKeyed(key string, f Finding) {
@@ -217,6 +243,17 @@ func (e *engine) describe(res *Result) {
 		res.RunStartMS = finite(start.TimeMS)
 		res.RunStopMS = finite(stop.TimeMS)
 		res.Minutes = finite((stop.TimeMS - start.TimeMS) / 60 / 1000)
+		if stop.TimeMS < start.TimeMS {
+			// The summarizer would score a negative time; the upstream
+			// checker does not look at the times, so the verdict stays
+			// its own (a warning), but the run gets no time and a score
+			// counts it as dropped. --strict fails it
+			// (strict/run_stop_time).
+			res.Minutes = nil
+			e.addFixed(Finding{Rule: "time/negative", Severity: SeverityWarning, Source: SourceRepro, Line: stop.Line,
+				Message: fmt.Sprintf("run_stop (line %d, %s) is dated before run_start (line %d, %s): the time to train would be negative, so the run is not timed and a score counts it as dropped",
+					stop.Line, fmtMS(stop.TimeMS), start.Line, fmtMS(start.TimeMS))})
+		}
 	}
 }
 
@@ -234,20 +271,33 @@ func (e *engine) run() {
 			usable++
 			continue
 		}
-		e.fixed = append(e.fixed, Finding{Rule: "parse/" + r.Problem.Kind.String(), Severity: SeverityError, Source: SourceChecker,
+		e.addFixed(Finding{Rule: "parse/" + r.Problem.Kind.String(), Severity: SeverityError, Source: SourceChecker,
 			Line: r.Line, Message: r.Problem.Msg})
 		if r.Problem.Kind == ProblemShape && !e.crashed {
 			// Upstream's parser raises on such a line: nothing is checked.
 			e.crashed = true
 		}
 	}
+	for k, n := range e.log.omitted {
+		if n == 0 {
+			continue
+		}
+		rule := "parse/" + ProblemKind(k).String()
+		if e.dropped == nil {
+			e.kept, e.dropped = map[string]int{}, map[string]int{}
+		}
+		e.dropped[rule] += n // counted only: Parse kept no message
+		if ProblemKind(k) == ProblemShape {
+			e.crashed = true
+		}
+	}
 	if e.crashed {
-		e.fixed = append(e.fixed, Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker,
+		e.addFixed(Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker,
 			Message: "a record lacks a field the checker needs (or is not an object); the upstream checker stops with an exception on such a log, so no rule was applied"})
 		return
 	}
 	if usable == 0 {
-		e.fixed = append(e.fixed, Finding{Rule: "common/no_records", Severity: SeverityError, Source: SourceChecker,
+		e.addFixed(Finding{Rule: "common/no_records", Severity: SeverityError, Source: SourceChecker,
 			Message: "no usable " + strings.TrimSpace(Marker) + " records in the file"})
 	}
 	e.queue = []string{"common"}
@@ -257,11 +307,11 @@ func (e *engine) run() {
 		f := e.rs.files[name]
 		if f == nil {
 			if e.rs.upstreamOnly[name] {
-				e.fixed = append(e.fixed, Finding{Rule: "ruleset/unimplemented", Severity: SeverityError, Source: SourceRepro,
+				e.addFixed(Finding{Rule: "ruleset/unimplemented", Severity: SeverityError, Source: SourceRepro,
 					Message: fmt.Sprintf("the %s rules of ruleset %s are not implemented by repro, which verifies %s logs only", name, e.rs.version, strings.Join(Benchmarks(), " and "))})
 				continue
 			}
-			e.fixed = append(e.fixed, Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker,
+			e.addFixed(Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker,
 				Message: fmt.Sprintf("the log selects rule file %q, which does not exist; the upstream checker stops with an exception here", name)})
 			e.crashed = true
 			return
@@ -333,7 +383,7 @@ func (e *engine) runFile(f *ruleFile) {
 			}
 			ok, err := k.atLeastOne.fn(st, r)
 			if err != nil {
-				e.fixed = append(e.fixed, Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker, Line: r.Line,
+				e.addFixed(Finding{Rule: "checker/crash", Severity: SeverityError, Source: SourceChecker, Line: r.Line,
 					Message: fmt.Sprintf("%s value %s cannot be compared with the target; the upstream checker stops with an exception here", k.name, short(r.Value))})
 				e.crashed = true
 				return
@@ -349,7 +399,7 @@ func (e *engine) runFile(f *ruleFile) {
 	}
 	for _, a := range atLeast {
 		if a.hits == 0 {
-			e.fixed = append(e.fixed, Finding{Rule: f.name + "/" + a.rule.name + "/target", Severity: SeverityError, Source: SourceChecker,
+			e.addFixed(Finding{Rule: f.name + "/" + a.rule.name + "/target", Severity: SeverityError, Source: SourceChecker,
 				Message: a.rule.atLeastOne.what + "; none is"})
 		}
 	}
@@ -401,14 +451,14 @@ func (e *engine) runFile(f *ruleFile) {
 				any = any || len(reported[n]) > 0
 			}
 			if !any {
-				e.fixed = append(e.fixed, Finding{Rule: f.name + "/" + strings.Join(names, "|") + "/count", Severity: SeverityError, Source: SourceChecker,
+				e.addFixed(Finding{Rule: f.name + "/" + strings.Join(names, "|") + "/count", Severity: SeverityError, Source: SourceChecker,
 					Message: fmt.Sprintf("expected at least one %s record, found none", strings.Join(names, " or "))})
 			}
 		}
 	}
 	for _, c := range f.end {
 		if ok, err := c.fn(st); err != nil || !ok {
-			e.fixed = append(e.fixed, Finding{Rule: f.name + "/end", Severity: SeverityError, Source: SourceChecker, Message: c.what})
+			e.addFixed(Finding{Rule: f.name + "/end", Severity: SeverityError, Source: SourceChecker, Message: c.what})
 		}
 	}
 }
@@ -423,6 +473,9 @@ func allSame(recs []*Record) bool {
 
 // short renders a value for a message, cut to a readable length.
 func short(v Value) string {
+	if v.lazy() {
+		return shortText(v.s, 80)
+	}
 	s := v.String()
 	if len(s) > 80 {
 		s = s[:77] + "..."
@@ -452,12 +505,16 @@ func (e *engine) findings() []Finding {
 		return all[i].Rule < all[j].Rule
 	})
 	out := make([]Finding, 0, len(all))
-	count := map[string]int{}
+	count, shown := map[string]int{}, map[string]int{}
 	for _, f := range all {
 		count[f.Rule]++
 		if count[f.Rule] <= maxFindingsPerRule {
 			out = append(out, f)
+			shown[f.Rule]++
 		}
+	}
+	for rule, n := range e.dropped {
+		count[rule] += n
 	}
 	rules := make([]string, 0, len(count))
 	for rule := range count {
@@ -465,8 +522,11 @@ func (e *engine) findings() []Finding {
 	}
 	sort.Strings(rules)
 	for _, rule := range rules {
-		if n := count[rule]; n > maxFindingsPerRule {
+		if n := count[rule]; n > shown[rule] {
 			sev := SeverityWarning
+			if strings.HasPrefix(rule, "parse/") {
+				sev = SeverityError
+			}
 			for _, f := range all {
 				if f.Rule == rule {
 					sev = f.Severity
@@ -474,7 +534,7 @@ func (e *engine) findings() []Finding {
 				}
 			}
 			out = append(out, Finding{Rule: rule, Severity: sev, Source: SourceRepro,
-				Message: fmt.Sprintf("%d more findings of this rule not shown", n-maxFindingsPerRule)})
+				Message: fmt.Sprintf("%d more findings of this rule not shown", n-shown[rule])})
 		}
 	}
 	if out == nil {

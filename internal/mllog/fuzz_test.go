@@ -26,7 +26,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// The shared decoder state (stack views, arena, interned strings)
-		// must not leak between records: a decoder per record agrees.
+		// must not leak between records, and values kept as text must
+		// read as the trees an eager decoder builds: a decoder per record
+		// without lazy values agrees.
 		ref, err := parseBytes(data, fuzzLimits.withDefaults(), true)
 		if err != nil || len(ref.Records) != len(l.Records) {
 			t.Fatalf("fresh-decoder parse: %v, %d records", err, len(ref.Records))
@@ -40,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		}
 		prev := 0
 		for i, r := range l.Records {
-			if r.Index != i || r.Line < prev || r.Line < 1 || r.Line > l.Lines {
+			if r.Index < i || i > 0 && r.Index <= l.Records[i-1].Index || r.Line < prev || r.Line < 1 || r.Line > l.Lines {
 				t.Fatalf("record %d: line %d index %d (lines %d)", i, r.Line, r.Index, l.Lines)
 			}
 			prev = r.Line
@@ -92,10 +94,21 @@ func FuzzDecodeJSON(f *testing.F) {
 			if std && !strings.Contains(err.Error(), "nesting") && !strings.Contains(err.Error(), "digits") {
 				t.Fatalf("encoding/json accepts %q, we reject: %v", data, err)
 			}
+			if _, lerr := (&decoder{maxDepth: 64, lazy: true}).decode(data); lerr == nil {
+				t.Fatalf("lazy decoder accepts %q, the eager one rejects it: %v", data, err)
+			}
 			return
 		}
 		if !std && !d.nonFinite {
 			t.Fatalf("we accept %q, encoding/json rejects it", data)
+		}
+		// A lazy decoder (values below the top level kept as text) accepts
+		// the same texts, with the same flags, and its values read back as
+		// the eager ones.
+		ld := &decoder{maxDepth: 64, lazy: true}
+		lv, lerr := ld.decode(data)
+		if lerr != nil || ld.nonFinite != d.nonFinite || ld.duplicates != d.duplicates || lv.String() != v.String() {
+			t.Fatalf("lazy decode of %q: %v %s, eager %s", data, lerr, lv, v)
 		}
 		b, err := json.Marshal(v)
 		if err != nil || !json.Valid(b) {

@@ -45,9 +45,19 @@ type decoder struct {
 	// viewTop makes decode return a top-level object whose members are a
 	// view of the stack, valid only until the next decode.
 	viewTop bool
+	// lazy makes the arrays and objects below the top level come back
+	// as their validated text (see Value), not as trees: a tree costs
+	// about 80 bytes per element, and a hostile log spends 2 bytes on
+	// one ("[]"). skip counts the enclosing containers being validated
+	// without being built.
+	lazy bool
+	skip int
 	// intern maps short strings seen before to one shared copy: logs
 	// repeat the same names, file paths and event types on every line.
 	intern map[string]string
+	// devs shares the deviation messages of a log's records.
+	devs    map[string]string
+	devSets map[string][]string
 
 	// What a strict reading of the MLLOG format would reject but Python
 	// accepts; the parser turns these into format deviations.
@@ -110,9 +120,13 @@ func (d *decoder) value() (Value, error) {
 		return Value{}, d.errorf("expecting value")
 	}
 	switch c := d.buf[d.pos]; c {
-	case '{':
-		return d.object()
-	case '[':
+	case '{', '[':
+		if d.lazy && d.skip == 0 && d.depth >= 1 {
+			return d.lazyContainer()
+		}
+		if c == '{' {
+			return d.object()
+		}
 		return d.array()
 	case '"':
 		s, err := d.str()
@@ -151,6 +165,25 @@ func (d *decoder) value() (Value, error) {
 		}
 	}
 	return Value{}, d.errorf("expecting value")
+}
+
+// lazyContainer validates the array or object at d.pos without building
+// it and returns it as a lazy Value holding its text.
+func (d *decoder) lazyContainer() (Value, error) {
+	start := d.pos
+	d.skip++
+	var v Value
+	var err error
+	if d.buf[d.pos] == '{' {
+		v, err = d.object()
+	} else {
+		v, err = d.array()
+	}
+	d.skip--
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{kind: v.kind, s: string(d.buf[start:d.pos])}, nil
 }
 
 func (d *decoder) enter() error {
@@ -213,6 +246,9 @@ func (d *decoder) object() (Value, error) {
 				names[name] = struct{}{}
 			}
 		}
+		if d.skip > 0 {
+			v = Value{}
+		}
 		d.stack = append(d.stack, Member{Name: name, Value: v})
 		d.skipSpace()
 		if d.pos >= len(d.buf) {
@@ -225,6 +261,13 @@ func (d *decoder) object() (Value, error) {
 		case '}':
 			d.pos++
 			d.depth--
+			if d.skip > 0 {
+				// Validated only: the names were kept for duplicate
+				// detection.
+				clear(d.stack[base:])
+				d.stack = d.stack[:base]
+				return Value{kind: Object}, nil
+			}
 			if d.depth == 0 && d.viewTop {
 				// The caller reads the top-level members before the next
 				// decode; they stay on the stack.
@@ -243,7 +286,8 @@ func (d *decoder) object() (Value, error) {
 func (d *decoder) pop(base int) []Member {
 	n := len(d.stack) - base
 	if cap(d.arena)-len(d.arena) < n {
-		d.arena = make([]Member, 0, max(arenaBlock, n))
+		// A text of b bytes holds at most b/2 elements.
+		d.arena = make([]Member, 0, max(min(arenaBlock, len(d.buf)/2+1), n))
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, d.stack[base:]...)
@@ -272,7 +316,9 @@ func (d *decoder) array() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		d.stack = append(d.stack, Member{Value: v})
+		if d.skip == 0 {
+			d.stack = append(d.stack, Member{Value: v})
+		}
 		d.skipSpace()
 		if d.pos >= len(d.buf) {
 			return Value{}, d.errorf("expecting ',' delimiter")
@@ -284,6 +330,9 @@ func (d *decoder) array() (Value, error) {
 		case ']':
 			d.pos++
 			d.depth--
+			if d.skip > 0 {
+				return Value{kind: Array}, nil
+			}
 			return Value{kind: Array, items: d.pop(base)}, nil
 		default:
 			return Value{}, d.errorf("expecting ',' delimiter")

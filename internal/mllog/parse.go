@@ -1,6 +1,7 @@
 package mllog
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -94,6 +95,23 @@ type Log struct {
 	// Lines and Bytes count what was read.
 	Lines int
 	Bytes int64
+	// omitted counts, by ProblemKind, the MLLOG lines that were not
+	// usable records beyond the first maxProblemRecords: they are counted
+	// (and judged: any one fails the log), not kept.
+	omitted [ProblemShape + 1]int
+}
+
+// maxProblemRecords is how many unusable MLLOG lines a Log keeps.
+const maxProblemRecords = 64
+
+// RecordCount is the number of MLLOG lines in the file, the unusable
+// ones that were counted but not kept included.
+func (l *Log) RecordCount() int {
+	n := len(l.Records)
+	for _, k := range l.omitted {
+		n += k
+	}
+	return n
 }
 
 // ProblemKind classifies an MLLOG line that is not a usable record, by
@@ -158,6 +176,7 @@ type Record struct {
 	// Deviations lists departures from the MLLOG format that upstream
 	// accepts but a strict reading rejects (time_ms not an integer, an
 	// unknown event_type, NaN literals, ...). --strict fails on them.
+	// Records with the same deviations share one slice: do not modify it.
 	Deviations []string
 }
 
@@ -201,28 +220,29 @@ func ParseFile(path string, lim Limits) (*Log, error) {
 // Lines are split at '\n', '\r\n' and '\r' (the upstream checker reads in
 // Python's universal-newline mode); Record.Line counts '\n' only.
 func Parse(r io.Reader, lim Limits) (*Log, error) {
-	lim = lim.withDefaults()
-	buf, err := io.ReadAll(io.LimitReader(r, lim.MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
-	}
-	if int64(len(buf)) > lim.MaxBytes {
-		return nil, &LimitError{What: "file size", Limit: lim.MaxBytes}
-	}
-	return parseBytes(buf, lim, false)
+	return parseReader(r, lim.withDefaults(), false)
 }
 
-// parseBytes splits buf into lines and decodes the records. fresh makes
-// it use a new decoder (no shared stack, arena or strings) per record;
-// tests compare the two.
+// parseBytes parses buf as Parse does; tests use it to compare decoders.
 func parseBytes(buf []byte, lim Limits, fresh bool) (*Log, error) {
-	l := &Log{Bytes: int64(len(buf))}
-	if n := bytes.Count(buf, markerBytes); n > 0 {
-		l.Records = make([]Record, 0, min(n, lim.MaxRecords))
-	}
-	d := &decoder{maxDepth: lim.MaxDepth, viewTop: true}
+	return parseReader(bytes.NewReader(buf), lim, fresh)
+}
+
+// parseReader reads r line by line (the file itself is never held whole:
+// a log costs what its records keep) and decodes the records. fresh makes
+// it use a new decoder (no shared stack, arena or strings) per record that
+// builds whole trees (no lazy values); tests compare the two.
+func parseReader(r io.Reader, lim Limits, fresh bool) (*Log, error) {
+	l := &Log{}
+	d := &decoder{maxDepth: lim.MaxDepth, viewTop: true, lazy: true}
+	index, problems := 0, 0
+	// Records are gathered in blocks and copied once into a slice of
+	// their exact number: growing one slice would allocate five times
+	// its final size (Go grows large slices by a quarter).
+	var blocks [][]Record
+	var block []Record
 	add := func(lineNo int, piece []byte, at int, twice bool) error {
-		if len(l.Records) >= lim.MaxRecords {
+		if index >= lim.MaxRecords {
 			return &LimitError{Line: lineNo, What: "record count", Limit: int64(lim.MaxRecords)}
 		}
 		if fresh {
@@ -230,60 +250,117 @@ func parseBytes(buf []byte, lim Limits, fresh bool) (*Log, error) {
 		}
 		rec := parseRecord(d, piece[at+len(markerBytes):])
 		rec.Line = lineNo
-		rec.Index = len(l.Records)
-		if twice {
-			rec.Deviations = append(rec.Deviations, "the marker appears more than once on the line; text up to the last one is ignored")
+		rec.Index = index
+		index++
+		if rec.Problem != nil {
+			if problems >= maxProblemRecords {
+				l.omitted[rec.Problem.Kind]++
+				return nil
+			}
+			problems++
 		}
-		l.Records = append(l.Records, rec)
+		if twice {
+			rec.Deviations = d.deviate(rec.Deviations, "the marker appears more than once on the line; text up to the last one is ignored")
+		}
+		rec.Deviations = d.shareDeviations(rec.Deviations)
+		if len(block) == cap(block) {
+			if len(block) > 0 {
+				blocks = append(blocks, block)
+			}
+			block = make([]Record, 0, recordBlockSize(len(blocks)))
+		}
+		block = append(block, rec)
 		return nil
 	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than br's buffer, assembled
 	lineNo := 0
-	for off := 0; off < len(buf); {
-		var line []byte
-		if end := bytes.IndexByte(buf[off:], '\n'); end >= 0 {
-			line = buf[off : off+end]
-			off += end + 1
-		} else {
-			line = buf[off:]
-			off = len(buf)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		l.Bytes += int64(len(chunk))
+		if l.Bytes > lim.MaxBytes {
+			return nil, &LimitError{What: "file size", Limit: lim.MaxBytes}
 		}
+		if err == bufio.ErrBufferFull {
+			if len(long)+len(chunk) > lim.MaxLineBytes {
+				return nil, &LimitError{Line: lineNo + 1, What: "line length", Limit: int64(lim.MaxLineBytes)}
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read log: %w", err)
+		}
+		line := chunk
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			line = long
+		}
+		if len(line) == 0 {
+			break // end of input right after a newline
+		}
+		line = bytes.TrimSuffix(line, []byte{'\n'})
 		lineNo++
 		if len(line) > lim.MaxLineBytes {
 			return nil, &LimitError{Line: lineNo, What: "line length", Limit: int64(lim.MaxLineBytes)}
 		}
-		at := bytes.Index(line, markerBytes)
-		if at < 0 {
-			continue
+		if err := parseLine(line, lineNo, add); err != nil {
+			return nil, err
 		}
-		if bytes.IndexByte(line, '\r') < 0 {
-			// The common case: one marker, no carriage return.
-			twice := bytes.Contains(line[at+len(markerBytes):], markerBytes)
-			if twice {
-				at = bytes.LastIndex(line, markerBytes)
-			}
-			if err := add(lineNo, line, at, twice); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for len(line) > 0 {
-			piece := line
-			if cr := bytes.IndexByte(line, '\r'); cr >= 0 {
-				piece, line = line[:cr], line[cr+1:]
-			} else {
-				line = nil
-			}
-			at := bytes.LastIndex(piece, markerBytes)
-			if at < 0 {
-				continue
-			}
-			if err := add(lineNo, piece, at, bytes.Count(piece, markerBytes) > 1); err != nil {
-				return nil, err
-			}
+		long = long[:0]
+		if err == io.EOF {
+			break
 		}
 	}
 	l.Lines = lineNo
+	if len(blocks) == 0 {
+		l.Records = block
+		return l, nil
+	}
+	blocks = append(blocks, block)
+	n := 0
+	for _, b := range blocks {
+		n += len(b)
+	}
+	l.Records = make([]Record, 0, n)
+	for i, b := range blocks {
+		l.Records = append(l.Records, b...)
+		blocks[i] = nil
+	}
 	return l, nil
+}
+
+// parseLine hands add each MLLOG record of one line: the text after the
+// last marker of each piece between carriage returns.
+func parseLine(line []byte, lineNo int, add func(lineNo int, piece []byte, at int, twice bool) error) error {
+	at := bytes.Index(line, markerBytes)
+	if at < 0 {
+		return nil
+	}
+	if bytes.IndexByte(line, '\r') < 0 {
+		// The common case: one marker, no carriage return.
+		twice := bytes.Contains(line[at+len(markerBytes):], markerBytes)
+		if twice {
+			at = bytes.LastIndex(line, markerBytes)
+		}
+		return add(lineNo, line, at, twice)
+	}
+	for len(line) > 0 {
+		piece := line
+		if cr := bytes.IndexByte(line, '\r'); cr >= 0 {
+			piece, line = line[:cr], line[cr+1:]
+		} else {
+			line = nil
+		}
+		at := bytes.LastIndex(piece, markerBytes)
+		if at < 0 {
+			continue
+		}
+		if err := add(lineNo, piece, at, bytes.Count(piece, markerBytes) > 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pySpaceByte reports whether the latin-1 character b is whitespace to
@@ -340,7 +417,7 @@ func parseRecord(d *decoder, text []byte) Record {
 	}
 
 	dev := func(format string, args ...any) {
-		rec.Deviations = append(rec.Deviations, fmt.Sprintf(format, args...))
+		rec.Deviations = d.deviate(rec.Deviations, fmt.Sprintf(format, args...))
 	}
 	if s, ok := kv.Str(); ok {
 		rec.Key = s
@@ -365,14 +442,14 @@ func parseRecord(d *decoder, text []byte) Record {
 	} else if s, ok := et.Str(); ok && eventTypes[s] {
 		rec.EventType = s
 	} else {
-		dev("event_type %s is not POINT_IN_TIME, INTERVAL_START or INTERVAL_END", et)
+		dev("event_type %s is not POINT_IN_TIME, INTERVAL_START or INTERVAL_END", short(et))
 	}
 	if rec.Metadata.kind != Object {
 		dev("metadata is not an object but %s", kindPhrase(rec.Metadata.kind))
 	}
 	for _, m := range top.items {
 		if !recordFields[m.Name] {
-			dev("unexpected field %q", m.Name)
+			dev("unexpected field %s", short(Value{kind: String, s: m.Name}))
 		}
 	}
 	if d.duplicates {
@@ -383,3 +460,52 @@ func parseRecord(d *decoder, text []byte) Record {
 	}
 	return rec
 }
+
+// maxDeviations is how many deviations a record lists; the last one says
+// that more were left out.
+const maxDeviations = 8
+
+// deviate appends msg to devs, sharing the text with equal messages of
+// earlier records (logs repeat the same deviation on every line) and
+// listing at most maxDeviations.
+func (d *decoder) deviate(devs []string, msg string) []string {
+	switch {
+	case len(devs) > maxDeviations:
+		return devs
+	case len(devs) == maxDeviations:
+		msg = "more deviations not listed"
+	}
+	if s, ok := d.devs[msg]; ok {
+		msg = s
+	} else if len(d.devs) < 1024 {
+		if d.devs == nil {
+			d.devs = map[string]string{}
+		}
+		d.devs[msg] = msg
+	}
+	return append(devs, msg)
+}
+
+// shareDeviations returns a slice equal to devs, the same one for every
+// record of the log with these deviations (hostile logs repeat one line).
+func (d *decoder) shareDeviations(devs []string) []string {
+	if len(devs) == 0 {
+		return nil
+	}
+	key := strings.Join(devs, "\x00")
+	if s, ok := d.devSets[key]; ok {
+		return s
+	}
+	devs = devs[:len(devs):len(devs)]
+	if len(d.devSets) < 1024 {
+		if d.devSets == nil {
+			d.devSets = map[string][]string{}
+		}
+		d.devSets[key] = devs
+	}
+	return devs
+}
+
+// recordBlockSize is the capacity of the next block of records after n
+// full ones: 64, 128, ... up to 4096.
+func recordBlockSize(n int) int { return 64 << min(n, 6) }

@@ -105,6 +105,7 @@ func pyEqual(a, b Value) bool {
 	if a.kind != b.kind {
 		return false
 	}
+	a, b = a.expand(), b.expand()
 	switch a.kind {
 	case Null:
 		return true
@@ -194,7 +195,7 @@ func pyContains(container Value, needle string) (bool, error) {
 		_, ok := container.Get(needle)
 		return ok, nil
 	case Array:
-		for _, e := range container.items {
+		for _, e := range container.expand().items {
 			if pyEqStr(e.Value, needle) {
 				return true, nil
 			}

@@ -64,3 +64,29 @@ func TestScore(t *testing.T) {
 		t.Errorf("required runs table")
 	}
 }
+
+// A run_stop dated before run_start gives no time (never a negative one):
+// the run is compliant as upstream judges it, but a score drops it.
+func TestNegativeTimeNotScored(t *testing.T) {
+	minigo, _ := realLogs(t)
+	l := readLogText(t, minigo[0])
+	l.setTime(l.one("run_stop"), l.timeMS(l.one("run_start"))-1)
+	log, err := Parse(strings.NewReader(l.String()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Compliant || r.Minutes != nil || !hasRule(r, "time/negative", SeverityWarning) {
+		t.Fatalf("compliant %v minutes %v findings %+v; want compliant, no minutes, a time/negative warning", r.Compliant, r.Minutes, r.Findings)
+	}
+	runs := make([]*Result, 10)
+	for i := range runs {
+		runs[i] = r
+	}
+	if s := Score("", "minigo", runs); s.Minutes != nil || s.Dropped != 10 {
+		t.Errorf("score %+v; want every run dropped", s)
+	}
+}

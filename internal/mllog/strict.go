@@ -9,6 +9,9 @@ import (
 // strictChecks adds what the upstream checker does not verify.
 func (e *engine) strictChecks(res *Result) {
 	add := func(rule string, line int, format string, args ...any) {
+		if !e.room(rule) {
+			return
+		}
 		e.fixed = append(e.fixed, Finding{Rule: rule, Severity: SeverityError, Source: SourceStrict, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 

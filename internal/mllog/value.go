@@ -2,10 +2,12 @@ package mllog
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the type of a JSON value as Python's json module decodes it.
@@ -39,8 +41,33 @@ type Value struct {
 	b     bool
 	n     uint64   // Int: the int64 bits; Float: the float64 bits
 	big   *big.Int // Int that does not fit in int64
-	s     string   // String: the Python string in WTF-8 (see decoder.str)
+	s     string   // String: the Python string in WTF-8; lazy Array or Object: its JSON text
 	items []Member // Array elements (names empty) or Object members
+}
+
+// A Value read from a log keeps the arrays and objects nested in a
+// record's value and metadata as their validated JSON text (items nil,
+// s the text), and decodes them again, whole, when they are looked into.
+// So a log costs about its own size in memory however it nests, and a
+// decoded tree (about 80 bytes per element) lives only while one value
+// is looked at.
+
+// lazy reports whether v is an array or object held as text.
+func (v Value) lazy() bool { return (v.kind == Array || v.kind == Object) && v.items == nil }
+
+// expand returns v with its elements decoded, when v is lazy. The text
+// was validated when the log was parsed, so decoding cannot fail; the
+// nesting limit was applied then too.
+func (v Value) expand() Value {
+	if !v.lazy() {
+		return v
+	}
+	d := &decoder{maxDepth: math.MaxInt32}
+	e, err := d.decode(unsafe.Slice(unsafe.StringData(v.s), len(v.s)))
+	if err != nil || e.kind != v.kind {
+		panic("mllog: a validated value does not decode: " + fmt.Sprint(err))
+	}
+	return e
 }
 
 func (v Value) i() int64   { return int64(v.n) }
@@ -107,18 +134,32 @@ func (v Value) Float64() (float64, bool) {
 // Len returns the number of elements of an array or members of an object.
 func (v Value) Len() int {
 	if v.kind == Array || v.kind == Object {
-		return len(v.items)
+		return len(v.expand().items)
 	}
 	return 0
 }
 
 // Index returns element i of an array; it panics like a slice index when
-// i is out of range or v is not an array.
+// i is out of range or v is not an array. On a value read from a log it
+// decodes the array on each call; Elements decodes once.
 func (v Value) Index(i int) Value {
 	if v.kind != Array {
 		panic("mllog: Index of a non-array value")
 	}
-	return v.items[i].Value
+	return v.expand().items[i].Value
+}
+
+// Elements returns the elements of an array, or nil.
+func (v Value) Elements() []Value {
+	if v.kind != Array {
+		return nil
+	}
+	items := v.expand().items
+	out := make([]Value, len(items))
+	for i, m := range items {
+		out[i] = m.Value
+	}
+	return out
 }
 
 // Members returns the members of an object in file order, duplicates
@@ -127,7 +168,7 @@ func (v Value) Members() []Member {
 	if v.kind != Object {
 		return nil
 	}
-	return v.items
+	return v.expand().items
 }
 
 // Get returns the value of the last member called name, as a Python dict
@@ -136,6 +177,7 @@ func (v Value) Get(name string) (Value, bool) {
 	if v.kind != Object {
 		return Value{}, false
 	}
+	v = v.expand()
 	for i := len(v.items) - 1; i >= 0; i-- {
 		if v.items[i].Name == name {
 			return v.items[i].Value, true
@@ -162,6 +204,7 @@ func (v Value) MarshalJSON() ([]byte, error) {
 }
 
 func (v Value) write(b *bytes.Buffer, strict bool) {
+	v = v.expand()
 	switch v.kind {
 	case Null:
 		b.WriteString("null")
@@ -281,4 +324,40 @@ func pyFloatRepr(f float64) string {
 		return s
 	}
 	return strconv.FormatFloat(f, 'e', -1, 64)
+}
+
+// shortText renders validated JSON text for a message without decoding
+// it, cut to at most n bytes: whitespace outside strings is dropped and
+// bytes outside printable ASCII are escaped (\u00XX, the latin-1 reading
+// the decoder applies), so the cost is bounded by n, not by the text.
+func shortText(text string, n int) string {
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		if b.Len() >= n-3 {
+			return b.String() + "..."
+		}
+		c := text[i]
+		switch {
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		case c < 0x20 || c >= 0x7f:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+			escaped = false
+			continue
+		}
+		b.WriteByte(c)
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		}
+	}
+	return b.String()
 }

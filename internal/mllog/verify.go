@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Report is the verdict on a set of logs.
@@ -96,8 +98,15 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
+// MaxInFlightBytes bounds the total size of the logs VerifyFiles holds
+// parsed at once (a log costs about its own size once parsed, see
+// Value): a worker waits until the file it is given fits. A file larger
+// than the bound is parsed alone.
+const MaxInFlightBytes = 256 << 20
+
 // VerifyFiles parses and checks the logs at paths (concurrently, one
-// worker per CPU) and scores the set. Every path is checked first: a
+// worker per CPU, at most MaxInFlightBytes of logs at once) and scores
+// the set. Every path is checked first: a
 // missing or unreadable file fails the call with an *InputError and no
 // report. A log that breaks lim is reported as non-compliant (rule
 // "limit"), not as an error: its content is the problem, not the call.
@@ -109,7 +118,8 @@ func VerifyFiles(ctx context.Context, paths []string, lim Limits, opt Options) (
 	if len(paths) == 0 {
 		return nil, ErrNoLogs
 	}
-	for _, p := range paths {
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			return nil, &InputError{Path: p, Err: err}
@@ -122,6 +132,7 @@ func VerifyFiles(ctx context.Context, paths []string, lim Limits, opt Options) (
 		if !fi.Mode().IsRegular() {
 			return nil, &InputError{Path: p, Err: &os.PathError{Op: "open", Path: p, Err: errors.New("not a regular file")}}
 		}
+		sizes[i] = fi.Size()
 	}
 
 	results := make([]*Result, len(paths))
@@ -129,12 +140,21 @@ func VerifyFiles(ctx context.Context, paths []string, lim Limits, opt Options) (
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	inFlight := semaphore.NewWeighted(MaxInFlightBytes)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
+				// A file may grow after the check above; Parse's own
+				// limit still holds, this only paces the workers.
+				w := min(max(sizes[i], 1), MaxInFlightBytes)
+				if err := inFlight.Acquire(ctx, w); err != nil {
+					errs[i] = err
+					continue
+				}
 				results[i], errs[i] = verifyFile(paths[i], lim, opt)
+				inFlight.Release(w)
 			}
 		}()
 	}

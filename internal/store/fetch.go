@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,11 +61,39 @@ type FetchOptions struct {
 	// StallTimeout aborts a transfer that delivers no byte for this long
 	// (default 30 s); the transfer is then resumed.
 	StallTimeout time.Duration
+	// MinSpeed is the slowest transfer kept, in bytes per second,
+	// measured over each SpeedWindow (default 16 KiB/s over 60 s): a
+	// server that drips a byte now and then resets StallTimeout forever,
+	// so a transfer below the floor is aborted (and resumed, like a
+	// stall). Negative: no floor.
+	MinSpeed int64
+	// SpeedWindow is the period MinSpeed is measured over.
+	SpeedWindow time.Duration
+	// Deadline bounds the whole download of one id, every source and
+	// retry included (default 0: none; MinSpeed bounds the time per byte).
+	Deadline time.Duration
 	// Retries is how often one source is resumed after a broken or stalled
 	// transfer (default 3).
 	Retries int
 	// Parallel is how many ids are fetched at once (default 4).
 	Parallel int
+}
+
+// Defaults of FetchOptions.MinSpeed and SpeedWindow.
+const (
+	DefaultMinSpeed    = 16 << 10
+	DefaultSpeedWindow = 60 * time.Second
+)
+
+// DeadlineError reports an id whose download did not finish within
+// FetchOptions.Deadline.
+type DeadlineError struct {
+	ID       string
+	Deadline time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("asset %s: not downloaded within the deadline of %s (raise --deadline, or use a faster mirror)", e.ID, e.Deadline)
 }
 
 func (o *FetchOptions) defaults() {
@@ -86,6 +115,12 @@ func (o *FetchOptions) defaults() {
 	}
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = 30 * time.Second
+	}
+	if o.MinSpeed == 0 {
+		o.MinSpeed = DefaultMinSpeed
+	}
+	if o.SpeedWindow <= 0 {
+		o.SpeedWindow = DefaultSpeedWindow
 	}
 	if o.Retries <= 0 {
 		o.Retries = 3
@@ -169,6 +204,11 @@ func (s *Store) fetchOne(ctx context.Context, id string, opt FetchOptions) error
 	if err != nil {
 		return err
 	}
+	if opt.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opt.Deadline, &DeadlineError{ID: id, Deadline: opt.Deadline})
+		defer cancel()
+	}
 	return s.commitLocked(ctx, e, opt.Progress, func(partial string) (string, error) {
 		var errs []error
 		for _, src := range sources(e, opt.Mirrors) {
@@ -177,7 +217,7 @@ func (s *Store) fetchOne(ctx context.Context, id string, opt FetchOptions) error
 				return src, nil
 			}
 			if ctx.Err() != nil {
-				return "", ctx.Err()
+				return "", context.Cause(ctx)
 			}
 			errs = append(errs, err)
 			var perm *permanentError
@@ -304,7 +344,7 @@ func (s *Store) download(ctx context.Context, e catalog.Entry, src, partial stri
 			opt.Progress(Event{ID: e.ID, Phase: PhaseRetry, Source: shown, Error: lastErr.Error()})
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return context.Cause(ctx)
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
@@ -324,7 +364,7 @@ func (s *Store) download(ctx context.Context, e catalog.Entry, src, partial stri
 		case errors.Is(err, errHTTPStatus):
 			return fmt.Errorf("from %s: %w", shown, err)
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 		lastErr = err
 	}
@@ -352,8 +392,8 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 		}
 		off, h = 0, digest.NewHash()
 	}
-	reqCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, src, nil)
 	if err != nil {
 		return false, fmt.Errorf("%w: bad URL: %v", errHTTPStatus, err)
@@ -362,7 +402,8 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 	if off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
 	}
-	stall := time.AfterFunc(opt.StallTimeout, cancel)
+	stalled := fmt.Errorf("transfer stalled: no byte for %s", opt.StallTimeout)
+	stall := time.AfterFunc(opt.StallTimeout, func() { cancel(stalled) })
 	defer stall.Stop()
 	resp, err := opt.Client.Do(req)
 	if err != nil {
@@ -401,11 +442,17 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 	}
 	opt.Progress(Event{ID: e.ID, Phase: PhaseStart, Source: redactURL(src), Bytes: off, Total: e.Size})
 	v := digest.Resume(resp.Body, h, off, "asset "+e.ID, e.Size, *e.SHA256)
+	var got atomic.Int64 // bytes of this response, read by the speed check
+	if opt.MinSpeed > 0 {
+		stop := watchSpeed(&got, opt.MinSpeed, opt.SpeedWindow, cancel)
+		defer stop()
+	}
 	buf := make([]byte, 256<<10)
 	last := time.Now()
 	for {
 		n, rerr := v.Read(buf)
 		if n > 0 {
+			got.Add(int64(n))
 			stall.Reset(opt.StallTimeout)
 			if _, werr := f.Write(buf[:n]); werr != nil {
 				if errors.Is(werr, syscall.ENOSPC) || errors.Is(werr, syscall.EDQUOT) || errors.Is(werr, syscall.EFBIG) {
@@ -427,11 +474,48 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 				return false, me
 			}
 			if reqCtx.Err() != nil && ctx.Err() == nil {
-				return false, fmt.Errorf("transfer stalled for %s after %d bytes", opt.StallTimeout, v.N())
+				return false, fmt.Errorf("%w (after %d bytes)", context.Cause(reqCtx), v.N())
 			}
 			return false, fmt.Errorf("transfer broke after %d bytes: %w", v.N(), rerr)
 		}
 	}
+}
+
+// SlowError reports a transfer aborted for delivering less than
+// FetchOptions.MinSpeed over a window.
+type SlowError struct {
+	Bytes    int64
+	Window   time.Duration
+	MinSpeed int64
+}
+
+func (e *SlowError) Error() string {
+	return fmt.Sprintf("transfer too slow: %d bytes in %s, below the minimum of %d bytes/s (--min-speed)", e.Bytes, e.Window, e.MinSpeed)
+}
+
+// watchSpeed cancels a transfer with a *SlowError when fewer than
+// minSpeed*window bytes arrive in a window; it returns its stop function.
+func watchSpeed(got *atomic.Int64, minSpeed int64, window time.Duration, cancel context.CancelCauseFunc) func() {
+	t := time.NewTicker(window)
+	done := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		prev := int64(0)
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				n := got.Load()
+				if float64(n-prev) < float64(minSpeed)*window.Seconds() {
+					cancel(&SlowError{Bytes: n - prev, Window: window, MinSpeed: minSpeed})
+					return
+				}
+				prev = n
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 func verifyHash(e catalog.Entry, h hash.Hash, n int64) error {

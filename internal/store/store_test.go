@@ -33,7 +33,7 @@ type fixture struct {
 	handler http.HandlerFunc
 }
 
-func newFixture(t *testing.T, size int) *fixture {
+func newFixture(t testing.TB, size int) *fixture {
 	t.Helper()
 	f := &fixture{data: make([]byte, size)}
 	rand.Read(f.data)
@@ -66,7 +66,7 @@ func (f *fixture) entry(path string) catalog.Entry {
 		URLs: []string{f.srv.URL + path}, Filename: "file", Size: int64(len(f.data)), SHA256: &sum, Pin: catalog.Pinned}
 }
 
-func openTestStore(t *testing.T, entries ...catalog.Entry) *Store {
+func openTestStore(t testing.TB, entries ...catalog.Entry) *Store {
 	t.Helper()
 	cat, err := catalog.New(entries)
 	if err != nil {
