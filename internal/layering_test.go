@@ -18,6 +18,7 @@ var allowed = map[string][]string{
 	"runs":      {"atomicfile", "digest", "exitcode", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
+	"ui":        {},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store"},
 }
 

@@ -137,14 +137,14 @@ EXIT STATUS
 			}
 			fi, err := os.Stat(file)
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", file, err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", file, err)
 			}
 			if !fi.Mode().IsRegular() {
-				return exitcode.Errorf(exitcode.Usage, "%s is not a regular file", file)
+				return exitcode.Errorf(exitcode.Usage, "%q is not a regular file", file)
 			}
 			sum, n, err := digest.File(file)
 			if err != nil {
-				return fmt.Errorf("failed to hash %s: %w", file, err)
+				return fmt.Errorf("failed to hash %q: %w", file, err)
 			}
 			e.Size, e.SHA256, e.Pin = n, &sum, catalog.Pinned
 			if e.Facts == nil {
@@ -180,10 +180,10 @@ digest. --manifest prints the manifest itself.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fi, err := os.Stat(args[0])
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", args[0], err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", args[0], err)
 			}
 			if !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Usage, "%s is not a folder", args[0])
+				return exitcode.Errorf(exitcode.Usage, "%q is not a folder", args[0])
 			}
 			m, err := digest.Tree(args[0])
 			if err != nil {
@@ -196,7 +196,7 @@ digest. --manifest prints the manifest itself.`,
 				_, err := stdout(cmd).Write(m.Marshal())
 				return err
 			}
-			fmt.Fprintf(stdout(cmd), "%s  %s (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
+			fmt.Fprintf(stdout(cmd), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
 			return nil
 		},
 	}

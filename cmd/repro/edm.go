@@ -113,7 +113,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 			if p := res.Record.SourceMatchesPin; p != nil {
 				match = map[bool]string{true: " (embedded networks.py matches the pinned EDM source)", false: " (embedded networks.py differs from the pinned EDM source: fid --safe will refuse it)"}[*p]
 			}
-			fmt.Fprintf(stdout(cmd), "%s: %s, %d tensors%s\nwrote %s (sha256:%s)\nwrote %s\n", res.Record.ID, res.Record.Class,
+			fmt.Fprintf(stdout(cmd), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
 				res.Record.Tensors, match, res.Safetensors, res.Record.SafetensorsSHA256.Hex(), res.Config)
 			return nil
 		},
@@ -203,7 +203,7 @@ features.npy and result.json.
 			if res.Note != "" {
 				fmt.Fprintln(stdout(cmd), "note: "+res.Note)
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %s\n", filepath.Join(out, "result.json"))
+			fmt.Fprintf(stdout(cmd), "wrote %q\n", filepath.Join(out, "result.json"))
 			return nil
 		},
 	}

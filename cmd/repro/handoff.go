@@ -82,7 +82,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			}
 			state, err := st.StateDir("handoff")
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %s: %v", home, err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", home, err)
 			}
 			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
 				Workload:     workload,
@@ -124,7 +124,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			if asJSON {
 				return writeJSON(stdout(cmd), report)
 			}
-			fmt.Fprintf(human, "wrote %s to %s\n", p.Manifest.Summary(), out)
+			fmt.Fprintf(human, "wrote %s to %q\n", p.Manifest.Summary(), out)
 			if !p.Ready() {
 				fmt.Fprintf(human, "this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
 			}
@@ -238,7 +238,7 @@ differs from the manifest.`,
 			o := stdout(cmd)
 			fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", rec.ID, rec.Workload, rec.ManifestDigest, rec.Verdict)
 			for _, p := range rec.Preflight {
-				fmt.Fprintf(o, "  preflight %s (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
+				fmt.Fprintf(o, "  preflight %q (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
 			}
 			for _, r := range rec.Runs {
 				state := "not compliant"
@@ -264,7 +264,7 @@ differs from the manifest.`,
 			for _, p := range rec.Problems {
 				fmt.Fprintf(cmd.ErrOrStderr(), "  problem: %s\n", p)
 			}
-			fmt.Fprintf(o, "  recorded as run %s in %s (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
+			fmt.Fprintf(o, "  recorded as run %s in %q (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
 			return ierr
 		},
 	}
@@ -287,6 +287,6 @@ func hashProgress(w io.Writer) handoff.Progress {
 		if done >= total {
 			end = "\n"
 		}
-		fmt.Fprintf(f, "\rhashing %s: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
+		fmt.Fprintf(f, "\rhashing %q: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
 	}
 }

@@ -226,7 +226,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "repro: warning: %s\n", w)
 		}
 		if miss := in.Set.Missing(d, tasks); len(miss) > 0 {
-			return exitcode.Errorf(exitcode.Usage, "samples %s have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+			return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
 				o.samples, len(miss), strings.Join(miss, ", "))
 		}
 		for _, t := range tasks {

@@ -180,7 +180,7 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		msg  string
 	}{
 		"missing tasks": {[]string{"--samples", writeSamples(t, good)}, 2, "no sample for 163 tasks: HumanEval/1, HumanEval/2"},
-		"bad line":      {[]string{"--samples", writeSamples(t, good, "{oops")}, 2, "samples.jsonl:2: not a JSON object"},
+		"bad line":      {[]string{"--samples", writeSamples(t, good, "{oops")}, 2, `samples.jsonl":2: not a JSON object`},
 		"not utf-8":     {[]string{"--samples", writeSamples(t, good, "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}")}, 2, ":2: not valid UTF-8"},
 		"not jsonl":     {[]string{"--samples", filepath.Join(t.TempDir(), "x.json")}, 2, "samples"},
 		"both modes":    {[]string{"--samples", "x.jsonl", "--canonical"}, 2, "exactly one of"},

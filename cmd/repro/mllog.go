@@ -116,7 +116,7 @@ func printMllogReport(w io.Writer, rep *mllog.Report, details bool) {
 		if !r.Compliant {
 			verdict = "FAIL"
 		}
-		line := fmt.Sprintf("%s %s", verdict, r.File)
+		line := fmt.Sprintf("%s %q", verdict, r.File)
 		if r.Benchmark != "" {
 			line += " (" + r.Benchmark + ")"
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,7 @@ func TestMllogVerifyFailures(t *testing.T) {
 	}
 
 	code, out, errOut := runRepro(t, "mllog", "verify", dlrm[1], broken)
-	if code != exitcode.Negative || !strings.Contains(out, "FAIL "+broken) || !strings.Contains(out, "common/run_stop/count") ||
+	if code != exitcode.Negative || !strings.Contains(out, fmt.Sprintf("FAIL %q", broken)) || !strings.Contains(out, "common/run_stop/count") ||
 		!strings.Contains(errOut, "1 of 2 logs are not compliant") {
 		t.Errorf("broken log: exit %v\n%s%s", code, out, errOut)
 	}

@@ -71,7 +71,7 @@ on any file.
 			defer f.Close()
 			rep, err := pickle.Scan(f, size, p)
 			if err != nil {
-				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
+				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			if asJSON {
 				if err := writeJSON(stdout(cmd), struct {
@@ -113,7 +113,7 @@ exported module is its 'ema' network.
 				return exitcode.Errorf(exitcode.Usage, "--out is required")
 			}
 			if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Precondition, "output folder %s does not exist; create it first", out)
+				return exitcode.Errorf(exitcode.Precondition, "output folder %q does not exist; create it first", out)
 			}
 			path := args[0]
 			f, size, err := openPickleInput(path)
@@ -125,9 +125,9 @@ exported module is its 'ema' network.
 			if err != nil {
 				var pe *pickle.PolicyError
 				if errors.As(err, &pe) {
-					return exitcode.Errorf(exitcode.Negative, "%s: %v", path, err)
+					return exitcode.Errorf(exitcode.Negative, "%q: %v", path, err)
 				}
-				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
+				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			st := filepath.Join(out, "model.safetensors")
 			sum, n, err := m.WriteSafetensorsFile(st, 0o644)
@@ -153,7 +153,7 @@ exported module is its 'ema' network.
 			if asJSON {
 				return writeJSON(stdout(cmd), res)
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %s (%d tensors, %s, sha256:%s)\nwrote %s\n", st, len(m.Tensors), pickleBytes(n), sum.Hex(), cf)
+			fmt.Fprintf(stdout(cmd), "wrote %q (%d tensors, %s, sha256:%s)\nwrote %q\n", st, len(m.Tensors), pickleBytes(n), sum.Hex(), cf)
 			return nil
 		},
 	}
@@ -170,22 +170,22 @@ func openPickleInput(path string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %s: %v", path, errors.Unwrap(err))
+			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, errors.Unwrap(err))
 		}
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %s: %v", path, err)
+		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %s: %v", path, err)
+		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %q: %v", path, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Usage, "%s is not a regular file (%s)", path, fi.Mode().Type())
+		return nil, 0, exitcode.Errorf(exitcode.Usage, "%q is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > pickle.MaxInputSize {
 		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%s: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
+		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%q: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
 	}
 	return f, fi.Size(), nil
 }
@@ -195,9 +195,9 @@ func pickleVerdictError(path string, rep *pickle.Report) error {
 	case pickle.Clean:
 		return nil
 	case pickle.Rejected:
-		return exitcode.Errorf(exitcode.Negative, "%s: %v", path, rep.Err())
+		return exitcode.Errorf(exitcode.Negative, "%q: %v", path, rep.Err())
 	default:
-		return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, rep.Err())
+		return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, rep.Err())
 	}
 }
 
@@ -207,7 +207,7 @@ func printPickleReport(w io.Writer, path string, r *pickle.Report) {
 	if format == "" {
 		format = "unknown"
 	}
-	fmt.Fprintf(w, "file       %s\n", path)
+	fmt.Fprintf(w, "file       %q\n", path)
 	fmt.Fprintf(w, "size       %s (%d bytes)\n", pickleBytes(r.Size), r.Size)
 	fmt.Fprintf(w, "sha256     %s\n", r.SHA256.Hex())
 	fmt.Fprintf(w, "format     %s, pickle protocol %d\n", format, r.Protocol)

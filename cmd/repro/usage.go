@@ -1,23 +1,42 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
-	"strings"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
-// isUsageError recognises the errors cobra returns for a malformed command
-// line, which must exit with the usage code.
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "requires exactly", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.HasPrefix(msg, p) {
-			return true
+// execute runs the command line of root and returns the command it chose
+// and its error. Cobra rejects a malformed command line (unknown command or
+// flag, wrong number of arguments, missing required flag) before a
+// command's RunE starts; any error that comes back without an exit code
+// before that point is such a rejection and becomes an *exitcode.Error
+// with the usage code, so exit codes are decided by type alone.
+func execute(ctx context.Context, root *cobra.Command) (*cobra.Command, error) {
+	started := false
+	var mark func(c *cobra.Command)
+	mark = func(c *cobra.Command) {
+		if run := c.RunE; run != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				started = true
+				return run(cmd, args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			mark(sub)
 		}
 	}
-	return false
+	mark(root)
+	cmd, err := root.ExecuteContextC(ctx)
+	var ee *exitcode.Error
+	if err != nil && !started && !errors.As(err, &ee) {
+		err = exitcode.New(exitcode.Usage, err)
+	}
+	return cmd, err
 }
 
 // writeJSON prints v as one indented JSON document on stdout.

@@ -157,11 +157,11 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 		return nil, err
 	}
 	if !m.Ready {
-		return nil, exitcode.Errorf(exitcode.Precondition, "bundle %s is a plan written with --plan: it never runs, so there is nothing to ingest", bundle)
+		return nil, exitcode.Errorf(exitcode.Precondition, "bundle %q is a plan written with --plan: it never runs, so there is nothing to ingest", bundle)
 	}
 	fi, err := os.Stat(results)
 	if err != nil || !fi.IsDir() {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: not a folder", results)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: not a folder", results)
 	}
 	if opts.Home == "" {
 		return nil, errors.New("ingest: no REPRO_HOME")
@@ -174,15 +174,15 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	}
 	f, err := os.Open(results)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: %v", results, errText(err))
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: %v", results, errText(err))
 	}
 	ents, err := f.ReadDir(maxResultEntries + 1)
 	f.Close()
 	if err != nil && err != io.EOF {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: %v", results, err)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: %v", results, err)
 	}
 	if len(ents) > maxResultEntries {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s holds more than %d entries: not a results folder of one job", results, maxResultEntries)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q holds more than %d entries: not a results folder of one job", results, maxResultEntries)
 	}
 	var wanted []string
 	for _, e := range ents {
@@ -256,9 +256,9 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	}
 	switch rec.Verdict {
 	case VerdictIntegrity:
-		return rec, exitcode.Errorf(exitcode.Integrity, "ingest %s: the results differ from the manifest: %s", results, shortList(rec.Problems))
+		return rec, exitcode.Errorf(exitcode.Integrity, "ingest %q: the results differ from the manifest: %s", results, shortList(rec.Problems))
 	case VerdictNegative:
-		return rec, exitcode.Errorf(exitcode.Negative, "ingest %s: %s", results, shortList(rec.Problems))
+		return rec, exitcode.Errorf(exitcode.Negative, "ingest %q: %s", results, shortList(rec.Problems))
 	}
 	return rec, nil
 }

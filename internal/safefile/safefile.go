@@ -29,7 +29,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("%q is not a regular file", path)
 	}
 	return f, nil
 }
@@ -47,7 +47,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, max)
+		return nil, fmt.Errorf("%q: %w (%d bytes)", path, ErrTooLarge, max)
 	}
 	return b, nil
 }
