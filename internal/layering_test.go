@@ -16,7 +16,7 @@ var allowed = map[string][]string{
 	"mllog":     {"exitcode", "safefile"},
 	"sandbox":   {"atomicfile", "digest", "exitcode", "safefile"},
 	"runs":      {"atomicfile", "digest", "exitcode", "safefile"},
-	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store"},
+	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
 	"ui":        {},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store"},
