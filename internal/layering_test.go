@@ -11,11 +11,12 @@ import (
 // A package missing from the map may import nothing of repro's.
 var allowed = map[string][]string{
 	"catalog":   {"digest", "exitcode"},
-	"store":     {"atomicfile", "catalog", "digest", "exitcode", "safefile"},
+	"layout":    {"exitcode"},
+	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
 	"mllog":     {"exitcode", "safefile"},
-	"sandbox":   {"atomicfile", "digest", "exitcode", "safefile"},
-	"runs":      {"atomicfile", "digest", "exitcode", "safefile"},
+	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
 	"ui":        {},

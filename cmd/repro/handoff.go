@@ -9,6 +9,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -72,7 +73,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				}
 				cfg.Container = container
 			}
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -221,7 +222,7 @@ Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -45,7 +45,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ func newImageShowCommand() *cobra.Command {
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +27,7 @@ DSSE envelope (record.dsse.json).`,
 
 // openRun finds a run of the store at REPRO_HOME by id or unique prefix.
 func openRun(id string) (*runs.Run, error) {
-	home, err := store.DefaultHome()
+	home, err := layout.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func newRunsListCommand() *cobra.Command {
 		Short: "List runs, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}

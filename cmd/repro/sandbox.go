@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +59,7 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if deadline <= 0 || deadline > 10*time.Minute {
 				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
 			}
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}

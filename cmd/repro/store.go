@@ -7,6 +7,7 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +19,7 @@ func init() {
 
 // openStore opens the store at REPRO_HOME with the compiled-in catalog.
 func openStore() (*store.Store, error) {
-	home, err := store.DefaultHome()
+	home, err := layout.DefaultHome()
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 
 	"github.com/reprolab/repro/internal/safefile"
 )
@@ -117,7 +118,7 @@ func Create(home, kind string) (*Run, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("invalid run kind %q", kind)
 	}
-	dir := filepath.Join(home, "runs", id)
+	dir := layout.Home(home).Run(id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create run folder %s: %v", dir, err)
 	}
@@ -161,12 +162,12 @@ func Open(home, id string) (*Run, error) {
 	default:
 		return nil, exitcode.Errorf(exitcode.Usage, "run id %q is ambiguous: %s", id, strings.Join(match, ", "))
 	}
-	return &Run{ID: match[0], Dir: filepath.Join(home, "runs", match[0]), home: home}, nil
+	return &Run{ID: match[0], Dir: layout.Home(home).Run(match[0]), home: home}, nil
 }
 
 // List returns the ids of all runs, oldest first.
 func List(home string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(home, "runs"))
+	ents, err := os.ReadDir(layout.Home(home).Runs())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

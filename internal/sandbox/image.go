@@ -34,6 +34,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 )
 
 // Image identifies the evaluator image. ID is the engine's image ID (the
@@ -87,9 +88,9 @@ type BuildOptions struct {
 	Progress io.Writer // debootstrap's output and steps; may be nil
 }
 
-func sandboxDir(home string) string { return filepath.Join(home, "sandbox") }
-func pinPath(home string) string    { return filepath.Join(sandboxDir(home), "image.json") }
-func cacheDir(home string) string   { return filepath.Join(sandboxDir(home), "cache") }
+func sandboxDir(home string) string { return layout.Home(home).Sandbox() }
+func pinPath(home string) string    { return layout.Home(home).ImagePin() }
+func cacheDir(home string) string   { return layout.Home(home).ImageCache() }
 
 // layerMeta describes the cached layer tarball.
 type layerMeta struct {
