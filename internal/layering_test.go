@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
-	"ui":        {},
+	"ui":        {"exitcode", "store"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store"},
 }
 

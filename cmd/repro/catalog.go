@@ -37,11 +37,12 @@ func newCatalogListCommand() *cobra.Command {
 		Short: "List catalog entries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			entries := catalog.Default().Entries()
 			if asJSON {
-				return writeJSON(stdout(cmd), map[string]any{"entries": entries})
+				return t.Document(map[string]any{"entries": entries})
 			}
-			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tPIN\tSIZE\tSHA256")
 			for _, e := range entries {
 				size, sum := "-", "-"
@@ -69,14 +70,15 @@ func newCatalogShowCommand() *cobra.Command {
 		Short: "Show one catalog entry",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			e, err := catalog.Default().Lookup(args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), e)
+				return t.Document(e)
 			}
-			w := stdout(cmd)
+			w := t.Stdout()
 			fmt.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
 			if e.Filename != "" {
 				fmt.Fprintf(w, "filename:    %s\n", e.Filename)
@@ -125,6 +127,7 @@ EXIT STATUS
   0 printed, 2 unknown id or bad file, 3 file missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
 			if file == "" {
 				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
 			}
@@ -158,8 +161,8 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(stdout(cmd), string(b))
-			fmt.Fprintf(os.Stderr, "repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)\n")
+			fmt.Fprintln(t.Stdout(), string(b))
+			t.Notef("repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)")
 			return nil
 		},
 	}
@@ -178,6 +181,7 @@ with its mode and SHA-256. Source trees are pinned in the catalog by this
 digest. --manifest prints the manifest itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			fi, err := os.Stat(args[0])
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", args[0], err)
@@ -191,12 +195,12 @@ digest. --manifest prints the manifest itself.`,
 			}
 			switch {
 			case asJSON:
-				return writeJSON(stdout(cmd), map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
+				return t.Document(map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
 			case manifest:
-				_, err := stdout(cmd).Write(m.Marshal())
+				_, err := t.Stdout().Write(m.Marshal())
 				return err
 			}
-			fmt.Fprintf(stdout(cmd), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
+			fmt.Fprintf(t.Stdout(), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
 			return nil
 		},
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(newEDMCommand) }
@@ -57,6 +54,7 @@ func newEDMModelsCommand() *cobra.Command {
 		Short: "List the EDM models, their sampler settings and the paper's FID",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			type row struct {
 				edm.Model
 				Pinned bool `json:"pinned"`
@@ -66,9 +64,9 @@ func newEDMModelsCommand() *cobra.Command {
 				rows = append(rows, row{m, edm.CheckFIDPins(catalog.Default(), m.ID) == nil})
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), rows)
+				return t.Document(rows)
 			}
-			w := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
+			w := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "MODEL\tPAPER FID\tSAMPLER\tPINNED")
 			for _, r := range rows {
 				fmt.Fprintf(w, "%s\t%.2f\t%s\t%v\n", r.ID, r.PaperFID, r.Sampler, r.Pinned)
@@ -94,6 +92,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			cat := catalog.Default()
 			if err := edm.CheckConvertPin(cat, args[0]); err != nil {
 				return err
@@ -107,13 +106,13 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), res)
+				return t.Document(res)
 			}
 			match := ""
 			if p := res.Record.SourceMatchesPin; p != nil {
 				match = map[bool]string{true: " (embedded networks.py matches the pinned EDM source)", false: " (embedded networks.py differs from the pinned EDM source: fid --safe will refuse it)"}[*p]
 			}
-			fmt.Fprintf(stdout(cmd), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
+			fmt.Fprintf(t.Stdout(), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
 				res.Record.Tensors, match, res.Safetensors, res.Record.SafetensorsSHA256.Hex(), res.Config)
 			return nil
 		},
@@ -149,6 +148,7 @@ features.npy and result.json.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			cat := catalog.Default()
 			list, err := edm.ParseSeeds(seeds)
 			if err != nil {
@@ -170,13 +170,9 @@ features.npy and result.json.
 				}
 				out = run.Dir
 			}
-			var log io.Writer
-			if term.IsTerminal(int(os.Stderr.Fd())) { // progress only on a terminal
-				log = os.Stderr
-			}
 			res, err := edm.RunFID(cmd.Context(), st, edm.FIDOptions{
 				Model: args[0], Seeds: list, Batch: batch, Safe: safe,
-				SourceDir: source, Python: python, RunDir: out, Log: log,
+				SourceDir: source, Python: python, RunDir: out, Log: t.Log(),
 			})
 			if run != nil {
 				rec := run.NewRecord(versionString())
@@ -196,14 +192,14 @@ features.npy and result.json.
 				return err
 			}
 			if asJSON {
-				fmt.Fprintln(os.Stderr, res.Summary())
-				return writeJSON(stdout(cmd), res)
+				t.Printf("%s\n", res.Summary())
+				return t.Document(res)
 			}
-			fmt.Fprintln(stdout(cmd), res.Summary())
+			t.Printf("%s\n", res.Summary())
 			if res.Note != "" {
-				fmt.Fprintln(stdout(cmd), "note: "+res.Note)
+				t.Printf("note: %s\n", res.Note)
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %q\n", filepath.Join(out, "result.json"))
+			t.Printf("wrote %q\n", filepath.Join(out, "result.json"))
 			return nil
 		},
 	}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
@@ -53,6 +50,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 		Short: "Check the " + workload + " requirements and write a handoff bundle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			var cfg *handoff.Config
 			var cfgDigest string
 			if config != "" {
@@ -93,18 +91,14 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				Catalog:      st.Catalog(),
 				StateDir:     state,
 				Version:      versionString(),
-				Progress:     hashProgress(cmd.ErrOrStderr()),
+				Progress:     t.HashProgress(),
 			}, out, plan)
 			if p == nil {
 				return err
 			}
-			human := io.Writer(stdout(cmd))
-			if asJSON {
-				human = cmd.ErrOrStderr()
-			}
 			failed := p.Failed()
 			for _, r := range failed {
-				fmt.Fprintln(cmd.ErrOrStderr(), r.Line())
+				t.Notef("%s", r.Line())
 			}
 			report := struct {
 				Workload string           `json:"workload"`
@@ -115,7 +109,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			}{Workload: workload, Ready: p.Ready(), Results: p.Results}
 			if err != nil {
 				if asJSON {
-					if jerr := writeJSON(stdout(cmd), report); jerr != nil {
+					if jerr := t.Document(report); jerr != nil {
 						return jerr
 					}
 				}
@@ -123,11 +117,11 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			}
 			report.Written, report.Digest = out, p.Manifest.Digest
 			if asJSON {
-				return writeJSON(stdout(cmd), report)
+				return t.Document(report)
 			}
-			fmt.Fprintf(human, "wrote %s to %q\n", p.Manifest.Summary(), out)
+			t.Printf("wrote %s to %q\n", p.Manifest.Summary(), out)
 			if !p.Ready() {
-				fmt.Fprintf(human, "this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
+				t.Printf("this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
 			}
 			return nil
 		},
@@ -149,6 +143,7 @@ func newHandoffRequirementsCommand() *cobra.Command {
 		Short: "List each workload's requirements, what is checked where, and how to satisfy them",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			names := handoff.WorkloadNames()
 			if len(args) == 1 {
 				names = args
@@ -162,9 +157,9 @@ func newHandoffRequirementsCommand() *cobra.Command {
 				ws = append(ws, w)
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), ws)
+				return t.Document(ws)
 			}
-			o := stdout(cmd)
+			o := t.Stdout()
 			for _, w := range ws {
 				fmt.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
 				for _, r := range w.Requirements {
@@ -189,14 +184,15 @@ func newHandoffVerifyCommand() *cobra.Command {
 		Short: "Check that a bundle's manifest digest holds and its files are the ones repro wrote",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			m, err := handoff.VerifyBundle(args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), m)
+				return t.Document(m)
 			}
-			fmt.Fprintf(stdout(cmd), "ok: %s\n", m.Summary())
+			fmt.Fprintf(t.Stdout(), "ok: %s\n", m.Summary())
 			return nil
 		},
 	}
@@ -222,6 +218,7 @@ Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
@@ -231,12 +228,12 @@ differs from the manifest.`,
 				return ierr
 			}
 			if asJSON {
-				if err := writeJSON(stdout(cmd), rec); err != nil {
+				if err := t.Document(rec); err != nil {
 					return err
 				}
 				return ierr
 			}
-			o := stdout(cmd)
+			o := t.Stdout()
 			fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", rec.ID, rec.Workload, rec.ManifestDigest, rec.Verdict)
 			for _, p := range rec.Preflight {
 				fmt.Fprintf(o, "  preflight %q (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
@@ -263,7 +260,7 @@ differs from the manifest.`,
 				}
 			}
 			for _, p := range rec.Problems {
-				fmt.Fprintf(cmd.ErrOrStderr(), "  problem: %s\n", p)
+				t.Notef("  problem: %s", p)
 			}
 			fmt.Fprintf(o, "  recorded as run %s in %q (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
 			return ierr
@@ -271,23 +268,4 @@ differs from the manifest.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
 	return cmd
-}
-
-// hashProgress reports hashing of large inputs on w when w is a terminal.
-func hashProgress(w io.Writer) handoff.Progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return func(name string, done, total int64) {
-		end := ""
-		if done >= total {
-			end = "\n"
-		}
-		fmt.Fprintf(f, "\rhashing %q: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
-	}
 }

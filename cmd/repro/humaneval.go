@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
@@ -22,7 +21,6 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(newHumanEvalCommand) }
@@ -147,10 +145,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err := limits.Validate(); err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	human := stdout(cmd)
-	if o.asJSON {
-		human = cmd.ErrOrStderr()
-	}
+	t := terminal(cmd, o.asJSON)
 
 	// Preconditions: dataset, engine, image. Nothing has run yet.
 	st, err := openStore()
@@ -203,7 +198,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 			err = ferr
 		}
 		if o.asJSON {
-			if jerr := writeJSON(stdout(cmd), rep); jerr != nil && err == nil {
+			if jerr := t.Document(rep); jerr != nil && err == nil {
 				err = jerr
 			}
 		}
@@ -223,7 +218,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		}
 		rep.Samples = in
 		for _, w := range in.Warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "repro: warning: %s\n", w)
+			t.Warnf("%s", w)
 		}
 		if miss := in.Set.Missing(d, tasks); len(miss) > 0 {
 			return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
@@ -248,8 +243,8 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		return err
 	}
 	launch := humaneval.SandboxLauncher(e, img, harnessDir, humaneval.SupervisorLimits())
-	progress := newStageProgress(cmd.ErrOrStderr())
-	defer progress.done()
+	progress := t.StageProgress()
+	defer t.ClearStatus()
 
 	var report *humaneval.Report
 	if o.engine == "evalplus" {
@@ -269,12 +264,12 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		report, err = humaneval.RunEvalPlus(ctx, humaneval.EvalPlusConfig{
 			Engine: e, Image: img, HarnessDir: harnessDir, TreeDir: o.evalplusDir, TreeDigest: *ep.TreeDigest,
 			DatasetFile: dataFile, Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.canonical,
-			BaseOnly: o.baseOnly, Parallel: o.parallel, Limits: limits, Progress: progress.update,
+			BaseOnly: o.baseOnly, Parallel: o.parallel, Limits: limits, Progress: progress,
 		})
 	} else {
 		report, err = humaneval.Run(ctx, humaneval.Config{
 			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.canonical, Launch: launch, Truth: truth,
-			Limits: limits, BaseOnly: o.baseOnly, Parallel: o.parallel, Progress: progress.update,
+			Limits: limits, BaseOnly: o.baseOnly, Parallel: o.parallel, Progress: progress,
 		})
 	}
 	if report != nil {
@@ -285,7 +280,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	progress.done()
+	t.ClearStatus()
 	rep.Scoring = &report.Scoring
 	rep.Summary = &report.Summary
 	rec.Summary = report.Summary
@@ -300,7 +295,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) (err error) {
 		}
 	}
 	if !o.asJSON {
-		printHumanEvalSummary(human, rep, report, time.Since(start))
+		printHumanEvalSummary(t.Human(), rep, report, time.Since(start))
 	}
 	return nil
 }
@@ -470,38 +465,4 @@ func printHumanEvalSummary(w io.Writer, rep *humanevalReport, r *humaneval.Repor
 			wall.Seconds(), truth, r.SelfCheck.Stats.Wall.Seconds(), r.Scoring.Wall.Seconds())
 	}
 	fmt.Fprintf(w, "results: %s\n", rep.ResultsFile)
-}
-
-// stageProgress shows "stage done/total" on a terminal, nothing otherwise.
-type stageProgress struct {
-	mu    sync.Mutex
-	tty   io.Writer
-	shown bool
-}
-
-func newStageProgress(stderr io.Writer) *stageProgress {
-	p := &stageProgress{}
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.tty = f
-	}
-	return p
-}
-
-func (p *stageProgress) update(stage string, done, total int) {
-	if p.tty == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.tty, "\r\033[K%-13s %d/%d", stage, done, total)
-	p.shown = true
-}
-
-func (p *stageProgress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.tty, "\r\033[K")
-		p.shown = false
-	}
 }

@@ -21,11 +21,8 @@ func runRepro(t *testing.T, args ...string) (exitcode.Code, string, string) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	_, err := execute(context.Background(), root)
-	code := exitcode.Of(err)
-	if err != nil {
-		errOut.WriteString("repro: " + ui.OneLine(err.Error()) + "\n")
-	}
+	cmd, err := execute(context.Background(), root)
+	code := ui.ReportError(&errOut, err, wantsJSON(cmd))
 	return code, out.String(), errOut.String()
 }
 

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -44,17 +43,7 @@ EXIT STATUS
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	_, err := execute(ctx, newRootCommand())
+	cmd, err := execute(ctx, newRootCommand())
 	stop()
-	os.Exit(int(report(err)))
-}
-
-// report prints err as one line on stderr (control characters escaped)
-// and returns the exit code.
-func report(err error) exitcode.Code {
-	if err == nil {
-		return exitcode.OK
-	}
-	fmt.Fprintf(os.Stderr, "repro: %s\n", ui.OneLine(err.Error()))
-	return exitcode.Of(err)
+	os.Exit(int(ui.ReportError(os.Stderr, err, wantsJSON(cmd))))
 }

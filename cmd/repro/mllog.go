@@ -83,14 +83,13 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 	case err != nil:
 		return exitcode.New(exitcode.Usage, err)
 	}
-	human := stdout(cmd)
+	t := terminal(cmd, o.asJSON)
 	if o.asJSON {
-		if err := writeJSON(stdout(cmd), rep); err != nil {
+		if err := t.Document(rep); err != nil {
 			return err
 		}
-		human = cmd.ErrOrStderr()
 	}
-	printMllogReport(human, rep, !o.asJSON)
+	printMllogReport(t.Human(), rep, !o.asJSON)
 	if !rep.Compliant {
 		n := 0
 		for _, r := range rep.Files {

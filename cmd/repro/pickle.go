@@ -59,6 +59,7 @@ on any file.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -74,14 +75,14 @@ on any file.
 				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			if asJSON {
-				if err := writeJSON(stdout(cmd), struct {
+				if err := t.Document(struct {
 					File string `json:"file"`
 					*pickle.Report
 				}{path, rep}); err != nil {
 					return err
 				}
 			} else {
-				printPickleReport(stdout(cmd), path, rep)
+				printPickleReport(t.Stdout(), path, rep)
 			}
 			return pickleVerdictError(path, rep)
 		},
@@ -105,6 +106,7 @@ exported module is its 'ema' network.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -151,9 +153,9 @@ exported module is its 'ema' network.
 				Tensors     int    `json:"tensors"`
 			}{path, st, sum.Hex(), n, cf, len(m.Tensors)}
 			if asJSON {
-				return writeJSON(stdout(cmd), res)
+				return t.Document(res)
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %q (%d tensors, %s, sha256:%s)\nwrote %q\n", st, len(m.Tensors), pickleBytes(n), sum.Hex(), cf)
+			fmt.Fprintf(t.Stdout(), "wrote %q (%d tensors, %s, sha256:%s)\nwrote %q\n", st, len(m.Tensors), pickleBytes(n), sum.Hex(), cf)
 			return nil
 		},
 	}

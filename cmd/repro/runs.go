@@ -41,6 +41,7 @@ func newRunsListCommand() *cobra.Command {
 		Short: "List runs, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
@@ -72,9 +73,9 @@ func newRunsListCommand() *cobra.Command {
 				if rows == nil {
 					rows = []row{}
 				}
-				return writeJSON(stdout(cmd), map[string]any{"runs": rows})
+				return t.Document(map[string]any{"runs": rows})
 			}
-			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tFINISHED")
 			for _, r := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.Finished)
@@ -92,6 +93,7 @@ func newRunsShowCommand() *cobra.Command {
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
 			r, err := openRun(args[0])
 			if err != nil {
 				return err
@@ -100,7 +102,7 @@ func newRunsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = stdout(cmd).Write(raw)
+			_, err = t.Stdout().Write(raw)
 			return err
 		},
 	}
@@ -120,6 +122,7 @@ EXIT STATUS
   0 the run matches its record, 2 unknown run, 4 anything differs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			r, err := openRun(args[0])
 			if err != nil {
 				return err
@@ -129,7 +132,7 @@ EXIT STATUS
 				if problems == nil {
 					problems = []runs.Problem{}
 				}
-				if err := writeJSON(stdout(cmd), map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
+				if err := t.Document(map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
 					return err
 				}
 				return verr
@@ -137,7 +140,7 @@ EXIT STATUS
 			if verr != nil {
 				return verr
 			}
-			fmt.Fprintf(stdout(cmd), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
+			fmt.Fprintf(t.Stdout(), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
 			return nil
 		},
 	}

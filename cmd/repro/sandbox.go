@@ -58,6 +58,7 @@ root, no capabilities, no-new-privileges, seccomp, limits, ...).
 Exit status 3 when the engine, the image pin or any control is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			ctx := cmd.Context()
 			home, err := layout.DefaultHome()
 			if err != nil {
@@ -72,12 +73,8 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			if err != nil {
 				return exitcode.New(exitcode.Precondition, err)
 			}
-			human := stdout(cmd)
-			if asJSON {
-				human = cmd.ErrOrStderr()
-			}
 			for _, w := range facts.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+				t.Warnf("%s", w)
 			}
 			rep := sandboxCheckReport{Host: facts}
 			img, imgErr := sandbox.PinnedImage(ctx, e, home)
@@ -92,9 +89,9 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			for _, c := range rep.Controls {
 				rep.OK = rep.OK && c.OK
 			}
-			printFacts(human, rep)
+			printFacts(t.Human(), rep)
 			if asJSON {
-				if err := writeJSON(stdout(cmd), rep); err != nil {
+				if err := t.Document(rep); err != nil {
 					return err
 				}
 			}
@@ -150,6 +147,7 @@ the container before repro exits.
 Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			ctx := cmd.Context()
 			if deadline <= 0 || deadline > 10*time.Minute {
 				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
@@ -173,7 +171,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 				return err
 			}
 			if asJSON {
-				err = writeJSON(stdout(cmd), struct {
+				err = t.Document(struct {
 					*sandbox.Outcome
 					Stdout string `json:"stdout"`
 					Stderr string `json:"stderr"`
@@ -182,9 +180,9 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 					return err
 				}
 			} else {
-				stdout(cmd).Write(o.Stdout)
-				cmd.ErrOrStderr().Write(o.Stderr)
-				fmt.Fprintf(cmd.ErrOrStderr(), "exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d\n",
+				t.Stdout().Write(o.Stdout)
+				t.Stderr().Write(o.Stderr)
+				t.Notef("exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d",
 					o.ExitCode, o.Signal, o.TimedOut, o.OOMKilled, o.OutputCapHit, o.Wall.Round(time.Millisecond), o.CPU.Round(time.Millisecond), o.PeakMemory)
 			}
 			if o.ExitCode != 0 || o.TimedOut || o.OOMKilled {

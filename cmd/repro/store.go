@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/reprolab/repro/internal/ui"
 	"os"
 	"strings"
 
@@ -50,6 +51,7 @@ EXIT STATUS
   4 bytes did not match the pin.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
+			t := terminal(cmd, asJSON)
 			s, err := openStore()
 			if err != nil {
 				return err
@@ -59,27 +61,27 @@ EXIT STATUS
 					return err
 				}
 			}
-			sink := newProgressSink(stdout(cmd), asJSON)
+			progress := t.StoreProgress()
 			if from != "" {
 				if len(ids) != 1 {
 					return exitcode.Errorf(exitcode.Usage, "--from imports one file: give exactly one id")
 				}
-				err = s.Import(cmd.Context(), ids[0], from, sink.event)
+				err = s.Import(cmd.Context(), ids[0], from, progress)
 			} else {
 				if env := os.Getenv("REPRO_MIRRORS"); env != "" && len(mirrors) == 0 {
 					mirrors = strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' })
 				}
-				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: sink.event})
+				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: progress})
 			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), map[string]any{"message_type": "summary", "stored": ids})
+				return t.Message(ui.MessageSummary, map[string]any{"stored": ids})
 			}
 			for _, id := range ids {
 				e, _ := s.Catalog().Lookup(id)
-				fmt.Fprintf(stdout(cmd), "%s  %s verified\n", e.SHA256.Hex(), id)
+				fmt.Fprintf(t.Stdout(), "%s  %s verified\n", e.SHA256.Hex(), id)
 			}
 			return nil
 		},
@@ -102,6 +104,7 @@ REPRO_HOME/quarantine and reported, never silently deleted or used.
 EXIT STATUS
   0 all intact, 3 an id is not stored, 4 a blob was corrupt (quarantined).`,
 		RunE: func(cmd *cobra.Command, ids []string) error {
+			t := terminal(cmd, asJSON)
 			s, err := openStore()
 			if err != nil {
 				return err
@@ -113,20 +116,20 @@ EXIT STATUS
 			}
 			results, verr := s.Verify(ids, nil)
 			if asJSON {
-				if err := writeJSON(stdout(cmd), map[string]any{"results": results}); err != nil {
+				if err := t.Document(map[string]any{"results": results}); err != nil {
 					return err
 				}
 				return verr
 			}
 			for _, r := range results {
 				if r.OK {
-					fmt.Fprintf(stdout(cmd), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
+					fmt.Fprintf(t.Stdout(), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
 				} else {
-					fmt.Fprintf(stdout(cmd), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
+					fmt.Fprintf(t.Stdout(), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
 				}
 			}
 			if len(results) == 0 && verr == nil {
-				fmt.Fprintln(os.Stderr, "repro: the store holds no assets yet")
+				t.Notef("repro: the store holds no assets yet")
 			}
 			return verr
 		},

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
+	"github.com/reprolab/repro/internal/ui"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/spf13/cobra"
@@ -39,14 +38,19 @@ func execute(ctx context.Context, root *cobra.Command) (*cobra.Command, error) {
 	return cmd, err
 }
 
-// writeJSON prints v as one indented JSON document on stdout.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// terminal returns the output layer of a command (see internal/ui):
+// cmd's stdout and stderr, which are os.Stdout and os.Stderr unless a test
+// redirected them, and its --json flag.
+func terminal(cmd *cobra.Command, asJSON bool) *ui.Terminal {
+	return ui.New(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON)
 }
 
-// stdout returns where a command's main output goes (os.Stdout unless a
-// test redirected it).
-func stdout(cmd *cobra.Command) io.Writer { return cmd.OutOrStdout() }
+// wantsJSON reports whether the command that ran was given --json, so
+// that its failure is reported as JSON too.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
