@@ -27,6 +27,21 @@ func openStore() (*store.Store, error) {
 	return store.Open(home, catalog.Default())
 }
 
+// openStoreFor opens the store after checking that every id is in the
+// catalog (exit 2 otherwise).
+func openStoreFor(ids []string) (*store.Store, error) {
+	s, err := openStore()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := s.Catalog().Lookup(id); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
 func newFetchCommand() *cobra.Command {
 	var (
 		asJSON  bool
@@ -52,14 +67,9 @@ EXIT STATUS
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			t := terminal(cmd, asJSON)
-			s, err := openStore()
+			s, err := openStoreFor(ids)
 			if err != nil {
 				return err
-			}
-			for _, id := range ids {
-				if _, err := s.Catalog().Lookup(id); err != nil {
-					return err
-				}
 			}
 			progress := t.StoreProgress()
 			if from != "" {
@@ -105,14 +115,9 @@ EXIT STATUS
   0 all intact, 3 an id is not stored, 4 a blob was corrupt (quarantined).`,
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			t := terminal(cmd, asJSON)
-			s, err := openStore()
+			s, err := openStoreFor(ids)
 			if err != nil {
 				return err
-			}
-			for _, id := range ids {
-				if _, err := s.Catalog().Lookup(id); err != nil {
-					return err
-				}
 			}
 			results, verr := s.Verify(ids, nil)
 			if asJSON {

@@ -155,23 +155,16 @@ func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleRes
 		byTask[s.TaskID] = append(byTask[s.TaskID], i)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(byTask[order[i]]) > len(byTask[order[j]]) })
-	var (
-		mu sync.Mutex
-		st = ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(order))}
-	)
+	st := ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(order))}
+	var peak peakMemory
 	err := workpool.Run(ctx, p.cfg.Parallel, order, workpool.Worker[*evalplusContainer, string]{
 		Start: func() *evalplusContainer { return &evalplusContainer{p: p} },
 		Do: func(ctx context.Context, c *evalplusContainer, task string) error {
 			return c.task(ctx, task, byTask[task], results, len(samples))
 		},
-		Stop: func(c *evalplusContainer) {
-			peak := c.stop(false)
-			mu.Lock()
-			st.PeakMemory = max(st.PeakMemory, peak)
-			mu.Unlock()
-		},
+		Stop: func(c *evalplusContainer) { peak.note(c.stop(false)) },
 	})
-	st.Wall = time.Since(start)
+	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {
 		return nil, st, err
 	}

@@ -182,7 +182,10 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plu
 	if len(tasks) == 0 {
 		return st, nil
 	}
-	var mu sync.Mutex
+	var (
+		mu   sync.Mutex
+		peak peakMemory
+	)
 	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*worker, *Task]{
 		Start: func() *worker { return &worker{launch: launch} },
 		Do: func(ctx context.Context, w *worker, task *Task) error {
@@ -197,13 +200,9 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plu
 			}
 			return nil
 		},
-		Stop: func(w *worker) {
-			peak := w.close()
-			mu.Lock()
-			st.PeakMemory = max(st.PeakMemory, peak)
-			mu.Unlock()
-		},
+		Stop: func(w *worker) { peak.note(w.close()) },
 	})
+	st.PeakMemory = peak.max()
 	return st, err
 }
 

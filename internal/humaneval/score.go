@@ -201,6 +201,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 
 	var (
 		mu   sync.Mutex
+		peak peakMemory
 		done int
 		st   = ScoreStats{Jobs: len(jobs), Supervisors: workpool.Size(s.Parallel, len(jobs))}
 	)
@@ -225,18 +226,32 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 			}
 			return nil
 		},
-		Stop: func(w *worker) {
-			peak := s.give(w)
-			mu.Lock()
-			st.PeakMemory = max(st.PeakMemory, peak)
-			mu.Unlock()
-		},
+		Stop: func(w *worker) { peak.note(s.give(w)) },
 	})
-	st.Wall = time.Since(start)
+	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {
 		return nil, st, err
 	}
 	return results, st, nil
+}
+
+// peakMemory keeps the largest container peak memory that workers report
+// as they stop.
+type peakMemory struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (p *peakMemory) note(n int64) {
+	p.mu.Lock()
+	p.n = max(p.n, n)
+	p.mu.Unlock()
+}
+
+func (p *peakMemory) max() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
 }
 
 // InputLimits returns the per-input time limits of a phase:

@@ -150,26 +150,24 @@ func messageLine(typ string, v any) ([]byte, error) {
 
 // Status draws line in place of the previous status line, on a terminal
 // only (never under --json).
-func (t *Terminal) Status(line string) {
-	if !t.tty || t.json {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	fmt.Fprintf(t.stderr, "\r\033[K%s", OneLine(line))
-	t.status = true
-}
+func (t *Terminal) Status(line string) { t.drawStatus(line, false) }
 
 // StatusDone draws line in place of the status line and ends it, so the
 // next status starts on a new line (a finished download).
-func (t *Terminal) StatusDone(line string) {
+func (t *Terminal) StatusDone(line string) { t.drawStatus(line, true) }
+
+func (t *Terminal) drawStatus(line string, done bool) {
 	if !t.tty || t.json {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.stderr, "\r\033[K%s\n", OneLine(line))
-	t.status = false
+	end := ""
+	if done {
+		end = "\n"
+	}
+	fmt.Fprintf(t.stderr, "\r\033[K%s%s", OneLine(line), end)
+	t.status = !done
 }
 
 // ClearStatus removes the status line, if one is drawn.
