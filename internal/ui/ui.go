@@ -51,12 +51,12 @@ type Terminal struct {
 // New returns the Terminal of a command that writes its result to stdout
 // and everything else to stderr; asJSON is the command's --json flag.
 func New(stdout, stderr io.Writer, asJSON bool) *Terminal {
-	return &Terminal{stdout: stdout, stderr: stderr, json: asJSON, tty: IsTerminal(stderr)}
+	return &Terminal{stdout: stdout, stderr: stderr, json: asJSON, tty: isTerminal(stderr)}
 }
 
-// IsTerminal reports whether w is a terminal. It is the only place repro
+// isTerminal reports whether w is a terminal. It is the only place repro
 // asks.
-func IsTerminal(w io.Writer) bool {
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
