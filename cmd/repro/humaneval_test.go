@@ -35,13 +35,19 @@ var sharedHome struct {
 }
 
 // sharedHomeDir is kept between test runs, so that ground truth is
-// computed once per machine; old run folders are removed.
+// computed once per machine. Run folders older than a day are removed;
+// younger ones may belong to a test process running beside this one.
 func sharedHomeDir(t *testing.T) string {
 	d := "/var/tmp/repro-test-humaneval-home"
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	os.RemoveAll(filepath.Join(d, "runs"))
+	old, _ := os.ReadDir(filepath.Join(d, "runs"))
+	for _, e := range old {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			os.RemoveAll(filepath.Join(d, "runs", e.Name()))
+		}
+	}
 	return d
 }
 
