@@ -26,6 +26,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"text/tabwriter"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"golang.org/x/term"
@@ -111,6 +112,23 @@ func writeDocument(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// Table writes rows as aligned columns on stdout, for people; the first
+// row is the header. Control characters in cells are escaped.
+func (t *Terminal) Table(rows [][]string) error {
+	t.ClearStatus()
+	tw := tabwriter.NewWriter(t.stdout, 0, 4, 2, ' ', 0)
+	for _, row := range rows {
+		for i, cell := range row {
+			if i > 0 {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprint(tw, OneLine(cell))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }
 
 // Message writes v, a struct or map that encodes as a JSON object, as one

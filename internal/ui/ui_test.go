@@ -95,3 +95,12 @@ func TestHumanTextLeavesStdoutToJSON(t *testing.T) {
 func storeEvent(id string) store.Event {
 	return store.Event{ID: id, Phase: "stored", Total: 10, Bytes: 10}
 }
+
+func TestTable(t *testing.T) {
+	var out bytes.Buffer
+	err := New(&out, &bytes.Buffer{}, false).Table([][]string{{"ID", "STATUS"}, {"a\tb", "ok"}, {"long-id", "x\ny"}})
+	want := "ID       STATUS\na\\tb     ok\nlong-id  x\\ny\n"
+	if err != nil || out.String() != want {
+		t.Errorf("got %q, %v; want %q", out.String(), err, want)
+	}
+}
