@@ -35,10 +35,14 @@ var sharedHome struct {
 }
 
 // sharedHomeDir is kept between test runs, so that ground truth is
-// computed once per machine. Run folders older than a day are removed;
-// younger ones may belong to a test process running beside this one.
+// computed once per machine (REPRO_TEST_HUMANEVAL_HOME moves it). Run
+// folders older than a day are removed; younger ones may belong to a test
+// process running beside this one.
 func sharedHomeDir(t *testing.T) string {
 	d := "/var/tmp/repro-test-humaneval-home"
+	if env := os.Getenv("REPRO_TEST_HUMANEVAL_HOME"); env != "" {
+		d = env
+	}
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		t.Fatal(err)
 	}
