@@ -17,10 +17,11 @@ var allowed = map[string][]string{
 	"mllog":     {"exitcode", "safefile"},
 	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
-	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workpool"},
-	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
+	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
+	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
+	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store"},
+	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

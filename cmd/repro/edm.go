@@ -8,7 +8,6 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/runs"
 	"github.com/spf13/cobra"
 )
 
@@ -163,39 +162,23 @@ features.npy and result.json.
 			}
 			// Without --out the run gets a signed run record under
 			// REPRO_HOME/runs, whatever its outcome.
-			var run *runs.Run
-			if out == "" {
-				if run, err = runs.Create(st.Home(), "edm-fid"); err != nil {
-					return err
-				}
-				out = run.Dir
-			}
-			res, err := edm.RunFID(cmd.Context(), st, edm.FIDOptions{
+			opts := edm.FIDOptions{
 				Model: args[0], Seeds: list, Batch: batch, Safe: safe,
 				SourceDir: source, Python: python, RunDir: out, Log: t.Log(),
-			})
-			if run != nil {
-				rec := run.NewRecord(versionString())
-				if res != nil {
-					for _, a := range res.Assets {
-						rec.Assets = append(rec.Assets, runs.Asset{ID: a.ID, SHA256: a.SHA256.Hex(), Size: a.Size})
-					}
-					rec.Summary = res
-				} else {
-					rec.Extra = map[string]string{"model": args[0], "error": err.Error()}
-				}
-				if ferr := run.Finish(rec, int(exitcode.Of(err))); ferr != nil && err == nil {
-					err = ferr
-				}
+			}
+			var res *edm.FIDResult
+			if out == "" {
+				res, out, err = edm.RecordedFID(cmd.Context(), st, opts, versionString())
+			} else {
+				res, err = edm.RunFID(cmd.Context(), st, opts)
 			}
 			if err != nil {
 				return err
 			}
+			t.Printf("%s\n", res.Summary())
 			if asJSON {
-				t.Printf("%s\n", res.Summary())
 				return t.Document(res)
 			}
-			t.Printf("%s\n", res.Summary())
 			if res.Note != "" {
 				t.Printf("note: %s\n", res.Note)
 			}

@@ -14,22 +14,6 @@ import (
 
 func init() { register(newSandboxCommand) }
 
-// openPinnedSandbox connects to the engine and returns it with the image
-// pinned under home (exit 3 when either is missing, 4 when the engine's
-// image differs from the pin). The caller closes the engine.
-func openPinnedSandbox(ctx context.Context, home string) (*sandbox.Engine, sandbox.Image, error) {
-	e, err := sandbox.Connect(ctx)
-	if err != nil {
-		return nil, sandbox.Image{}, err
-	}
-	img, err := sandbox.PinnedImage(ctx, e, home)
-	if err != nil {
-		e.Close()
-		return nil, sandbox.Image{}, err
-	}
-	return e, img, nil
-}
-
 func newSandboxCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
@@ -156,7 +140,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			e, img, err := openPinnedSandbox(ctx, home)
+			e, img, err := sandbox.OpenPinned(ctx, home)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reprolab/repro/internal/workload"
 	"io"
 	"os"
 	"path/filepath"
@@ -193,7 +194,7 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	}
 	sort.Strings(wanted)
 
-	run, err := runs.Create(opts.Home, "handoff-"+m.Workload)
+	run, err := workload.Start(opts.Home, "handoff-"+m.Workload, opts.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +252,7 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	default:
 		rec.Verdict = VerdictOK
 	}
-	if err := finishRun(run, rec, m, opts.Version, code); err != nil {
+	if err := finishRun(run, rec, m, code); err != nil {
 		return rec, err
 	}
 	switch rec.Verdict {
@@ -294,17 +295,13 @@ func copyBounded(src, dst string, max int64) error {
 }
 
 // finishRun writes ingest.json and the signed run record.
-func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, code exitcode.Code) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
+func finishRun(run *workload.Run, rec *IngestRecord, m *Manifest, code exitcode.Code) error {
+	if err := run.WriteJSON("ingest.json", rec, 0o600); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(run.Dir, "ingest.json"), append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	r := run.NewRecord(version)
+	r := run.Record
 	for _, p := range m.Pins {
-		r.Assets = append(r.Assets, runs.Asset{ID: p.Name, SHA256: p.SHA256, Size: p.Size})
+		run.AddAsset(runs.Asset{ID: p.Name, SHA256: p.SHA256, Size: p.Size})
 	}
 	r.Image = map[string]string{"reference": m.Image}
 	compliant := 0
@@ -319,7 +316,7 @@ func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, co
 	}
 	r.Summary = summary
 	r.Extra = map[string]string{"bundle": rec.Bundle, "manifest_digest": m.Digest, "results": rec.Results, "workload": m.Workload, "target": m.Target}
-	return run.Finish(r, int(code))
+	return run.Finish(code)
 }
 
 func (g *ingester) checkReports(m *Manifest, dir string, names []string) {

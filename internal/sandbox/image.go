@@ -481,3 +481,19 @@ func (hw *hashWriter) sum() (digest.SHA256, int64) {
 	hw.h.Sum(d[:0])
 	return d, hw.n
 }
+
+// OpenPinned connects to the engine and returns it with the image pinned
+// under home (exit 3 when either is missing, 4 when the engine's image
+// differs from the pin). The caller closes the engine.
+func OpenPinned(ctx context.Context, home string) (*Engine, Image, error) {
+	e, err := Connect(ctx)
+	if err != nil {
+		return nil, Image{}, err
+	}
+	img, err := PinnedImage(ctx, e, home)
+	if err != nil {
+		e.Close()
+		return nil, Image{}, err
+	}
+	return e, img, nil
+}
