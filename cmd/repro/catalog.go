@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
@@ -42,8 +41,7 @@ func newCatalogListCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(map[string]any{"entries": entries})
 			}
-			tw := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tPIN\tSIZE\tSHA256")
+			table := [][]string{{"ID", "KIND", "PIN", "SIZE", "SHA256"}}
 			for _, e := range entries {
 				size, sum := "-", "-"
 				if e.Size > 0 {
@@ -54,9 +52,9 @@ func newCatalogListCommand() *cobra.Command {
 				} else if e.TreeDigest != nil {
 					sum = "tree:" + e.TreeDigest.Hex()[:11] + "…"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.Pin, size, sum)
+				table = append(table, []string{e.ID, string(e.Kind), string(e.Pin), size, sum})
 			}
-			return tw.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

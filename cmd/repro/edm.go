@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
@@ -65,12 +64,11 @@ func newEDMModelsCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(rows)
 			}
-			w := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "MODEL\tPAPER FID\tSAMPLER\tPINNED")
+			table := [][]string{{"MODEL", "PAPER FID", "SAMPLER", "PINNED"}}
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%.2f\t%s\t%v\n", r.ID, r.PaperFID, r.Sampler, r.Pinned)
+				table = append(table, []string{r.ID, fmt.Sprintf("%.2f", r.PaperFID), fmt.Sprint(r.Sampler), fmt.Sprint(r.Pinned)})
 			}
-			return w.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
@@ -75,12 +74,11 @@ func newRunsListCommand() *cobra.Command {
 				}
 				return t.Document(map[string]any{"runs": rows})
 			}
-			tw := tabwriter.NewWriter(t.Stdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tFINISHED")
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.Finished)
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
 			}
-			return tw.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
