@@ -159,17 +159,7 @@ func newHandoffRequirementsCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(ws)
 			}
-			o := t.Stdout()
-			for _, w := range ws {
-				fmt.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
-				for _, r := range w.Requirements {
-					fmt.Fprintf(o, "  %s: %s\n", r.ID, r.Title)
-					for _, c := range r.Checks {
-						fmt.Fprintf(o, "    [%s] %s\n", c.Where, c.What)
-					}
-					fmt.Fprintf(o, "    to satisfy: %s\n", r.Remedy)
-				}
-			}
+			handoff.WriteRequirements(t.Stdout(), ws)
 			return nil
 		},
 	}
@@ -233,36 +223,7 @@ differs from the manifest.`,
 				}
 				return ierr
 			}
-			o := t.Stdout()
-			fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", rec.ID, rec.Workload, rec.ManifestDigest, rec.Verdict)
-			for _, p := range rec.Preflight {
-				fmt.Fprintf(o, "  preflight %q (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
-			}
-			for _, r := range rec.Runs {
-				state := "not compliant"
-				if r.Compliant {
-					state = "compliant"
-				}
-				if r.File == "" {
-					state = "missing"
-				}
-				mins := ""
-				if r.Minutes != nil {
-					mins = fmt.Sprintf(", %.2f min", *r.Minutes)
-				}
-				fmt.Fprintf(o, "  run %d seed %d: %s%s\n", r.Index, r.Seed, state, mins)
-			}
-			if s := rec.Score; s != nil {
-				if s.Minutes != nil {
-					fmt.Fprintf(o, "  score: %.2f min (olympic mean of %d runs)\n", *s.Minutes, s.Runs)
-				} else {
-					fmt.Fprintf(o, "  score: none (%s)\n", s.Note)
-				}
-			}
-			for _, p := range rec.Problems {
-				t.Notef("  problem: %s", p)
-			}
-			fmt.Fprintf(o, "  recorded as run %s in %q (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
+			rec.WriteText(t.Stdout(), t.Stderr())
 			return ierr
 		},
 	}
