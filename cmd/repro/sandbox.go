@@ -23,12 +23,6 @@ func newSandboxCommand() *cobra.Command {
 	return cmd
 }
 
-type sandboxCheckReport struct {
-	OK       bool              `json:"ok"`
-	Host     sandbox.HostFacts `json:"host"`
-	Controls []sandbox.Control `json:"controls"`
-}
-
 func newSandboxCheckCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -60,7 +54,7 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			for _, w := range facts.Warnings {
 				t.Warnf("%s", w)
 			}
-			rep := sandboxCheckReport{Host: facts}
+			rep := sandbox.CheckReport{Host: facts}
 			img, imgErr := sandbox.PinnedImage(ctx, e, home)
 			if imgErr == nil {
 				rep.Host.Image = &img
@@ -73,7 +67,7 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			for _, c := range rep.Controls {
 				rep.OK = rep.OK && c.OK
 			}
-			printFacts(t.Human(), rep)
+			rep.WriteText(t.Human())
 			if asJSON {
 				if err := t.Document(rep); err != nil {
 					return err
@@ -90,29 +84,6 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	return cmd
-}
-
-func printFacts(w interface{ Write([]byte) (int, error) }, rep sandboxCheckReport) {
-	f := rep.Host
-	fmt.Fprintf(w, "engine      %s (API %s)\n", f.EngineVersion, f.APIVersion)
-	fmt.Fprintf(w, "containerd  %s\n", f.ContainerdVersion)
-	fmt.Fprintf(w, "runc        %s\n", f.RuncVersion)
-	fmt.Fprintf(w, "kernel      %s (%s)\n", f.Kernel, f.OperatingSystem)
-	fmt.Fprintf(w, "cgroup      v%s, %s driver\n", f.CgroupVersion, f.CgroupDriver)
-	fmt.Fprintf(w, "core        %s\n", f.CorePattern)
-	fmt.Fprintf(w, "seccomp     %s\n", f.SeccompDigest)
-	if f.Image != nil {
-		fmt.Fprintf(w, "image       %s\n            manifest %s\n", f.Image.ID, f.Image.ManifestDigest)
-	} else {
-		fmt.Fprintf(w, "image       none pinned\n")
-	}
-	for _, c := range rep.Controls {
-		mark := "ok  "
-		if !c.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "%s  %-18s %s\n", mark, c.Name, c.Detail)
-	}
 }
 
 func newSandboxRunCommand() *cobra.Command {
