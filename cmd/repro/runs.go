@@ -45,32 +45,13 @@ func newRunsListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ids, err := runs.List(home)
+			rows, err := runs.Summaries(home)
 			if err != nil {
 				return err
 			}
-			type row struct {
-				ID       string `json:"id"`
-				Kind     string `json:"kind"`
-				Status   string `json:"status"`
-				Finished string `json:"finished_at"`
-			}
-			var rows []row
-			for _, id := range ids {
-				r, err := runs.Open(home, id)
-				if err != nil {
-					return err
-				}
-				rec, _, err := r.ReadRecord()
-				if err != nil {
-					rows = append(rows, row{ID: id, Status: "unreadable"})
-					continue
-				}
-				rows = append(rows, row{ID: id, Kind: rec.Kind, Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")})
-			}
 			if asJSON {
 				if rows == nil {
-					rows = []row{}
+					rows = []runs.Summary{}
 				}
 				return t.Document(map[string]any{"runs": rows})
 			}

@@ -186,6 +186,36 @@ func List(home string) ([]string, error) {
 	return ids, nil
 }
 
+// Summary is one line of a list of runs.
+type Summary struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"` // "unreadable" when the record cannot be read
+	Finished string `json:"finished_at"`
+}
+
+// Summaries lists the runs under home, oldest first, from their records.
+func Summaries(home string) ([]Summary, error) {
+	ids, err := List(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, id := range ids {
+		r, err := Open(home, id)
+		if err != nil {
+			return nil, err
+		}
+		rec, _, err := r.ReadRecord()
+		if err != nil {
+			out = append(out, Summary{ID: id, Status: "unreadable"})
+			continue
+		}
+		out = append(out, Summary{ID: id, Kind: rec.Kind, Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")})
+	}
+	return out, nil
+}
+
 func runTime(id string) string {
 	parts := strings.Split(id, "-")
 	if len(parts) < 2 {
