@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
 	"github.com/reprolab/repro/internal/layout"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -51,37 +49,17 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
-			var cfg *handoff.Config
-			var cfgDigest string
-			if config != "" {
-				var err error
-				if cfg, cfgDigest, err = handoff.LoadConfig(config); err != nil {
-					return err
-				}
-			}
-			if container != "" {
-				if cfg == nil {
-					cfg = &handoff.Config{}
-				}
-				if cfg.Container != "" && cfg.Container != container {
-					return exitcode.Errorf(exitcode.Usage, "--container %s contradicts the configuration's container %s", container, cfg.Container)
-				}
-				if container != handoff.ContainerPyxis && container != handoff.ContainerApptainer {
-					return exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis or apptainer", container)
-				}
-				cfg.Container = container
-			}
-			home, err := layout.DefaultHome()
+			cfg, cfgDigest, err := handoff.ConfigFromFlags(config, container)
 			if err != nil {
 				return err
 			}
-			st, err := store.Open(home, catalog.Default())
+			st, err := openStore()
 			if err != nil {
 				return err
 			}
 			state, err := st.StateDir("handoff")
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", home, err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", st.Home(), err)
 			}
 			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
 				Workload:     workload,
