@@ -388,16 +388,7 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 		json.Unmarshal([]byte(line), &s)
 		notes[s.TaskID] = append(notes[s.TaskID], s.Note)
 	}
-	var res struct {
-		Eval map[string][]struct {
-			BaseStatus string `json:"base_status"`
-			PlusStatus string `json:"plus_status"`
-		} `json:"eval"`
-	}
-	b, _ := os.ReadFile(h.ResultsFile)
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readEvalResults(t, h.ResultsFile)
 	cheats := 0
 	for task, entries := range res.Eval {
 		for i, e := range entries {
@@ -442,16 +433,7 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 	if note.Engine != "evalplus" || !strings.Contains(note.EngineNote, "forge") {
 		t.Errorf("the report does not state EvalPlus's weakness: %+v", note)
 	}
-	var res struct {
-		Eval map[string][]struct {
-			BaseStatus string `json:"base_status"`
-			PlusStatus string `json:"plus_status"`
-		} `json:"eval"`
-	}
-	b, _ := os.ReadFile(h.ResultsFile)
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readEvalResults(t, h.ResultsFile)
 	add := res.Eval["HumanEval/53"]
 	if len(add) != 3 || add[0].PlusStatus != "pass" || add[1].BaseStatus != "fail" {
 		t.Fatalf("HumanEval/53 under EvalPlus: %+v", add)
@@ -491,4 +473,22 @@ func TestHumanEvalOriginalDataset(t *testing.T) {
 	if h.Summary.Samples != 164 || h.Summary.BasePassAtK["pass@1"] != 1 || h.Summary.PlusPassAtK != nil {
 		t.Fatalf("summary %+v", h.Summary)
 	}
+}
+
+// evalResults is the part of eval_results.json the tests read.
+type evalResults struct {
+	Eval map[string][]struct {
+		BaseStatus string `json:"base_status"`
+		PlusStatus string `json:"plus_status"`
+	} `json:"eval"`
+}
+
+func readEvalResults(t *testing.T, path string) evalResults {
+	t.Helper()
+	var res evalResults
+	b, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
