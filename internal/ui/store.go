@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/reprolab/repro/internal/store"
 )
@@ -54,7 +55,7 @@ func (t *Terminal) StageProgress() func(stage string, done, total int) {
 // size) that draws it as a status line on a terminal.
 func (t *Terminal) HashProgress() func(name string, done, total int64) {
 	return func(name string, done, total int64) {
-		line := fmt.Sprintf("hashing %q: %.1f of %.1f GiB", name, float64(done)/(1<<30), float64(total)/(1<<30))
+		line := fmt.Sprintf("hashing %q: %.1f of %.1f GiB", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30))
 		if done >= total {
 			t.StatusDone(line)
 		} else {
