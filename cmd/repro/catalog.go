@@ -129,31 +129,9 @@ EXIT STATUS
 			if file == "" {
 				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
 			}
-			e, err := catalog.Default().Lookup(args[0])
+			e, err := catalog.Default().Review(args[0], file, time.Now())
 			if err != nil {
 				return err
-			}
-			if e.Kind == catalog.SourceTree {
-				return exitcode.Errorf(exitcode.Usage, "%s is a source tree: use `repro catalog digest-tree DIR`", e.ID)
-			}
-			fi, err := os.Stat(file)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", file, err)
-			}
-			if !fi.Mode().IsRegular() {
-				return exitcode.Errorf(exitcode.Usage, "%q is not a regular file", file)
-			}
-			sum, n, err := digest.File(file)
-			if err != nil {
-				return fmt.Errorf("failed to hash %q: %w", file, err)
-			}
-			e.Size, e.SHA256, e.Pin = n, &sum, catalog.Pinned
-			if e.Facts == nil {
-				e.Facts = map[string]string{}
-			}
-			e.Facts["reviewed_at"] = time.Now().UTC().Format(time.RFC3339)
-			if _, err := catalog.New([]catalog.Entry{e}); err != nil {
-				return fmt.Errorf("the reviewed entry would be invalid: %w", err)
 			}
 			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
