@@ -2,12 +2,11 @@ package edm
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/store"
 )
 
@@ -23,14 +22,7 @@ func TestRecordedFIDRecordsAFailure(t *testing.T) {
 	if res != nil || exitcode.Of(err) != exitcode.Precondition || dir == "" {
 		t.Fatalf("result %v, dir %q, err %v; want no result, a run folder and exit 3", res, dir, err)
 	}
-	run, err := runs.Open(home, filepath.Base(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, problems, err := run.Verify()
-	if err != nil {
-		t.Fatalf("the record does not verify: %v %v", err, problems)
-	}
+	rec := runstest.Verified(t, dir)
 	extra, _ := rec.Extra.(map[string]any)
 	if rec.Kind != "edm-fid" || rec.ExitCode != int(exitcode.Precondition) || extra["model"] != "edm-cifar10-32x32-cond-vp" || extra["error"] == "" {
 		t.Errorf("record: kind %q, exit %d, extra %v", rec.Kind, rec.ExitCode, rec.Extra)

@@ -9,6 +9,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/store"
 )
 
@@ -36,14 +37,7 @@ func TestDoSignsWhateverTheOutcome(t *testing.T) {
 		if err != tc.err {
 			t.Errorf("Do returned %v, want the body's %v", err, tc.err)
 		}
-		run, err := runs.Open(home, filepath.Base(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, problems, err := run.Verify()
-		if err != nil {
-			t.Fatalf("the record does not verify: %v %v", err, problems)
-		}
+		rec := runstest.Verified(t, dir)
 		if rec.ExitCode != int(tc.code) || len(rec.Assets) != 1 || len(rec.Files) != 1 || rec.Files[0].Path != "out.json" {
 			t.Errorf("record: exit %d, assets %v, files %v; want exit %d, one asset, out.json", rec.ExitCode, rec.Assets, rec.Files, tc.code)
 		}
