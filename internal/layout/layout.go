@@ -1,26 +1,8 @@
 // Package layout owns the layout of REPRO_HOME, the one folder where repro
 // keeps state between commands. Every path under it is built here and
-// nowhere else; the packages that own the files (store, runs, sandbox)
-// ask for their folders by name.
-//
-// Layout (docs/ARCHITECTURE.md shows the same tree):
-//
-//	REPRO_HOME/
-//	  blobs/sha256/<hex>     verified asset bytes, read-only, by SHA-256 (store)
-//	  refs/<id>.json         catalog id -> blob, written after verification (store)
-//	  tmp/<hex>.partial      downloads in progress, resumed with Range (store)
-//	  locks/<name>.lock      advisory locks between repro processes (store)
-//	  quarantine/<hex>.<ns>  blobs that failed re-verification (store)
-//	  state/<name>/          caches one package owns: humaneval ground truth,
-//	                         edm conversions, handoff hashes (store.StateDir)
-//	  runs/<id>/             one folder per workload run with its signed
-//	                         record.json and record.dsse.json (runs)
-//	  keys/run-signing.key   the local run key (0600) and its public half
-//	  keys/run-signing.pub   (runs)
-//	  sandbox/image.json     the pinned evaluator image (sandbox)
-//	  sandbox/cache/         the evaluator image's cached layer (sandbox)
-//
-// REPRO_HOME defaults to $XDG_DATA_HOME/repro, else ~/.local/share/repro.
+// nowhere else; the packages that own the files (store, runs, sandbox) ask
+// for their folders by name. docs/ARCHITECTURE.md ("REPRO_HOME") shows the
+// tree and which package writes each part.
 package layout
 
 import (
