@@ -15,14 +15,17 @@ import (
 // A package missing from the map may import nothing of repro's.
 var allowed = map[string][]string{
 	"catalog":   {"digest", "exitcode"},
-	"store":     {"atomicfile", "catalog", "digest", "exitcode", "safefile"},
+	"layout":    {"exitcode"},
+	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
 	"mllog":     {"exitcode", "safefile"},
-	"sandbox":   {"atomicfile", "digest", "exitcode", "safefile"},
-	"runs":      {"atomicfile", "digest", "exitcode", "safefile"},
-	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store"},
-	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store"},
-	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store"},
+	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
+	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
+	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
+	"ui":        {"exitcode", "store"},
+	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

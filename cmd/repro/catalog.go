@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
@@ -37,12 +36,12 @@ func newCatalogListCommand() *cobra.Command {
 		Short: "List catalog entries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			entries := catalog.Default().Entries()
 			if asJSON {
-				return writeJSON(stdout(cmd), map[string]any{"entries": entries})
+				return t.Document(map[string]any{"entries": entries})
 			}
-			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tPIN\tSIZE\tSHA256")
+			table := [][]string{{"ID", "KIND", "PIN", "SIZE", "SHA256"}}
 			for _, e := range entries {
 				size, sum := "-", "-"
 				if e.Size > 0 {
@@ -53,9 +52,9 @@ func newCatalogListCommand() *cobra.Command {
 				} else if e.TreeDigest != nil {
 					sum = "tree:" + e.TreeDigest.Hex()[:11] + "…"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.Pin, size, sum)
+				table = append(table, []string{e.ID, string(e.Kind), string(e.Pin), size, sum})
 			}
-			return tw.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -69,14 +68,15 @@ func newCatalogShowCommand() *cobra.Command {
 		Short: "Show one catalog entry",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			e, err := catalog.Default().Lookup(args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), e)
+				return t.Document(e)
 			}
-			w := stdout(cmd)
+			w := t.Stdout()
 			fmt.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
 			if e.Filename != "" {
 				fmt.Fprintf(w, "filename:    %s\n", e.Filename)
@@ -125,41 +125,20 @@ EXIT STATUS
   0 printed, 2 unknown id or bad file, 3 file missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
 			if file == "" {
 				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
 			}
-			e, err := catalog.Default().Lookup(args[0])
+			e, err := catalog.Default().Review(args[0], file, time.Now())
 			if err != nil {
 				return err
-			}
-			if e.Kind == catalog.SourceTree {
-				return exitcode.Errorf(exitcode.Usage, "%s is a source tree: use `repro catalog digest-tree DIR`", e.ID)
-			}
-			fi, err := os.Stat(file)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", file, err)
-			}
-			if !fi.Mode().IsRegular() {
-				return exitcode.Errorf(exitcode.Usage, "%s is not a regular file", file)
-			}
-			sum, n, err := digest.File(file)
-			if err != nil {
-				return fmt.Errorf("failed to hash %s: %w", file, err)
-			}
-			e.Size, e.SHA256, e.Pin = n, &sum, catalog.Pinned
-			if e.Facts == nil {
-				e.Facts = map[string]string{}
-			}
-			e.Facts["reviewed_at"] = time.Now().UTC().Format(time.RFC3339)
-			if _, err := catalog.New([]catalog.Entry{e}); err != nil {
-				return fmt.Errorf("the reviewed entry would be invalid: %w", err)
 			}
 			b, err := json.MarshalIndent(e, "", "  ")
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(stdout(cmd), string(b))
-			fmt.Fprintf(os.Stderr, "repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)\n")
+			fmt.Fprintln(t.Stdout(), string(b))
+			t.Notef("repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)")
 			return nil
 		},
 	}
@@ -178,12 +157,13 @@ with its mode and SHA-256. Source trees are pinned in the catalog by this
 digest. --manifest prints the manifest itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			fi, err := os.Stat(args[0])
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %s: %v", args[0], err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", args[0], err)
 			}
 			if !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Usage, "%s is not a folder", args[0])
+				return exitcode.Errorf(exitcode.Usage, "%q is not a folder", args[0])
 			}
 			m, err := digest.Tree(args[0])
 			if err != nil {
@@ -191,12 +171,12 @@ digest. --manifest prints the manifest itself.`,
 			}
 			switch {
 			case asJSON:
-				return writeJSON(stdout(cmd), map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
+				return t.Document(map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
 			case manifest:
-				_, err := stdout(cmd).Write(m.Marshal())
+				_, err := t.Stdout().Write(m.Marshal())
 				return err
 			}
-			fmt.Fprintf(stdout(cmd), "%s  %s (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
+			fmt.Fprintf(t.Stdout(), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
 			return nil
 		},
 	}

@@ -2,17 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/runs"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(newEDMCommand) }
@@ -57,6 +52,7 @@ func newEDMModelsCommand() *cobra.Command {
 		Short: "List the EDM models, their sampler settings and the paper's FID",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			type row struct {
 				edm.Model
 				Pinned bool `json:"pinned"`
@@ -66,14 +62,13 @@ func newEDMModelsCommand() *cobra.Command {
 				rows = append(rows, row{m, edm.CheckFIDPins(catalog.Default(), m.ID) == nil})
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), rows)
+				return t.Document(rows)
 			}
-			w := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "MODEL\tPAPER FID\tSAMPLER\tPINNED")
+			table := [][]string{{"MODEL", "PAPER FID", "SAMPLER", "PINNED"}}
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%.2f\t%s\t%v\n", r.ID, r.PaperFID, r.Sampler, r.Pinned)
+				table = append(table, []string{r.ID, fmt.Sprintf("%.2f", r.PaperFID), fmt.Sprint(r.Sampler), fmt.Sprint(r.Pinned)})
 			}
-			return w.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -94,6 +89,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			cat := catalog.Default()
 			if err := edm.CheckConvertPin(cat, args[0]); err != nil {
 				return err
@@ -107,13 +103,13 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), res)
+				return t.Document(res)
 			}
 			match := ""
 			if p := res.Record.SourceMatchesPin; p != nil {
 				match = map[bool]string{true: " (embedded networks.py matches the pinned EDM source)", false: " (embedded networks.py differs from the pinned EDM source: fid --safe will refuse it)"}[*p]
 			}
-			fmt.Fprintf(stdout(cmd), "%s: %s, %d tensors%s\nwrote %s (sha256:%s)\nwrote %s\n", res.Record.ID, res.Record.Class,
+			fmt.Fprintf(t.Stdout(), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
 				res.Record.Tensors, match, res.Safetensors, res.Record.SafetensorsSHA256.Hex(), res.Config)
 			return nil
 		},
@@ -149,6 +145,7 @@ features.npy and result.json.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			cat := catalog.Default()
 			list, err := edm.ParseSeeds(seeds)
 			if err != nil {
@@ -163,47 +160,27 @@ features.npy and result.json.
 			}
 			// Without --out the run gets a signed run record under
 			// REPRO_HOME/runs, whatever its outcome.
-			var run *runs.Run
-			if out == "" {
-				if run, err = runs.Create(st.Home(), "edm-fid"); err != nil {
-					return err
-				}
-				out = run.Dir
-			}
-			var log io.Writer
-			if term.IsTerminal(int(os.Stderr.Fd())) { // progress only on a terminal
-				log = os.Stderr
-			}
-			res, err := edm.RunFID(cmd.Context(), st, edm.FIDOptions{
+			opts := edm.FIDOptions{
 				Model: args[0], Seeds: list, Batch: batch, Safe: safe,
-				SourceDir: source, Python: python, RunDir: out, Log: log,
-			})
-			if run != nil {
-				rec := run.NewRecord(versionString())
-				if res != nil {
-					for _, a := range res.Assets {
-						rec.Assets = append(rec.Assets, runs.Asset{ID: a.ID, SHA256: a.SHA256.Hex(), Size: a.Size})
-					}
-					rec.Summary = res
-				} else {
-					rec.Extra = map[string]string{"model": args[0], "error": err.Error()}
-				}
-				if ferr := run.Finish(rec, int(exitcode.Of(err))); ferr != nil && err == nil {
-					err = ferr
-				}
+				SourceDir: source, Python: python, RunDir: out, Log: t.Log(),
+			}
+			var res *edm.FIDResult
+			if out == "" {
+				res, out, err = edm.RecordedFID(cmd.Context(), st, opts, versionString())
+			} else {
+				res, err = edm.RunFID(cmd.Context(), st, opts)
 			}
 			if err != nil {
 				return err
 			}
+			t.Printf("%s\n", res.Summary())
 			if asJSON {
-				fmt.Fprintln(os.Stderr, res.Summary())
-				return writeJSON(stdout(cmd), res)
+				return t.Document(res)
 			}
-			fmt.Fprintln(stdout(cmd), res.Summary())
 			if res.Note != "" {
-				fmt.Fprintln(stdout(cmd), "note: "+res.Note)
+				t.Printf("note: %s\n", res.Note)
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %s\n", filepath.Join(out, "result.json"))
+			t.Printf("wrote %q\n", filepath.Join(out, "result.json"))
 			return nil
 		},
 	}

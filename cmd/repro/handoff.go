@@ -2,14 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
-	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/spf13/cobra"
 )
 
@@ -52,37 +48,18 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 		Short: "Check the " + workload + " requirements and write a handoff bundle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var cfg *handoff.Config
-			var cfgDigest string
-			if config != "" {
-				var err error
-				if cfg, cfgDigest, err = handoff.LoadConfig(config); err != nil {
-					return err
-				}
-			}
-			if container != "" {
-				if cfg == nil {
-					cfg = &handoff.Config{}
-				}
-				if cfg.Container != "" && cfg.Container != container {
-					return exitcode.Errorf(exitcode.Usage, "--container %s contradicts the configuration's container %s", container, cfg.Container)
-				}
-				if container != handoff.ContainerPyxis && container != handoff.ContainerApptainer {
-					return exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis or apptainer", container)
-				}
-				cfg.Container = container
-			}
-			home, err := store.DefaultHome()
+			t := terminal(cmd, asJSON)
+			cfg, cfgDigest, err := handoff.ConfigFromFlags(config, container)
 			if err != nil {
 				return err
 			}
-			st, err := store.Open(home, catalog.Default())
+			st, err := openStore()
 			if err != nil {
 				return err
 			}
 			state, err := st.StateDir("handoff")
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %s: %v", home, err)
+				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", st.Home(), err)
 			}
 			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
 				Workload:     workload,
@@ -92,18 +69,14 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				Catalog:      st.Catalog(),
 				StateDir:     state,
 				Version:      versionString(),
-				Progress:     hashProgress(cmd.ErrOrStderr()),
+				Progress:     t.HashProgress(),
 			}, out, plan)
 			if p == nil {
 				return err
 			}
-			human := io.Writer(stdout(cmd))
-			if asJSON {
-				human = cmd.ErrOrStderr()
-			}
 			failed := p.Failed()
 			for _, r := range failed {
-				fmt.Fprintln(cmd.ErrOrStderr(), r.Line())
+				t.Notef("%s", r.Line())
 			}
 			report := struct {
 				Workload string           `json:"workload"`
@@ -114,7 +87,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			}{Workload: workload, Ready: p.Ready(), Results: p.Results}
 			if err != nil {
 				if asJSON {
-					if jerr := writeJSON(stdout(cmd), report); jerr != nil {
+					if jerr := t.Document(report); jerr != nil {
 						return jerr
 					}
 				}
@@ -122,11 +95,11 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			}
 			report.Written, report.Digest = out, p.Manifest.Digest
 			if asJSON {
-				return writeJSON(stdout(cmd), report)
+				return t.Document(report)
 			}
-			fmt.Fprintf(human, "wrote %s to %s\n", p.Manifest.Summary(), out)
+			t.Printf("wrote %s to %q\n", p.Manifest.Summary(), out)
 			if !p.Ready() {
-				fmt.Fprintf(human, "this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
+				t.Printf("this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
 			}
 			return nil
 		},
@@ -148,6 +121,7 @@ func newHandoffRequirementsCommand() *cobra.Command {
 		Short: "List each workload's requirements, what is checked where, and how to satisfy them",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			names := handoff.WorkloadNames()
 			if len(args) == 1 {
 				names = args
@@ -161,19 +135,9 @@ func newHandoffRequirementsCommand() *cobra.Command {
 				ws = append(ws, w)
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), ws)
+				return t.Document(ws)
 			}
-			o := stdout(cmd)
-			for _, w := range ws {
-				fmt.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
-				for _, r := range w.Requirements {
-					fmt.Fprintf(o, "  %s: %s\n", r.ID, r.Title)
-					for _, c := range r.Checks {
-						fmt.Fprintf(o, "    [%s] %s\n", c.Where, c.What)
-					}
-					fmt.Fprintf(o, "    to satisfy: %s\n", r.Remedy)
-				}
-			}
+			handoff.WriteRequirements(t.Stdout(), ws)
 			return nil
 		},
 	}
@@ -188,14 +152,15 @@ func newHandoffVerifyCommand() *cobra.Command {
 		Short: "Check that a bundle's manifest digest holds and its files are the ones repro wrote",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			m, err := handoff.VerifyBundle(args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), m)
+				return t.Document(m)
 			}
-			fmt.Fprintf(stdout(cmd), "ok: %s\n", m.Summary())
+			fmt.Fprintf(t.Stdout(), "ok: %s\n", m.Summary())
 			return nil
 		},
 	}
@@ -221,7 +186,8 @@ Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := store.DefaultHome()
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -230,63 +196,15 @@ differs from the manifest.`,
 				return ierr
 			}
 			if asJSON {
-				if err := writeJSON(stdout(cmd), rec); err != nil {
+				if err := t.Document(rec); err != nil {
 					return err
 				}
 				return ierr
 			}
-			o := stdout(cmd)
-			fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", rec.ID, rec.Workload, rec.ManifestDigest, rec.Verdict)
-			for _, p := range rec.Preflight {
-				fmt.Fprintf(o, "  preflight %s (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
-			}
-			for _, r := range rec.Runs {
-				state := "not compliant"
-				if r.Compliant {
-					state = "compliant"
-				}
-				if r.File == "" {
-					state = "missing"
-				}
-				mins := ""
-				if r.Minutes != nil {
-					mins = fmt.Sprintf(", %.2f min", *r.Minutes)
-				}
-				fmt.Fprintf(o, "  run %d seed %d: %s%s\n", r.Index, r.Seed, state, mins)
-			}
-			if s := rec.Score; s != nil {
-				if s.Minutes != nil {
-					fmt.Fprintf(o, "  score: %.2f min (olympic mean of %d runs)\n", *s.Minutes, s.Runs)
-				} else {
-					fmt.Fprintf(o, "  score: none (%s)\n", s.Note)
-				}
-			}
-			for _, p := range rec.Problems {
-				fmt.Fprintf(cmd.ErrOrStderr(), "  problem: %s\n", p)
-			}
-			fmt.Fprintf(o, "  recorded as run %s in %s (repro runs verify %s)\n", rec.RunID, rec.RunDir, rec.RunID)
+			rec.WriteText(t.Stdout(), t.Stderr())
 			return ierr
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
 	return cmd
-}
-
-// hashProgress reports hashing of large inputs on w when w is a terminal.
-func hashProgress(w io.Writer) handoff.Progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return func(name string, done, total int64) {
-		end := ""
-		if done >= total {
-			end = "\n"
-		}
-		fmt.Fprintf(f, "\rhashing %s: %.1f of %.1f GiB%s", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30), end)
-	}
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,21 +12,8 @@ import (
 
 func runHandoffCLI(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	root := newRootCommand()
-	var out, errb bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	code := exitcode.Of(err)
-	if err != nil {
-		errb.WriteString("repro: " + err.Error() + "\n")
-		var ee *exitcode.Error
-		if !errors.As(err, &ee) && isUsageError(err) { // as main's report does
-			code = exitcode.Usage
-		}
-	}
-	return out.String(), errb.String(), code
+	code, stdout, stderr := runRepro(t, args...)
+	return stdout, stderr, code
 }
 
 // TestHandoffBareMachine: with no configuration, both workloads exit 3

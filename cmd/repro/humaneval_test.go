@@ -36,13 +36,23 @@ var sharedHome struct {
 }
 
 // sharedHomeDir is kept between test runs, so that ground truth is
-// computed once per machine; old run folders are removed.
+// computed once per machine (REPRO_TEST_HUMANEVAL_HOME moves it). Run
+// folders older than a day are removed; younger ones may belong to a test
+// process running beside this one.
 func sharedHomeDir(t *testing.T) string {
 	d := "/var/tmp/repro-test-humaneval-home"
+	if env := os.Getenv("REPRO_TEST_HUMANEVAL_HOME"); env != "" {
+		d = env
+	}
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	os.RemoveAll(filepath.Join(d, "runs"))
+	old, _ := os.ReadDir(filepath.Join(d, "runs"))
+	for _, e := range old {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			os.RemoveAll(filepath.Join(d, "runs", e.Name()))
+		}
+	}
 	return d
 }
 
@@ -181,7 +191,7 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		msg  string
 	}{
 		"missing tasks": {[]string{"--samples", writeSamples(t, good)}, 2, "no sample for 163 tasks: HumanEval/1, HumanEval/2"},
-		"bad line":      {[]string{"--samples", writeSamples(t, good, "{oops")}, 2, "samples.jsonl:2: not a JSON object"},
+		"bad line":      {[]string{"--samples", writeSamples(t, good, "{oops")}, 2, `samples.jsonl":2: not a JSON object`},
 		"not utf-8":     {[]string{"--samples", writeSamples(t, good, "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}")}, 2, ":2: not valid UTF-8"},
 		"not jsonl":     {[]string{"--samples", filepath.Join(t.TempDir(), "x.json")}, 2, "samples"},
 		"both modes":    {[]string{"--samples", "x.jsonl", "--canonical"}, 2, "exactly one of"},
@@ -429,16 +439,7 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 		json.Unmarshal([]byte(line), &s)
 		notes[s.TaskID] = append(notes[s.TaskID], s.Note)
 	}
-	var res struct {
-		Eval map[string][]struct {
-			BaseStatus string `json:"base_status"`
-			PlusStatus string `json:"plus_status"`
-		} `json:"eval"`
-	}
-	b, _ := os.ReadFile(h.ResultsFile)
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readEvalResults(t, h.ResultsFile)
 	cheats := 0
 	for task, entries := range res.Eval {
 		for i, e := range entries {
@@ -480,16 +481,7 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 	if note.Engine != "evalplus" || !strings.Contains(note.EngineNote, "forge") {
 		t.Errorf("the report does not state EvalPlus's weakness: %+v", note)
 	}
-	var res struct {
-		Eval map[string][]struct {
-			BaseStatus string `json:"base_status"`
-			PlusStatus string `json:"plus_status"`
-		} `json:"eval"`
-	}
-	b, _ := os.ReadFile(h.ResultsFile)
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readEvalResults(t, h.ResultsFile)
 	add := res.Eval["HumanEval/53"]
 	if len(add) != 3 || add[0].PlusStatus != "pass" || add[1].BaseStatus != "fail" {
 		t.Fatalf("HumanEval/53 under EvalPlus: %+v", add)
@@ -529,4 +521,22 @@ func TestHumanEvalOriginalDataset(t *testing.T) {
 	if h.Summary.Samples != 164 || h.Summary.BasePassAtK["pass@1"] != 1 || h.Summary.PlusPassAtK != nil {
 		t.Fatalf("summary %+v", h.Summary)
 	}
+}
+
+// evalResults is the part of eval_results.json the tests read.
+type evalResults struct {
+	Eval map[string][]struct {
+		BaseStatus string `json:"base_status"`
+		PlusStatus string `json:"plus_status"`
+	} `json:"eval"`
+}
+
+func readEvalResults(t *testing.T, path string) evalResults {
+	t.Helper()
+	var res evalResults
+	b, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

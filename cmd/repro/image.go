@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(newImageCommand) }
@@ -44,8 +42,9 @@ Where a registry is reachable, a digest-pinned python:3.11-slim@sha256:... base
 could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			ctx := cmd.Context()
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -55,17 +54,17 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			}
 			defer e.Close()
 			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh}
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				opts.Progress = cmd.ErrOrStderr()
+			if log := t.Log(); log != nil {
+				opts.Progress = log
 			}
 			img, err := sandbox.BuildImage(ctx, e, home, opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), img)
+				return t.Document(img)
 			}
-			fmt.Fprintf(stdout(cmd), "image ID        %s\nmanifest digest %s\n", img.ID, img.ManifestDigest)
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\n", img.ID, img.ManifestDigest)
 			return nil
 		},
 	}
@@ -82,7 +81,8 @@ func newImageShowCommand() *cobra.Command {
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := store.DefaultHome()
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -91,9 +91,9 @@ func newImageShowCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), pin)
+				return t.Document(pin)
 			}
-			w := stdout(cmd)
+			w := t.Stdout()
 			fmt.Fprintf(w, "image ID        %s\nmanifest digest %s\nreference       %s\nlayer           %s (%d bytes)\n",
 				pin.ID, pin.ManifestDigest, pin.Reference, pin.LayerDigest, pin.LayerSize)
 			fmt.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/ui"
+	"github.com/spf13/cobra"
 )
 
 // runRepro runs a command line in-process and returns its exit code,
@@ -17,10 +21,38 @@ func runRepro(t *testing.T, args ...string) (exitcode.Code, string, string) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	code := exitCodeOf(err)
-	if err != nil {
-		errOut.WriteString("repro: " + err.Error() + "\n")
-	}
+	cmd, err := execute(context.Background(), root)
+	code := ui.ReportError(&errOut, err, wantsJSON(cmd))
 	return code, out.String(), errOut.String()
+}
+
+// TestUsageErrorsByType: the usage code comes from where cobra stopped, not
+// from the wording of an error, so a command's own failure that reads like
+// a cobra message keeps its code.
+func TestUsageErrorsByType(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want exitcode.Code
+	}{
+		{[]string{"lookalike"}, exitcode.Negative},
+		{[]string{"lookalike", "extra"}, exitcode.Usage},
+		{[]string{"lookalike", "--bogus"}, exitcode.Usage},
+		{[]string{"bogus"}, exitcode.Usage},
+	} {
+		root := newRootCommand()
+		root.AddCommand(&cobra.Command{
+			Use:  "lookalike",
+			Args: cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				return errors.New("unknown command \"x\" for \"repro\"")
+			},
+		})
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		root.SetArgs(tc.args)
+		_, err := execute(context.Background(), root)
+		if got := exitcode.Of(err); got != tc.want {
+			t.Errorf("repro %v: exit %d (%v), want %d", tc.args, got, err, tc.want)
+		}
+	}
 }

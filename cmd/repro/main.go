@@ -4,13 +4,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -44,26 +43,7 @@ EXIT STATUS
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
+	cmd, err := execute(ctx, newRootCommand())
 	stop()
-	os.Exit(int(report(err)))
-}
-
-// report prints err as one line on stderr and returns the exit code.
-func report(err error) exitcode.Code {
-	if err == nil {
-		return exitcode.OK
-	}
-	fmt.Fprintf(os.Stderr, "repro: %v\n", err)
-	return exitCodeOf(err)
-}
-
-// exitCodeOf maps an error to the exit code: the code it carries, or the
-// usage code for cobra's command-line errors.
-func exitCodeOf(err error) exitcode.Code {
-	var ee *exitcode.Error
-	if err != nil && !errors.As(err, &ee) && isUsageError(err) {
-		return exitcode.Usage
-	}
-	return exitcode.Of(err)
+	os.Exit(int(ui.ReportError(os.Stderr, err, wantsJSON(cmd))))
 }

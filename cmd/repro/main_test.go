@@ -83,6 +83,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"bogus"}, 2, "unknown command"},
 		{[]string{"catalog", "list", "--bogus"}, 2, "unknown flag"},
 		{[]string{"catalog", "show"}, 2, "accepts 1 arg"},
+		{[]string{"handoff", "minigo"}, 2, `required flag(s) "out" not set`},
+		{[]string{"sandbox", "run", "--deadline", "soon", "true"}, 2, "invalid argument"},
 		{[]string{"catalog", "show", "nope"}, 2, `no catalog entry "nope"`},
 		{[]string{"fetch", "edm-cifar10-32x32-cond-vp"}, 3, "unpinned"},
 		{[]string{"fetch", "inception-2015-12-05"}, 3, "repro catalog review inception-2015-12-05"},

@@ -2,10 +2,7 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/mllog"
@@ -92,14 +89,13 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 	case err != nil:
 		return exitcode.New(exitcode.Usage, err)
 	}
-	human := stdout(cmd)
+	t := terminal(cmd, o.asJSON)
 	if o.asJSON {
-		if err := writeJSON(stdout(cmd), rep); err != nil {
+		if err := t.Document(rep); err != nil {
 			return err
 		}
-		human = cmd.ErrOrStderr()
 	}
-	printMllogReport(human, rep, !o.asJSON)
+	rep.WriteText(t.Human(), !o.asJSON)
 	if !rep.Compliant {
 		n := 0
 		for _, r := range rep.Files {
@@ -110,49 +106,4 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", n, len(rep.Files))
 	}
 	return nil
-}
-
-// printMllogReport writes the report for people: one line per file, its
-// findings, then the scores. With details false only the verdict lines
-// and scores are written (the JSON carries the rest).
-func printMllogReport(w io.Writer, rep *mllog.Report, details bool) {
-	mode := "ruleset " + rep.Ruleset
-	if rep.Strict {
-		mode += ", strict"
-	}
-	for _, r := range rep.Files {
-		verdict := "ok  "
-		if !r.Compliant {
-			verdict = "FAIL"
-		}
-		line := fmt.Sprintf("%s %s", verdict, r.File)
-		if r.Benchmark != "" {
-			line += " (" + r.Benchmark + ")"
-		}
-		if r.Minutes != nil {
-			line += fmt.Sprintf("  %.4f min", *r.Minutes)
-		}
-		fmt.Fprintln(w, line)
-		if !details {
-			continue
-		}
-		for _, f := range r.Findings {
-			loc := ""
-			if f.Line > 0 {
-				loc = "line " + strconv.Itoa(f.Line) + ": "
-			}
-			fmt.Fprintf(w, "     %s %s%s [%s]\n", f.Severity, loc, f.Message, f.Rule)
-		}
-	}
-	for _, s := range rep.Scores {
-		if s.Minutes != nil {
-			fmt.Fprintf(w, "score %s: %.4f min (olympic mean of %d runs, %d dropped; %s)\n", s.Benchmark, *s.Minutes, s.Runs, s.Dropped, mode)
-			continue
-		}
-		msg := fmt.Sprintf("score %s: none (%s)", s.Benchmark, s.Note)
-		if s.MeanMinutes != nil {
-			msg += fmt.Sprintf("; plain mean of passing runs %.4f min", *s.MeanMinutes)
-		}
-		fmt.Fprintln(w, msg)
-	}
 }

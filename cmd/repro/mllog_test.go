@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,7 +93,7 @@ func TestMllogVerifyFailures(t *testing.T) {
 	}
 
 	code, out, errOut := runRepro(t, "mllog", "verify", dlrm[1], broken)
-	if code != exitcode.Negative || !strings.Contains(out, "FAIL "+broken) || !strings.Contains(out, "common/run_stop/count") ||
+	if code != exitcode.Negative || !strings.Contains(out, fmt.Sprintf("FAIL %q", broken)) || !strings.Contains(out, "common/run_stop/count") ||
 		!strings.Contains(errOut, "1 of 2 logs are not compliant") {
 		t.Errorf("broken log: exit %v\n%s%s", code, out, errOut)
 	}
@@ -151,7 +153,7 @@ func TestMllogVerifyNegativeTime(t *testing.T) {
 		t.Fatalf("exit %v\n%s%s", code, out, errOut)
 	}
 	verdict := strings.SplitN(out, "\n", 2)[0]
-	if verdict != "ok   "+p+" (dlrm)" || !strings.Contains(out, "[time/negative]") {
+	if verdict != "ok   "+strconv.Quote(p)+" (dlrm)" || !strings.Contains(out, "[time/negative]") {
 		t.Errorf("want the verdict line without a time and the time/negative warning:\n%s", out)
 	}
 }

@@ -2,14 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/pickle"
 	"github.com/reprolab/repro/internal/safefile"
@@ -59,6 +55,7 @@ on any file.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -71,17 +68,17 @@ on any file.
 			defer f.Close()
 			rep, err := pickle.Scan(f, size, p)
 			if err != nil {
-				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
+				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			if asJSON {
-				if err := writeJSON(stdout(cmd), struct {
+				if err := t.Document(struct {
 					File string `json:"file"`
 					*pickle.Report
 				}{path, rep}); err != nil {
 					return err
 				}
 			} else {
-				printPickleReport(stdout(cmd), path, rep)
+				rep.WriteText(t.Stdout(), path)
 			}
 			return pickleVerdictError(path, rep)
 		},
@@ -105,6 +102,7 @@ exported module is its 'ema' network.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -113,7 +111,7 @@ exported module is its 'ema' network.
 				return exitcode.Errorf(exitcode.Usage, "--out is required")
 			}
 			if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Precondition, "output folder %s does not exist; create it first", out)
+				return exitcode.Errorf(exitcode.Precondition, "output folder %q does not exist; create it first", out)
 			}
 			path := args[0]
 			f, size, err := openPickleInput(path)
@@ -125,35 +123,21 @@ exported module is its 'ema' network.
 			if err != nil {
 				var pe *pickle.PolicyError
 				if errors.As(err, &pe) {
-					return exitcode.Errorf(exitcode.Negative, "%s: %v", path, err)
+					return exitcode.Errorf(exitcode.Negative, "%q: %v", path, err)
 				}
-				return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, err)
+				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
-			st := filepath.Join(out, "model.safetensors")
-			sum, n, err := m.WriteSafetensorsFile(st, 0o644)
+			res, err := m.WriteFiles(out, 0o644)
 			if err != nil {
 				return err
 			}
-			cfg, err := m.ConfigJSON()
-			if err != nil {
-				return err
-			}
-			cf := filepath.Join(out, "config.json")
-			if err := atomicfile.WriteFile(cf, cfg, 0o644); err != nil {
-				return err
-			}
-			res := struct {
-				File        string `json:"file"`
-				Safetensors string `json:"safetensors"`
-				SHA256      string `json:"sha256"`
-				Size        int64  `json:"size"`
-				Config      string `json:"config"`
-				Tensors     int    `json:"tensors"`
-			}{path, st, sum.Hex(), n, cf, len(m.Tensors)}
 			if asJSON {
-				return writeJSON(stdout(cmd), res)
+				return t.Document(struct {
+					File string `json:"file"`
+					*pickle.WrittenModel
+				}{path, res})
 			}
-			fmt.Fprintf(stdout(cmd), "wrote %s (%d tensors, %s, sha256:%s)\nwrote %s\n", st, len(m.Tensors), pickleBytes(n), sum.Hex(), cf)
+			t.Printf("wrote %q (%d tensors, %s, sha256:%s)\nwrote %q\n", res.Safetensors, res.Tensors, pickle.DecimalBytes(res.Size), res.SHA256, res.Config)
 			return nil
 		},
 	}
@@ -172,18 +156,18 @@ func openPickleInput(path string) (*os.File, int64, error) {
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %s: %v", path, errors.Unwrap(err))
+			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, errors.Unwrap(err))
 		}
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %s: %v", path, err)
+		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %s: %v", path, err)
+		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %q: %v", path, err)
 	}
 	if fi.Size() > pickle.MaxInputSize {
 		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%s: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
+		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%q: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
 	}
 	return f, fi.Size(), nil
 }
@@ -193,139 +177,8 @@ func pickleVerdictError(path string, rep *pickle.Report) error {
 	case pickle.Clean:
 		return nil
 	case pickle.Rejected:
-		return exitcode.Errorf(exitcode.Negative, "%s: %v", path, rep.Err())
+		return exitcode.Errorf(exitcode.Negative, "%q: %v", path, rep.Err())
 	default:
-		return exitcode.Errorf(exitcode.Integrity, "%s: %v", path, rep.Err())
+		return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, rep.Err())
 	}
-}
-
-// printPickleReport writes the human-readable form of a scan report.
-func printPickleReport(w io.Writer, path string, r *pickle.Report) {
-	format := r.Format
-	if format == "" {
-		format = "unknown"
-	}
-	fmt.Fprintf(w, "file       %s\n", path)
-	fmt.Fprintf(w, "size       %s (%d bytes)\n", pickleBytes(r.Size), r.Size)
-	fmt.Fprintf(w, "sha256     %s\n", r.SHA256.Hex())
-	fmt.Fprintf(w, "format     %s, pickle protocol %d\n", format, r.Protocol)
-	fmt.Fprintf(w, "profile    %s\n", r.Profile)
-	fmt.Fprintf(w, "verdict    %s\n", strings.ToUpper(string(r.Verdict)))
-	if r.Error != "" {
-		fmt.Fprintf(w, "error      %s\n", r.Error)
-	}
-	if len(r.Violations) > 0 {
-		fmt.Fprintf(w, "\nviolations (%d)\n", len(r.Violations))
-		for _, v := range r.Violations {
-			if v.Offset >= 0 {
-				fmt.Fprintf(w, "  @%-10d %s\n", v.Offset, v.Reason)
-			} else {
-				fmt.Fprintf(w, "  %-11s %s\n", "", v.Reason)
-			}
-		}
-	}
-	opcodes := func(title string, ops []pickle.OpcodeCount) {
-		if len(ops) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\n%s\n", title)
-		var line strings.Builder
-		for i, o := range ops {
-			item := fmt.Sprintf("%s %d", o.Name, o.Count)
-			if line.Len() > 0 && line.Len()+len(item)+2 > 76 {
-				fmt.Fprintf(w, "  %s\n", line.String())
-				line.Reset()
-			}
-			if line.Len() > 0 {
-				line.WriteString(", ")
-			}
-			line.WriteString(item)
-			if i == len(ops)-1 {
-				fmt.Fprintf(w, "  %s\n", line.String())
-			}
-		}
-	}
-	opcodes("opcodes", r.Opcodes)
-	opcodes("opcodes in nested torch files", r.NestedOpcodes)
-	fmt.Fprintf(w, "\nglobals (%d)\n", len(r.Globals))
-	for _, g := range r.Globals {
-		mark := "ok"
-		if !g.Allowed {
-			mark = "NO"
-		}
-		fmt.Fprintf(w, "  %-3s %7d  %s\n", mark, g.Count, g.Name)
-	}
-	if len(r.Blobs) > 0 {
-		var total int64
-		for _, b := range r.Blobs {
-			total += b.Size
-		}
-		fmt.Fprintf(w, "\nnested torch files (%d, %s)\n", len(r.Blobs), pickleBytes(total))
-		const show = 8
-		for i, b := range r.Blobs {
-			if i == show {
-				fmt.Fprintf(w, "  … %d more (see --json)\n", len(r.Blobs)-show)
-				break
-			}
-			fmt.Fprintf(w, "  @%-10d %9s  %s  %s[%d] on %s\n", b.Offset, pickleBytes(b.Size), b.Format, b.Storage.DType, b.Storage.Numel, b.Storage.Location)
-		}
-	}
-	if len(r.Storages) > 0 {
-		fmt.Fprintf(w, "\nstorages (%d)\n", len(r.Storages))
-		for i, s := range r.Storages {
-			if i == 8 {
-				fmt.Fprintf(w, "  … %d more (see --json)\n", len(r.Storages)-8)
-				break
-			}
-			fmt.Fprintf(w, "  %-12s %s[%d] on %s @%d\n", s.Key, s.DType, s.Numel, s.Location, s.Offset)
-		}
-	}
-	if len(r.Sources) > 0 {
-		fmt.Fprintf(w, "\nembedded module sources (%d) — executed by pickle.load, never by repro\n", len(r.Sources))
-		for _, s := range r.Sources {
-			fmt.Fprintf(w, "  sha256:%s  %d bytes  classes %s\n", s.SHA256.Hex(), s.Size, strings.Join(s.Classes, ", "))
-		}
-	}
-	if len(r.Classes) > 0 {
-		fmt.Fprintf(w, "\npersistent objects\n")
-		for _, c := range r.Classes {
-			fmt.Fprintf(w, "  %5d  %s (version %d, source sha256:%.12s…)\n", c.Count, c.Class, c.Version, c.SourceSHA256.Hex())
-		}
-	}
-	if len(r.Tensors) > 0 {
-		var elems int64
-		for _, t := range r.Tensors {
-			n := int64(1)
-			for _, d := range t.Shape {
-				n *= d
-			}
-			elems += n
-		}
-		fmt.Fprintf(w, "\ntensors (%d, %d elements, %s)\n", len(r.Tensors), elems, pickleBytes(r.TensorBytes))
-		for _, t := range r.Tensors {
-			layout := ""
-			if !t.Contiguous {
-				layout = fmt.Sprintf("  strides %v", t.Strides)
-			}
-			fmt.Fprintf(w, "  %-5s %-18s %s%s\n", t.DType, fmt.Sprint(t.Shape), t.Name, layout)
-		}
-	}
-	if r.ElidedRepeats > 0 {
-		fmt.Fprintf(w, "  (%d shared containers reached again were listed once, under their first path)\n", r.ElidedRepeats)
-	}
-	if r.TensorsUnlisted > 0 {
-		fmt.Fprintf(w, "  (%d more tensors not listed: the listing stops at %d)\n", r.TensorsUnlisted, len(r.Tensors))
-	}
-}
-
-func pickleBytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +26,7 @@ DSSE envelope (record.dsse.json).`,
 
 // openRun finds a run of the store at REPRO_HOME by id or unique prefix.
 func openRun(id string) (*runs.Run, error) {
-	home, err := store.DefaultHome()
+	home, err := layout.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
@@ -41,45 +40,26 @@ func newRunsListCommand() *cobra.Command {
 		Short: "List runs, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home, err := store.DefaultHome()
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			ids, err := runs.List(home)
+			rows, err := runs.Summaries(home)
 			if err != nil {
 				return err
-			}
-			type row struct {
-				ID       string `json:"id"`
-				Kind     string `json:"kind"`
-				Status   string `json:"status"`
-				Finished string `json:"finished_at"`
-			}
-			var rows []row
-			for _, id := range ids {
-				r, err := runs.Open(home, id)
-				if err != nil {
-					return err
-				}
-				rec, _, err := r.ReadRecord()
-				if err != nil {
-					rows = append(rows, row{ID: id, Status: "unreadable"})
-					continue
-				}
-				rows = append(rows, row{ID: id, Kind: rec.Kind, Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")})
 			}
 			if asJSON {
 				if rows == nil {
-					rows = []row{}
+					rows = []runs.Summary{}
 				}
-				return writeJSON(stdout(cmd), map[string]any{"runs": rows})
+				return t.Document(map[string]any{"runs": rows})
 			}
-			tw := tabwriter.NewWriter(stdout(cmd), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tFINISHED")
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.Finished)
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
 			}
-			return tw.Flush()
+			return t.Table(table)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -92,6 +72,7 @@ func newRunsShowCommand() *cobra.Command {
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
 			r, err := openRun(args[0])
 			if err != nil {
 				return err
@@ -100,7 +81,7 @@ func newRunsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = stdout(cmd).Write(raw)
+			_, err = t.Stdout().Write(raw)
 			return err
 		},
 	}
@@ -120,6 +101,7 @@ EXIT STATUS
   0 the run matches its record, 2 unknown run, 4 anything differs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			r, err := openRun(args[0])
 			if err != nil {
 				return err
@@ -129,7 +111,7 @@ EXIT STATUS
 				if problems == nil {
 					problems = []runs.Problem{}
 				}
-				if err := writeJSON(stdout(cmd), map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
+				if err := t.Document(map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
 					return err
 				}
 				return verr
@@ -137,7 +119,7 @@ EXIT STATUS
 			if verr != nil {
 				return verr
 			}
-			fmt.Fprintf(stdout(cmd), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
+			fmt.Fprintf(t.Stdout(), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
 			return nil
 		},
 	}

@@ -7,28 +7,12 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
-	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newSandboxCommand) }
-
-// openPinnedSandbox connects to the engine and returns it with the image
-// pinned under home (exit 3 when either is missing, 4 when the engine's
-// image differs from the pin). The caller closes the engine.
-func openPinnedSandbox(ctx context.Context, home string) (*sandbox.Engine, sandbox.Image, error) {
-	e, err := sandbox.Connect(ctx)
-	if err != nil {
-		return nil, sandbox.Image{}, err
-	}
-	img, err := sandbox.PinnedImage(ctx, e, home)
-	if err != nil {
-		e.Close()
-		return nil, sandbox.Image{}, err
-	}
-	return e, img, nil
-}
 
 func newSandboxCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -37,12 +21,6 @@ func newSandboxCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newSandboxCheckCommand(), newSandboxRunCommand())
 	return cmd
-}
-
-type sandboxCheckReport struct {
-	OK       bool              `json:"ok"`
-	Host     sandbox.HostFacts `json:"host"`
-	Controls []sandbox.Control `json:"controls"`
 }
 
 func newSandboxCheckCommand() *cobra.Command {
@@ -58,8 +36,9 @@ root, no capabilities, no-new-privileges, seccomp, limits, ...).
 Exit status 3 when the engine, the image pin or any control is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			ctx := cmd.Context()
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
@@ -72,14 +51,10 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			if err != nil {
 				return exitcode.New(exitcode.Precondition, err)
 			}
-			human := stdout(cmd)
-			if asJSON {
-				human = cmd.ErrOrStderr()
-			}
 			for _, w := range facts.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+				t.Warnf("%s", w)
 			}
-			rep := sandboxCheckReport{Host: facts}
+			rep := sandbox.CheckReport{Host: facts}
 			img, imgErr := sandbox.PinnedImage(ctx, e, home)
 			if imgErr == nil {
 				rep.Host.Image = &img
@@ -92,9 +67,9 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 			for _, c := range rep.Controls {
 				rep.OK = rep.OK && c.OK
 			}
-			printFacts(human, rep)
+			rep.WriteText(t.Human())
 			if asJSON {
-				if err := writeJSON(stdout(cmd), rep); err != nil {
+				if err := t.Document(rep); err != nil {
 					return err
 				}
 			}
@@ -109,29 +84,6 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	return cmd
-}
-
-func printFacts(w interface{ Write([]byte) (int, error) }, rep sandboxCheckReport) {
-	f := rep.Host
-	fmt.Fprintf(w, "engine      %s (API %s)\n", f.EngineVersion, f.APIVersion)
-	fmt.Fprintf(w, "containerd  %s\n", f.ContainerdVersion)
-	fmt.Fprintf(w, "runc        %s\n", f.RuncVersion)
-	fmt.Fprintf(w, "kernel      %s (%s)\n", f.Kernel, f.OperatingSystem)
-	fmt.Fprintf(w, "cgroup      v%s, %s driver\n", f.CgroupVersion, f.CgroupDriver)
-	fmt.Fprintf(w, "core        %s\n", f.CorePattern)
-	fmt.Fprintf(w, "seccomp     %s\n", f.SeccompDigest)
-	if f.Image != nil {
-		fmt.Fprintf(w, "image       %s\n            manifest %s\n", f.Image.ID, f.Image.ManifestDigest)
-	} else {
-		fmt.Fprintf(w, "image       none pinned\n")
-	}
-	for _, c := range rep.Controls {
-		mark := "ok  "
-		if !c.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "%s  %-18s %s\n", mark, c.Name, c.Detail)
-	}
 }
 
 func newSandboxRunCommand() *cobra.Command {
@@ -150,15 +102,16 @@ the container before repro exits.
 Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
 			ctx := cmd.Context()
 			if deadline <= 0 || deadline > 10*time.Minute {
 				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
 			}
-			home, err := store.DefaultHome()
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			e, img, err := openPinnedSandbox(ctx, home)
+			e, img, err := sandbox.OpenPinned(ctx, home)
 			if err != nil {
 				return err
 			}
@@ -173,7 +126,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 				return err
 			}
 			if asJSON {
-				err = writeJSON(stdout(cmd), struct {
+				err = t.Document(struct {
 					*sandbox.Outcome
 					Stdout string `json:"stdout"`
 					Stderr string `json:"stderr"`
@@ -182,9 +135,9 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 					return err
 				}
 			} else {
-				stdout(cmd).Write(o.Stdout)
-				cmd.ErrOrStderr().Write(o.Stderr)
-				fmt.Fprintf(cmd.ErrOrStderr(), "exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d\n",
+				t.Stdout().Write(o.Stdout)
+				t.Stderr().Write(o.Stderr)
+				t.Notef("exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d",
 					o.ExitCode, o.Signal, o.TimedOut, o.OOMKilled, o.OutputCapHit, o.Wall.Round(time.Millisecond), o.CPU.Round(time.Millisecond), o.PeakMemory)
 			}
 			if o.ExitCode != 0 || o.TimedOut || o.OOMKilled {

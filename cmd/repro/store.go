@@ -8,7 +8,9 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -19,11 +21,26 @@ func init() {
 
 // openStore opens the store at REPRO_HOME with the compiled-in catalog.
 func openStore() (*store.Store, error) {
-	home, err := store.DefaultHome()
+	home, err := layout.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
 	return store.Open(home, catalog.Default())
+}
+
+// openStoreFor opens the store after checking that every id is in the
+// catalog (exit 2 otherwise).
+func openStoreFor(ids []string) (*store.Store, error) {
+	s, err := openStore()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := s.Catalog().Lookup(id); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 func newFetchCommand() *cobra.Command {
@@ -57,21 +74,17 @@ EXIT STATUS
   4 bytes did not match the pin.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			s, err := openStore()
+			t := terminal(cmd, asJSON)
+			s, err := openStoreFor(ids)
 			if err != nil {
 				return err
 			}
-			for _, id := range ids {
-				if _, err := s.Catalog().Lookup(id); err != nil {
-					return err
-				}
-			}
-			sink := newProgressSink(stdout(cmd), asJSON)
+			progress := t.StoreProgress()
 			if from != "" {
 				if len(ids) != 1 {
 					return exitcode.Errorf(exitcode.Usage, "--from imports one file: give exactly one id")
 				}
-				err = s.Import(cmd.Context(), ids[0], from, sink.event)
+				err = s.Import(cmd.Context(), ids[0], from, progress)
 			} else {
 				if env := os.Getenv("REPRO_MIRRORS"); env != "" && len(mirrors) == 0 {
 					mirrors = strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' })
@@ -82,17 +95,17 @@ EXIT STATUS
 				if minSpeed == 0 {
 					minSpeed = -1 // no floor
 				}
-				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: sink.event, MinSpeed: minSpeed, Deadline: deadline})
+				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: progress, MinSpeed: minSpeed, Deadline: deadline})
 			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout(cmd), map[string]any{"message_type": "summary", "stored": ids})
+				return t.Message(ui.MessageSummary, map[string]any{"stored": ids})
 			}
 			for _, id := range ids {
 				e, _ := s.Catalog().Lookup(id)
-				fmt.Fprintf(stdout(cmd), "%s  %s verified\n", e.SHA256.Hex(), id)
+				fmt.Fprintf(t.Stdout(), "%s  %s verified\n", e.SHA256.Hex(), id)
 			}
 			return nil
 		},
@@ -117,31 +130,27 @@ REPRO_HOME/quarantine and reported, never silently deleted or used.
 EXIT STATUS
   0 all intact, 3 an id is not stored, 4 a blob was corrupt (quarantined).`,
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			s, err := openStore()
+			t := terminal(cmd, asJSON)
+			s, err := openStoreFor(ids)
 			if err != nil {
 				return err
 			}
-			for _, id := range ids {
-				if _, err := s.Catalog().Lookup(id); err != nil {
-					return err
-				}
-			}
 			results, verr := s.Verify(cmd.Context(), ids)
 			if asJSON {
-				if err := writeJSON(stdout(cmd), map[string]any{"results": results}); err != nil {
+				if err := t.Document(map[string]any{"results": results}); err != nil {
 					return err
 				}
 				return verr
 			}
 			for _, r := range results {
 				if r.OK {
-					fmt.Fprintf(stdout(cmd), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
+					fmt.Fprintf(t.Stdout(), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
 				} else {
-					fmt.Fprintf(stdout(cmd), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
+					fmt.Fprintf(t.Stdout(), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
 				}
 			}
 			if len(results) == 0 && verr == nil {
-				fmt.Fprintln(os.Stderr, "repro: the store holds no assets yet")
+				t.Notef("repro: the store holds no assets yet")
 			}
 			return verr
 		},

@@ -1,33 +1,56 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
-	"strings"
+	"context"
+	"errors"
+	"github.com/reprolab/repro/internal/ui"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
-// isUsageError recognises the errors cobra returns for a malformed command
-// line, which must exit with the usage code.
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "requires exactly", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.HasPrefix(msg, p) {
-			return true
+// execute runs the command line of root and returns the command it chose
+// and its error. Cobra rejects a malformed command line (unknown command or
+// flag, wrong number of arguments, missing required flag) before a
+// command's RunE starts; any error that comes back without an exit code
+// before that point is such a rejection and becomes an *exitcode.Error
+// with the usage code, so exit codes are decided by type alone.
+func execute(ctx context.Context, root *cobra.Command) (*cobra.Command, error) {
+	started := false
+	var mark func(c *cobra.Command)
+	mark = func(c *cobra.Command) {
+		if run := c.RunE; run != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				started = true
+				return run(cmd, args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			mark(sub)
 		}
 	}
-	return false
+	mark(root)
+	cmd, err := root.ExecuteContextC(ctx)
+	var ee *exitcode.Error
+	if err != nil && !started && !errors.As(err, &ee) {
+		err = exitcode.New(exitcode.Usage, err)
+	}
+	return cmd, err
 }
 
-// writeJSON prints v as one indented JSON document on stdout.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// terminal returns the output layer of a command (see internal/ui):
+// cmd's stdout and stderr, which are os.Stdout and os.Stderr unless a test
+// redirected them, and its --json flag.
+func terminal(cmd *cobra.Command, asJSON bool) *ui.Terminal {
+	return ui.New(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON)
 }
 
-// stdout returns where a command's main output goes (os.Stdout unless a
-// test redirected it).
-func stdout(cmd *cobra.Command) io.Writer { return cmd.OutOrStdout() }
+// wantsJSON reports whether the command that ran was given --json, so
+// that its failure is reported as JSON too.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}

@@ -31,10 +31,11 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version of repro",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
 			if asJSON {
-				return writeJSON(stdout(cmd), map[string]string{"version": versionString(), "go": runtime.Version()})
+				return t.Document(map[string]string{"version": versionString(), "go": runtime.Version()})
 			}
-			fmt.Fprintf(stdout(cmd), "repro %s (%s)\n", versionString(), runtime.Version())
+			fmt.Fprintf(t.Stdout(), "repro %s (%s)\n", versionString(), runtime.Version())
 			return nil
 		},
 	}

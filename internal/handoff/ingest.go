@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reprolab/repro/internal/workload"
 	"io"
 	"os"
 	"path/filepath"
@@ -160,11 +161,11 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 		return nil, err
 	}
 	if !m.Ready {
-		return nil, exitcode.Errorf(exitcode.Precondition, "bundle %s is a plan written with --plan: it never runs, so there is nothing to ingest", bundle)
+		return nil, exitcode.Errorf(exitcode.Precondition, "bundle %q is a plan written with --plan: it never runs, so there is nothing to ingest", bundle)
 	}
 	fi, err := os.Stat(results)
 	if err != nil || !fi.IsDir() {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: not a folder", results)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: not a folder", results)
 	}
 	if opts.Home == "" {
 		return nil, errors.New("ingest: no REPRO_HOME")
@@ -177,15 +178,15 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	}
 	f, err := os.Open(results)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: %v", results, errText(err))
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: %v", results, errText(err))
 	}
 	ents, err := f.ReadDir(maxResultEntries + 1)
 	f.Close()
 	if err != nil && err != io.EOF {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s: %v", results, err)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q: %v", results, err)
 	}
 	if len(ents) > maxResultEntries {
-		return nil, exitcode.Errorf(exitcode.Usage, "results %s holds more than %d entries: not a results folder of one job", results, maxResultEntries)
+		return nil, exitcode.Errorf(exitcode.Usage, "results %q holds more than %d entries: not a results folder of one job", results, maxResultEntries)
 	}
 	var wanted []string
 	for _, e := range ents {
@@ -196,7 +197,7 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	}
 	sort.Strings(wanted)
 
-	run, err := runs.Create(opts.Home, "handoff-"+m.Workload)
+	run, err := workload.Start(opts.Home, "handoff-"+m.Workload, opts.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -254,14 +255,14 @@ func Ingest(ctx context.Context, bundle, results string, opts IngestOptions) (*I
 	default:
 		rec.Verdict = VerdictOK
 	}
-	if err := finishRun(run, rec, m, opts.Version, code); err != nil {
+	if err := finishRun(run, rec, m, code); err != nil {
 		return rec, err
 	}
 	switch rec.Verdict {
 	case VerdictIntegrity:
-		return rec, exitcode.Errorf(exitcode.Integrity, "ingest %s: the results differ from the manifest: %s", results, shortList(rec.Problems))
+		return rec, exitcode.Errorf(exitcode.Integrity, "ingest %q: the results differ from the manifest: %s", results, shortList(rec.Problems))
 	case VerdictNegative:
-		return rec, exitcode.Errorf(exitcode.Negative, "ingest %s: %s", results, shortList(rec.Problems))
+		return rec, exitcode.Errorf(exitcode.Negative, "ingest %q: %s", results, shortList(rec.Problems))
 	}
 	return rec, nil
 }
@@ -297,17 +298,13 @@ func copyBounded(src, dst string, max int64) error {
 }
 
 // finishRun writes ingest.json and the signed run record.
-func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, code exitcode.Code) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
+func finishRun(run *workload.Run, rec *IngestRecord, m *Manifest, code exitcode.Code) error {
+	if err := run.WriteJSON("ingest.json", rec, 0o600); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(run.Dir, "ingest.json"), append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	r := run.NewRecord(version)
+	r := run.Record
 	for _, p := range m.Pins {
-		r.Assets = append(r.Assets, runs.Asset{ID: p.Name, SHA256: p.SHA256, Size: p.Size})
+		run.AddAsset(runs.Asset{ID: p.Name, SHA256: p.SHA256, Size: p.Size})
 	}
 	r.Image = map[string]string{"reference": m.Image}
 	compliant := 0
@@ -322,7 +319,7 @@ func finishRun(run *runs.Run, rec *IngestRecord, m *Manifest, version string, co
 	}
 	r.Summary = summary
 	r.Extra = map[string]string{"bundle": rec.Bundle, "manifest_digest": m.Digest, "results": rec.Results, "workload": m.Workload, "target": m.Target}
-	return run.Finish(r, int(code))
+	return run.Finish(code)
 }
 
 func (g *ingester) checkReports(m *Manifest, dir string, names []string) {

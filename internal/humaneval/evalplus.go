@@ -15,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/workpool"
 )
 
 // EvalPlus's scoring core, for users who need upstream's exact code.
@@ -163,51 +164,20 @@ func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleRes
 		byTask[s.TaskID] = append(byTask[s.TaskID], i)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(byTask[order[i]]) > len(byTask[order[j]]) })
-	queue := make(chan string, len(order))
-	for _, t := range order {
-		queue <- t
+	st := ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(order))}
+	var peak peakMemory
+	err := workpool.Run(ctx, p.cfg.Parallel, order, workpool.Worker[*evalplusContainer, string]{
+		Start: func() *evalplusContainer { return &evalplusContainer{p: p} },
+		Do: func(ctx context.Context, c *evalplusContainer, task string) error {
+			return c.task(ctx, task, byTask[task], results, len(samples))
+		},
+		Stop: func(c *evalplusContainer) { peak.note(c.stop(false)) },
+	})
+	st.Wall, st.PeakMemory = time.Since(start), peak.max()
+	if err != nil {
+		return nil, st, err
 	}
-	close(queue)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		st       = ScoreStats{Jobs: len(samples)}
-	)
-	n := max(1, min(p.cfg.Parallel, len(order)))
-	st.Supervisors = n
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &evalplusContainer{p: p}
-			defer func() {
-				peak := c.stop(false)
-				mu.Lock()
-				st.PeakMemory = max(st.PeakMemory, peak)
-				mu.Unlock()
-			}()
-			for task := range queue {
-				if err := c.task(ctx, task, byTask[task], results, len(samples)); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	st.Wall = time.Since(start)
-	if firstErr != nil {
-		return nil, st, firstErr
-	}
-	return results, st, ctx.Err()
+	return results, st, nil
 }
 
 // evalplusContainer is one container running the driver.

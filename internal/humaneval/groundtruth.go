@@ -18,6 +18,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/workpool"
 )
 
 // TruthKey names the environment ground truth was computed in. Expected
@@ -181,59 +182,28 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plu
 	if len(tasks) == 0 {
 		return st, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	queue := make(chan *Task)
 	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
+		mu   sync.Mutex
+		peak peakMemory
 	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	for i := 0; i < max(1, min(parallel, len(tasks))); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{launch: launch}
-			defer func() {
-				peak := w.close()
-				mu.Lock()
-				st.PeakMemory = max(st.PeakMemory, peak)
-				mu.Unlock()
-			}()
-			for task := range queue {
-				tt, err := t.computeTask(ctx, w, task, plus, rl)
-				if err != nil {
-					fail(err)
-					continue
-				}
-				if tt.Error != "" {
-					mu.Lock()
-					st.Failed++
-					mu.Unlock()
-				}
+	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*worker, *Task]{
+		Start: func() *worker { return &worker{launch: launch} },
+		Do: func(ctx context.Context, w *worker, task *Task) error {
+			tt, err := t.computeTask(ctx, w, task, plus, rl)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	for _, task := range tasks {
-		select {
-		case queue <- task:
-		case <-ctx.Done():
-		}
-	}
-	close(queue)
-	wg.Wait()
-	if firstErr != nil {
-		return st, firstErr
-	}
-	return st, ctx.Err()
+			if tt.Error != "" {
+				mu.Lock()
+				st.Failed++
+				mu.Unlock()
+			}
+			return nil
+		},
+		Stop: func(w *worker) { peak.note(w.close()) },
+	})
+	st.PeakMemory = peak.max()
+	return st, err
 }
 
 func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus bool, rl RunLimits) (*taskTruth, error) {

@@ -22,7 +22,7 @@ type Sample struct {
 	TaskID   string
 	ID       int    // completion id: order of appearance within the task
 	Solution string // the program that runs: a solution, or prompt + completion
-	Origin   string // where it came from, for messages: "file:line" or a path
+	Origin   string // where it came from, for messages: "file":line or "path", quoted
 }
 
 // Limits on samples. A program longer than maxProgram is not a plausible
@@ -93,7 +93,7 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 		if err == io.EOF {
 			break
 		}
-		where := fmt.Sprintf("%s:%d", name, lineNo)
+		where := fmt.Sprintf("%q:%d", name, lineNo)
 		if err != nil {
 			return nil, badSamples("samples %s: %v", where, err)
 		}
@@ -135,7 +135,7 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 		}
 	}
 	if lr.N <= 0 {
-		return nil, badSamples("samples %s: larger than %d bytes", name, maxSamplesBytes)
+		return nil, badSamples("samples %q: larger than %d bytes", name, maxSamplesBytes)
 	}
 	return set, nil
 }
@@ -196,14 +196,14 @@ type SampleFile struct {
 func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, badSamples("samples folder %s: %v", dir, err)
+		return nil, nil, badSamples("samples folder %q: %v", dir, err)
 	}
 	var files []SampleFile
 	var warn []string
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if e.Type()&os.ModeSymlink != 0 {
-			return nil, nil, badSamples("samples folder: %s is a link; links are not followed", p)
+			return nil, nil, badSamples("samples folder: %q is a link; links are not followed", p)
 		}
 		if !e.IsDir() {
 			continue // eval_results.json and the like, as EvalPlus does
@@ -211,12 +211,12 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 		id := strings.Replace(e.Name(), "_", "/", 1)
 		t := d.Task(id)
 		if t == nil || strings.ReplaceAll(t.ID, "/", "_") != e.Name() {
-			warn = append(warn, fmt.Sprintf("%s: not a task of dataset %s; skipped", p, d.ID))
+			warn = append(warn, fmt.Sprintf("%q: not a task of dataset %s; skipped", p, d.ID))
 			continue
 		}
 		sub, err := os.ReadDir(p)
 		if err != nil {
-			return nil, nil, badSamples("samples folder %s: %v", p, err)
+			return nil, nil, badSamples("samples folder %q: %v", p, err)
 		}
 		for _, f := range sub {
 			fp := filepath.Join(p, f.Name())
@@ -224,15 +224,15 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 				continue
 			}
 			if !f.Type().IsRegular() {
-				return nil, nil, badSamples("sample %s is not a regular file", fp)
+				return nil, nil, badSamples("sample %q is not a regular file", fp)
 			}
 			k, err := strconv.Atoi(strings.TrimSuffix(f.Name(), ".py"))
 			if err != nil || k < 0 || strconv.Itoa(k) != strings.TrimSuffix(f.Name(), ".py") {
-				return nil, nil, badSamples("sample %s: the file name must be a number followed by .py", fp)
+				return nil, nil, badSamples("sample %q: the file name must be a number followed by .py", fp)
 			}
 			files = append(files, SampleFile{TaskID: t.ID, K: k, Path: fp, Flat: fmt.Sprintf("%s-%d.py", e.Name(), k)})
 			if len(files) > maxSamples {
-				return nil, nil, badSamples("samples folder %s: more than %d samples", dir, maxSamples)
+				return nil, nil, badSamples("samples folder %q: more than %d samples", dir, maxSamples)
 			}
 		}
 	}
@@ -253,10 +253,10 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
 	b, err := safefile.ReadFile(path, maxProgram)
 	if err != nil {
-		return badSamples("sample %s: %v", f.Path, err)
+		return badSamples("sample %q: %v", f.Path, err)
 	}
 	if !utf8.Valid(b) {
-		return badSamples("sample %s: not valid UTF-8", f.Path)
+		return badSamples("sample %q: not valid UTF-8", f.Path)
 	}
-	return set.add(&Sample{TaskID: f.TaskID, Solution: string(b), Origin: f.Path})
+	return set.add(&Sample{TaskID: f.TaskID, Solution: string(b), Origin: strconv.Quote(f.Path)})
 }

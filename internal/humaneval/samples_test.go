@@ -31,13 +31,13 @@ func TestReadSamplesJSONL(t *testing.T) {
 	if s0[1].Solution != d.Task("HumanEval/0").Prompt+"    return True\n" {
 		t.Error("completion is not appended to the prompt without a separator")
 	}
-	if s0[1].Origin != "s.jsonl:2" {
+	if s0[1].Origin != `"s.jsonl":2` {
 		t.Errorf("origin %q", s0[1].Origin)
 	}
 	if got := set.ByTask["HumanEval/1"][0].Solution; got != "S" {
 		t.Errorf("solution must win over completion, got %q", got)
 	}
-	if len(set.Warnings) != 2 || !strings.Contains(set.Warnings[0], "s.jsonl:6") {
+	if len(set.Warnings) != 2 || !strings.Contains(set.Warnings[0], `"s.jsonl":6`) {
 		t.Errorf("warnings %q", set.Warnings)
 	}
 	if set.Count != 3 {
@@ -53,11 +53,11 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 	d := testDataset(t, "humanevalplus-v0.1.10")
 	ok := `{"task_id": "HumanEval/0", "solution": "x"}` + "\n"
 	for name, c := range map[string]struct{ text, want string }{
-		"not json":         {ok + "{task_id\n", "f.jsonl:2: not a JSON object"},
-		"no task id":       {`{"solution": "x"}`, "f.jsonl:1: no task_id"},
+		"not json":         {ok + "{task_id\n", `"f.jsonl":2: not a JSON object`},
+		"no task id":       {`{"solution": "x"}`, `"f.jsonl":1: no task_id`},
 		"no program":       {`{"task_id": "HumanEval/0"}`, "neither solution nor completion"},
-		"solution type":    {`{"task_id": "HumanEval/0", "solution": 3}`, "f.jsonl:1: not a JSON object"},
-		"not utf-8":        {ok + "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}", "f.jsonl:2: not valid UTF-8"},
+		"solution type":    {`{"task_id": "HumanEval/0", "solution": 3}`, `"f.jsonl":1: not a JSON object`},
+		"not utf-8":        {ok + "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}", `"f.jsonl":2: not valid UTF-8`},
 		"lone surrogate":   {`{"task_id": "HumanEval/0", "solution": "a\ud800b"}`, "lone UTF-16 surrogate"},
 		"low surrogate":    {`{"task_id": "HumanEval/0", "solution": "\udc00"}`, "lone UTF-16 surrogate"},
 		"oversized":        {`{"task_id": "HumanEval/0", "solution": "` + strings.Repeat("x", maxProgram+1) + `"}`, "over the limit"},

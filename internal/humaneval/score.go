@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reprolab/repro/internal/workpool"
 )
 
 // Status is a sample's verdict on one phase, named as EvalPlus names it.
@@ -200,74 +202,59 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 	// Longest first, so that the slowest tasks do not finish last alone.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	queue := make(chan *scoreJob)
 	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		wg       sync.WaitGroup
-		st       = ScoreStats{Jobs: len(jobs)}
+		mu   sync.Mutex
+		peak peakMemory
+		done int
+		st   = ScoreStats{Jobs: len(jobs), Supervisors: workpool.Size(s.Parallel, len(jobs))}
 	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	n := max(1, min(s.Parallel, len(jobs)))
-	st.Supervisors = n
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := s.take()
-			defer func() {
-				peak := s.give(w)
-				mu.Lock()
-				st.PeakMemory = max(st.PeakMemory, peak)
-				mu.Unlock()
-			}()
-			for j := range queue {
-				pr, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
-				if err != nil {
-					fail(err)
-					continue
-				}
-				mu.Lock()
-				if j.phase == Plus {
-					*j.res.Plus = pr
-				} else {
-					j.res.Base = pr
-				}
-				done++
-				d := done
-				mu.Unlock()
-				if s.Progress != nil {
-					s.Progress(d, len(jobs))
-				}
+	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*worker, *scoreJob]{
+		Start: s.take,
+		Do: func(ctx context.Context, w *worker, j *scoreJob) error {
+			pr, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-		}
-	}
-	close(queue)
-	wg.Wait()
-	st.Wall = time.Since(start)
-	if firstErr != nil {
-		return nil, st, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+			mu.Lock()
+			if j.phase == Plus {
+				*j.res.Plus = pr
+			} else {
+				j.res.Base = pr
+			}
+			done++
+			d := done
+			mu.Unlock()
+			if s.Progress != nil {
+				s.Progress(d, len(jobs))
+			}
+			return nil
+		},
+		Stop: func(w *worker) { peak.note(s.give(w)) },
+	})
+	st.Wall, st.PeakMemory = time.Since(start), peak.max()
+	if err != nil {
 		return nil, st, err
 	}
 	return results, st, nil
+}
+
+// peakMemory keeps the largest container peak memory that workers report
+// as they stop.
+type peakMemory struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (p *peakMemory) note(n int64) {
+	p.mu.Lock()
+	p.n = max(p.n, n)
+	p.mu.Unlock()
+}
+
+func (p *peakMemory) max() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
 }
 
 // InputLimits returns the per-input time limits of a phase:

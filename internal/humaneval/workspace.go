@@ -54,7 +54,7 @@ func CheckSamples(path string, d *Dataset, tasks []*Task) error {
 	} else {
 		f, err := safefile.OpenRegular(path)
 		if err != nil {
-			return exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+			return exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
 		}
 		defer f.Close()
 		if set, err = ReadSamplesJSONL(f, path, d); err != nil {
@@ -62,7 +62,7 @@ func CheckSamples(path string, d *Dataset, tasks []*Task) error {
 		}
 	}
 	if miss := set.Missing(d, tasks); len(miss) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "samples %s have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+		return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
 			path, len(miss), strings.Join(miss, ", "))
 	}
 	return nil
@@ -72,16 +72,16 @@ func CheckSamples(path string, d *Dataset, tasks []*Task) error {
 func samplesKind(path string) (os.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
 	}
 	switch {
 	case fi.Mode().IsRegular():
 		if !strings.HasSuffix(path, ".jsonl") {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: a samples file must end in .jsonl (or give a folder)", path)
+			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: a samples file must end in .jsonl (or give a folder)", path)
 		}
 	case fi.IsDir():
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %s: not a regular file or a folder", path)
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: not a regular file or a folder", path)
 	}
 	return fi, nil
 }
@@ -100,10 +100,10 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 	case fi.Mode().IsRegular():
 		in.Format = "jsonl"
 		if in.SHA256, err = hashSample(path, maxSamplesFile); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
 		}
 		if in.ws, err = sandbox.NewWorkspace(wsDir, []string{path}); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
 		}
 		copyPath := filepath.Join(wsDir, filepath.Base(path))
 		if err := sameContent(copyPath, in.SHA256, path); err != nil {
@@ -133,7 +133,7 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 		for i, f := range files {
 			b, err := safefile.ReadFile(f.Path, maxProgram)
 			if err != nil {
-				return nil, exitcode.Errorf(exitcode.Usage, "sample %s: %v", f.Path, err)
+				return nil, exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
 			}
 			staged[i] = filepath.Join(staging, f.Flat)
 			if err := os.WriteFile(staged[i], b, 0o444); err != nil {
@@ -144,14 +144,14 @@ func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
 			return nil, err
 		}
 		if in.ws, err = sandbox.NewWorkspace(wsDir, staged); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %s: %v", path, err)
+			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
 		}
 		got, err := folderDigest(files, func(f SampleFile) string { return filepath.Join(wsDir, f.Flat) })
 		if err != nil {
 			return nil, err
 		}
 		if got != in.SHA256 {
-			return nil, exitcode.Errorf(exitcode.Integrity, "samples %s changed while they were copied", path)
+			return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while they were copied", path)
 		}
 		in.Set = &SampleSet{ByTask: map[string][]*Sample{}}
 		for _, f := range files {
@@ -184,7 +184,7 @@ func (in *Input) Check() error {
 		}
 	}
 	if err != nil || now != in.SHA256 {
-		return exitcode.Errorf(exitcode.Integrity, "samples %s changed during the run (they were scored from the copy taken at the start, which is intact, but the results no longer describe the file)", in.Path)
+		return exitcode.Errorf(exitcode.Integrity, "samples %q changed during the run (they were scored from the copy taken at the start, which is intact, but the results no longer describe the file)", in.Path)
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func sameContent(p string, want digest.SHA256, orig string) error {
 		return err
 	}
 	if got != want {
-		return exitcode.Errorf(exitcode.Integrity, "samples %s changed while it was copied", orig)
+		return exitcode.Errorf(exitcode.Integrity, "samples %q changed while it was copied", orig)
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256
 	for _, f := range files {
 		d, err := hashSample(at(f), maxProgram)
 		if err != nil {
-			return digest.SHA256{}, fmt.Errorf("sample %s: %v", f.Path, err)
+			return digest.SHA256{}, fmt.Errorf("sample %q: %v", f.Path, err)
 		}
 		fmt.Fprintf(h, "%s %s\n", f.Flat, d.Hex())
 	}

@@ -93,7 +93,7 @@ func (e *InputError) Error() string {
 	if errors.As(cause, &pe) {
 		cause = pe.Err
 	}
-	return fmt.Sprintf("cannot read log %s: %v", e.Path, cause)
+	return fmt.Sprintf("cannot read log %q: %v", e.Path, cause)
 }
 
 func (e *InputError) Unwrap() error { return e.Err }

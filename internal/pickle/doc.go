@@ -64,8 +64,7 @@
 //
 //	m, err := pickle.ConvertBytes(data, p)  // or Convert(f, size, p)
 //	// err is a *PolicyError (exit 1), *MalformedError or *InternalError (exit 4)
-//	sum, n, err := m.WriteSafetensorsFile(dir+"/model.safetensors", 0o644)
-//	cfg, err := m.ConfigJSON()              // write with atomicfile
+//	w, err := m.WriteFiles(dir, 0o644)      // model.safetensors + config.json, atomically
 //
 // [Scan] reports (opcodes, globals, nested blobs, embedded sources,
 // persistent classes, tensors, violations) and continues past violations

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 
 	"github.com/reprolab/repro/internal/safefile"
 )
@@ -117,7 +118,7 @@ func Create(home, kind string) (*Run, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("invalid run kind %q", kind)
 	}
-	dir := filepath.Join(home, "runs", id)
+	dir := layout.Home(home).Run(id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create run folder %s: %v", dir, err)
 	}
@@ -161,12 +162,12 @@ func Open(home, id string) (*Run, error) {
 	default:
 		return nil, exitcode.Errorf(exitcode.Usage, "run id %q is ambiguous: %s", id, strings.Join(match, ", "))
 	}
-	return &Run{ID: match[0], Dir: filepath.Join(home, "runs", match[0]), home: home}, nil
+	return &Run{ID: match[0], Dir: layout.Home(home).Run(match[0]), home: home}, nil
 }
 
 // List returns the ids of all runs, oldest first.
 func List(home string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(home, "runs"))
+	ents, err := os.ReadDir(layout.Home(home).Runs())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -183,6 +184,36 @@ func List(home string) ([]string, error) {
 		return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j]
 	})
 	return ids, nil
+}
+
+// Summary is one line of a list of runs.
+type Summary struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"` // "unreadable" when the record cannot be read
+	Finished string `json:"finished_at"`
+}
+
+// Summaries lists the runs under home, oldest first, from their records.
+func Summaries(home string) ([]Summary, error) {
+	ids, err := List(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, id := range ids {
+		r, err := Open(home, id)
+		if err != nil {
+			return nil, err
+		}
+		rec, _, err := r.ReadRecord()
+		if err != nil {
+			out = append(out, Summary{ID: id, Status: "unreadable"})
+			continue
+		}
+		out = append(out, Summary{ID: id, Kind: rec.Kind, Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")})
+	}
+	return out, nil
 }
 
 func runTime(id string) string {

@@ -84,3 +84,19 @@ func TestOpenUnknown(t *testing.T) {
 		t.Fatalf("Open unknown: %v", err)
 	}
 }
+
+func TestSummaries(t *testing.T) {
+	home, r := finishedRun(t)
+	if err := os.WriteFile(filepath.Join(home, "runs", r.ID, "record.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home2, r2 := finishedRun(t)
+	for _, tc := range []struct {
+		home, id, status string
+	}{{home, r.ID, "unreadable"}, {home2, r2.ID, "ok"}} {
+		s, err := Summaries(tc.home)
+		if err != nil || len(s) != 1 || s[0].ID != tc.id || s[0].Status != tc.status {
+			t.Errorf("Summaries = %+v, %v; want %s %s", s, err, tc.id, tc.status)
+		}
+	}
+}

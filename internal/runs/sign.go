@@ -13,6 +13,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -57,7 +58,7 @@ const (
 // signingKey loads REPRO_HOME/keys/run-signing.key, creating the key pair on
 // first use (private key mode 0600).
 func signingKey(home string) (*key, error) {
-	dir := filepath.Join(home, "keys")
+	dir := layout.Home(home).Keys()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func signingKey(home string) (*key, error) {
 
 // verifyingKey loads the public run key.
 func verifyingKey(home string) (*key, error) {
-	p := filepath.Join(home, "keys", pubFile)
+	p := filepath.Join(layout.Home(home).Keys(), pubFile)
 	b, err := safefile.ReadFile(p, 4096)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the public run key %s: %w", p, err)

@@ -44,7 +44,7 @@ func open(path string, flags int) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %w (%s)", path, ErrNotRegular, fi.Mode().Type())
+		return nil, fmt.Errorf("%q is %w (%s)", path, ErrNotRegular, fi.Mode().Type())
 	}
 	return f, nil
 }
@@ -62,7 +62,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, max)
+		return nil, fmt.Errorf("%q: %w (%d bytes)", path, ErrTooLarge, max)
 	}
 	return b, nil
 }

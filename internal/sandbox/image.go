@@ -32,6 +32,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 )
 
 // Image identifies the evaluator image. ID is the engine's image ID (the
@@ -85,9 +86,9 @@ type BuildOptions struct {
 	Progress io.Writer // debootstrap's output and steps; may be nil
 }
 
-func sandboxDir(home string) string { return filepath.Join(home, "sandbox") }
-func pinPath(home string) string    { return filepath.Join(sandboxDir(home), "image.json") }
-func cacheDir(home string) string   { return filepath.Join(sandboxDir(home), "cache") }
+func sandboxDir(home string) string { return layout.Home(home).Sandbox() }
+func pinPath(home string) string    { return layout.Home(home).ImagePin() }
+func cacheDir(home string) string   { return layout.Home(home).ImageCache() }
 
 // layerMeta describes the cached layer tarball.
 type layerMeta struct {
@@ -455,4 +456,20 @@ func removeRootfs(dir string) {
 		}
 	}
 	os.RemoveAll(dir)
+}
+
+// OpenPinned connects to the engine and returns it with the image pinned
+// under home (exit 3 when either is missing, 4 when the engine's image
+// differs from the pin). The caller closes the engine.
+func OpenPinned(ctx context.Context, home string) (*Engine, Image, error) {
+	e, err := Connect(ctx)
+	if err != nil {
+		return nil, Image{}, err
+	}
+	img, err := PinnedImage(ctx, e, home)
+	if err != nil {
+		e.Close()
+		return nil, Image{}, err
+	}
+	return e, img, nil
 }

@@ -259,7 +259,7 @@ func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func
 		progress(Event{ID: e.ID, Phase: PhaseCached, Bytes: e.Size, Total: e.Size})
 		return s.ensureRef(e, "")
 	}
-	partial := filepath.Join(s.home, "tmp", e.SHA256.Hex()+".partial")
+	partial := s.dir.Partial(e.SHA256.Hex())
 	src, err := fill(partial)
 	if err != nil {
 		return err

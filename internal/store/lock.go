@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +13,7 @@ import (
 // that two repro processes never write the same blob at once. It polls until
 // ctx is done; wait is called once if another process holds the lock.
 func (s *Store) lock(ctx context.Context, name string, wait func()) (unlock func(), err error) {
-	p := filepath.Join(s.home, "locks", name+".lock")
+	p := s.dir.Lock(name)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open lock %s: %w", p, err)

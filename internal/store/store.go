@@ -33,6 +33,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
 	"golang.org/x/sys/unix"
 )
@@ -40,23 +41,8 @@ import (
 // Store is an opened REPRO_HOME with the catalog whose pins it enforces.
 type Store struct {
 	home string
+	dir  layout.Home
 	cat  *catalog.Catalog
-}
-
-// DefaultHome returns REPRO_HOME, else $XDG_DATA_HOME/repro, else
-// ~/.local/share/repro.
-func DefaultHome() (string, error) {
-	if h := os.Getenv("REPRO_HOME"); h != "" {
-		return filepath.Abs(h)
-	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "repro"), nil
-	}
-	u, err := os.UserHomeDir()
-	if err != nil {
-		return "", exitcode.Errorf(exitcode.Precondition, "cannot find a home folder for the store: set REPRO_HOME")
-	}
-	return filepath.Join(u, ".local", "share", "repro"), nil
 }
 
 // Open creates the store layout under home if needed. cat is the catalog
@@ -65,12 +51,12 @@ func Open(home string, cat *catalog.Catalog) (*Store, error) {
 	if cat == nil {
 		return nil, errors.New("store: nil catalog")
 	}
-	for _, d := range []string{"", "blobs/sha256", "refs", "tmp", "locks", "quarantine", "state"} {
-		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "cannot create store folder %s: %v", filepath.Join(home, d), err)
+	for _, d := range layout.Home(home).StoreFolders() {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, exitcode.Errorf(exitcode.Precondition, "cannot create store folder %q: %v", d, err)
 		}
 	}
-	return &Store{home: home, cat: cat}, nil
+	return &Store{home: home, dir: layout.Home(home), cat: cat}, nil
 }
 
 // Home returns the store's root folder.
@@ -82,10 +68,10 @@ func (s *Store) Catalog() *catalog.Catalog { return s.cat }
 // StateDir returns (and creates) REPRO_HOME/state/<name>, a folder another
 // package owns for its own files, such as caches.
 func (s *Store) StateDir(name string) (string, error) {
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return "", fmt.Errorf("invalid state folder name %q", name)
+	d, err := s.dir.State(name)
+	if err != nil {
+		return "", err
 	}
-	d := filepath.Join(s.home, "state", name)
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", err
 	}
@@ -93,10 +79,10 @@ func (s *Store) StateDir(name string) (string, error) {
 }
 
 func (s *Store) blobPath(d digest.SHA256) string {
-	return filepath.Join(s.home, "blobs", "sha256", d.Hex())
+	return s.dir.Blob(d.Hex())
 }
 
-func (s *Store) refPath(id string) string { return filepath.Join(s.home, "refs", id+".json") }
+func (s *Store) refPath(id string) string { return s.dir.Ref(id) }
 
 // Ref records that a catalog id is in the store.
 type Ref struct {
@@ -117,7 +103,7 @@ func (s *Store) writeRef(r Ref) error {
 
 // Refs lists the ids recorded in the store, sorted.
 func (s *Store) Refs() ([]Ref, error) {
-	ents, err := os.ReadDir(filepath.Join(s.home, "refs"))
+	ents, err := os.ReadDir(s.dir.Refs())
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +113,7 @@ func (s *Store) Refs() ([]Ref, error) {
 		if !e.Type().IsRegular() || filepath.Ext(name) != ".json" {
 			continue
 		}
-		b, err := safefile.ReadFile(filepath.Join(s.home, "refs", name), 64<<10)
+		b, err := safefile.ReadFile(filepath.Join(s.dir.Refs(), name), 64<<10)
 		if err != nil {
 			return nil, err
 		}

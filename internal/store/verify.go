@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func (c contextReader) Read(p []byte) (int, error) {
 // new path.
 func (s *Store) quarantine(e catalog.Entry) (string, error) {
 	src := s.blobPath(*e.SHA256)
-	dst := filepath.Join(s.home, "quarantine", e.SHA256.Hex()+"."+strconv.FormatInt(time.Now().UnixNano(), 10))
+	dst := s.dir.Quarantined(e.SHA256.Hex(), time.Now().UnixNano())
 	if err := os.Rename(src, dst); err != nil {
 		return "", fmt.Errorf("asset %s: failed to quarantine corrupt blob: %w", e.ID, err)
 	}

@@ -1,0 +1,431 @@
+package humaneval
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/workload"
+)
+
+// Engines of a scoring run.
+const (
+	EngineRepro    = "repro"
+	EngineEvalPlus = "evalplus"
+)
+
+// datasetIDs maps a dataset name to catalog ids: the dataset, and the
+// dataset its inputs come from when that is another one.
+var datasetIDs = map[string][2]string{
+	"humanevalplus":      {"humanevalplus-v0.1.10", ""},
+	"humanevalplus-mini": {"humanevalplus-mini-v0.1.10", ""},
+	"humaneval":          {"humaneval", "humanevalplus-v0.1.10"},
+}
+
+// Options are the choices of one scoring run (the humaneval command's
+// flags) and where it reports.
+type Options struct {
+	Samples      string // a .jsonl file or a samples folder; empty with Canonical
+	Canonical    bool   // score the canonical solutions as candidates
+	Dataset      string // humanevalplus, humanevalplus-mini or humaneval
+	BaseOnly     bool
+	Parallel     int
+	Tasks        string // task selection, e.g. 0,2,10-12; empty for all
+	Limits       RunLimits
+	Engine       string // EngineRepro or EngineEvalPlus
+	EvalPlusTree string // with EngineEvalPlus: a checkout at the pinned commit
+	Version      string // repro's version, for the run record
+
+	// Warn receives warnings about the samples; Progress receives
+	// "stage done/total" counts. Either may be nil.
+	Warn     func(string)
+	Progress func(stage string, done, total int)
+}
+
+// Validate checks the options before anything runs (exit 2).
+func (o *Options) Validate() error {
+	if (o.Samples == "") == !o.Canonical {
+		return exitcode.Errorf(exitcode.Usage, "give exactly one of --samples PATH and --canonical")
+	}
+	if _, ok := datasetIDs[o.Dataset]; !ok {
+		return exitcode.Errorf(exitcode.Usage, "--dataset %q: want humanevalplus, humanevalplus-mini or humaneval", o.Dataset)
+	}
+	if o.Parallel < 1 || o.Parallel > 64 {
+		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)
+	}
+	switch o.Engine {
+	case EngineRepro:
+		if o.EvalPlusTree != "" {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree goes with --engine evalplus")
+		}
+	case EngineEvalPlus:
+		if o.EvalPlusTree == "" {
+			return exitcode.Errorf(exitcode.Usage, "--engine evalplus needs --evalplus-tree DIR (a checkout of evalplus at 26d6d00)")
+		}
+	default:
+		return exitcode.Errorf(exitcode.Usage, "--engine %q: want repro or evalplus", o.Engine)
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return exitcode.New(exitcode.Usage, err)
+	}
+	return nil
+}
+
+// RunReport is what a scoring run reports: the humaneval command's --json
+// document, also kept in the run record.
+type RunReport struct {
+	RunID       string           `json:"run_id"`
+	RunDir      string           `json:"run_dir"`
+	ResultsFile string           `json:"results_file,omitempty"`
+	Engine      string           `json:"engine"`
+	EngineNote  string           `json:"engine_note,omitempty"`
+	Dataset     string           `json:"dataset"`
+	DatasetMD5  string           `json:"dataset_md5"`
+	Tasks       int              `json:"tasks"`
+	Samples     *Input           `json:"samples,omitempty"`
+	Canonical   bool             `json:"canonical"`
+	Summary     *Summary         `json:"summary,omitempty"`
+	SelfCheck   *SelfCheckReport `json:"self_check,omitempty"`
+	Truth       *TruthReport     `json:"ground_truth,omitempty"`
+	Scoring     *ScoreStats      `json:"scoring,omitempty"`
+	WallSeconds float64          `json:"wall_seconds"`
+	PeakMemory  int64            `json:"container_peak_memory_bytes"`
+	Error       string           `json:"error,omitempty"`
+}
+
+// Score runs one scoring of samples (or of the canonical solutions) in the
+// sandbox as a workload: preconditions first (dataset, engine, image), then
+// a run folder with the harness, the samples' workspace copy, ground
+// truth, self-check and scoring, eval_results.json, and a signed record
+// whatever the outcome. The report is nil only when nothing ran.
+func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) {
+	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	ids := datasetIDs[o.Dataset]
+
+	// Preconditions: dataset, engine, image. Nothing has run yet.
+	d, assets, err := openDataset(ctx, st, ids)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := SelectTasks(d, o.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	if o.Samples != "" {
+		if err := CheckSamples(o.Samples, d, tasks); err != nil {
+			return nil, err
+		}
+	}
+	e, img, err := sandbox.OpenPinned(ctx, st.Home())
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	facts, err := e.HostFacts(ctx)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Precondition, err)
+	}
+	facts.Image = &img
+	if _, err := e.Sweep(ctx); err != nil {
+		return nil, fmt.Errorf("failed to remove stale sandbox containers: %w", err)
+	}
+	cacheDir, err := st.StateDir("humaneval")
+	if err != nil {
+		return nil, err
+	}
+
+	run, err := workload.Start(st.Home(), "humaneval", o.Version)
+	if err != nil {
+		return nil, err
+	}
+	rec := run.Record
+	rec.Assets = assets
+	rec.Image = img
+	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits()}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical}
+	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: ids[0], tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
+	rep.WallSeconds = time.Since(start).Seconds()
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	rec.Extra = rep
+	return rep, run.End(err)
+}
+
+// runInputs are what Score opened before the run began.
+type runInputs struct {
+	dataset   *Dataset
+	datasetID string
+	tasks     []*Task
+	engine    *sandbox.Engine
+	image     sandbox.Image
+	cacheDir  string
+}
+
+func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, rep *RunReport, in runInputs) (err error) {
+	d, tasks, rec := in.dataset, in.tasks, run.Record
+	harnessDir, err := WriteHarness(filepath.Join(run.Dir, "harness"))
+	if err != nil {
+		return err
+	}
+	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly}
+
+	var samples []*Sample
+	if o.Samples != "" {
+		input, err := PrepareSamples(o.Samples, filepath.Join(run.Dir, "workspace"), d)
+		if err != nil {
+			return err
+		}
+		rep.Samples = input
+		for _, w := range input.Warnings {
+			if o.Warn != nil {
+				o.Warn(w)
+			}
+		}
+		if miss := input.Set.Missing(d, tasks); len(miss) > 0 {
+			return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+				o.Samples, len(miss), strings.Join(miss, ", "))
+		}
+		for _, t := range tasks {
+			samples = append(samples, input.Set.ByTask[t.ID]...)
+		}
+		defer func() {
+			// A change to the samples voids the run, also a failed one.
+			if cerr := input.Check(); cerr != nil {
+				err = cerr
+				rep.Summary, rep.ResultsFile = nil, ""
+				os.Remove(filepath.Join(run.Dir, "eval_results.json"))
+			}
+		}()
+	}
+
+	key := TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: in.image.ID, Harness: HarnessDigest, CPU: runs.CPUModel()}
+	truth, err := OpenTruth(in.cacheDir, key)
+	if err != nil {
+		return err
+	}
+	var report *Report
+	if o.Engine == EngineEvalPlus {
+		ep, lerr := st.Catalog().Lookup(EvalPlusCatalogID)
+		if lerr != nil {
+			return lerr
+		}
+		if err := ep.RequirePinned(); err != nil {
+			return err
+		}
+		dataFile, werr := writeDatasetJSONL(ctx, st, in.datasetID, d, filepath.Join(run.Dir, "evalplus-input"))
+		if werr != nil {
+			return werr
+		}
+		rep.EngineNote = EvalPlusWeakness
+		run.AddAsset(runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex()})
+		report, err = RunEvalPlus(ctx, EvalPlusConfig{
+			Engine: in.engine, Image: in.image, HarnessDir: harnessDir, TreeDir: o.EvalPlusTree, TreeDigest: *ep.TreeDigest,
+			DatasetFile: dataFile, Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical,
+			BaseOnly: o.BaseOnly, Parallel: o.Parallel, Limits: o.Limits, Progress: o.Progress,
+		})
+	} else {
+		report, err = Run(ctx, Config{
+			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
+			Launch: SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
+			Limits: o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
+		})
+	}
+	if report != nil {
+		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
+		rep.PeakMemory = report.PeakMemory()
+		rec.SelfCheck = report.SelfCheck
+	}
+	if err != nil {
+		return err
+	}
+	rep.Scoring = &report.Scoring
+	rep.Summary = &report.Summary
+	rec.Summary = report.Summary
+	resultsPath := filepath.Join(run.Dir, "eval_results.json")
+	if err := WriteResults(resultsPath, d, tasks, report.Results, report.Summary, time.Now()); err != nil {
+		return err
+	}
+	rep.ResultsFile = resultsPath
+	if rep.Samples != nil {
+		if err := rep.Samples.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeDatasetJSONL writes the decompressed dataset from the store into
+// dir for EvalPlus's code (which hashes the JSON lines) and checks it is the
+// dataset that was parsed.
+func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Dataset, dir string) (string, error) {
+	f, err := st.OpenVerified(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "HumanEvalPlus.jsonl")
+	h := md5.New()
+	err = atomicfile.Write(p, 0o444, func(w io.Writer) error {
+		_, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(zr, 64<<20))
+		return err
+	}, nil)
+	if err != nil {
+		return "", err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != d.MD5 {
+		return "", exitcode.Errorf(exitcode.Integrity, "dataset %s decompressed to md5 %s, not %s", id, got, d.MD5)
+	}
+	return p, nil
+}
+
+// openDataset opens the dataset (and its inputs' dataset) from the store,
+// verified against the catalog pins.
+func openDataset(ctx context.Context, st *store.Store, ids [2]string) (*Dataset, []runs.Asset, error) {
+	load := func(id string, inputs *Dataset) (*Dataset, runs.Asset, error) {
+		a, err := workload.OpenAsset(ctx, st, id)
+		if err != nil {
+			return nil, runs.Asset{}, err
+		}
+		defer a.Close()
+		var d *Dataset
+		if inputs != nil {
+			d, err = LoadOriginal(a, id, a.Entry.Size, *a.Entry.SHA256, inputs)
+		} else {
+			d, err = LoadPlus(a, id, a.Entry.Size, *a.Entry.SHA256)
+		}
+		if err != nil {
+			return nil, runs.Asset{}, workload.IntegrityError(err)
+		}
+		return d, a.Record(), nil
+	}
+	if ids[1] == "" {
+		d, a, err := load(ids[0], nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, []runs.Asset{a}, nil
+	}
+	in, a1, err := load(ids[1], nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, a0, err := load(ids[0], in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, []runs.Asset{a0, a1}, nil
+}
+
+// SelectTasks parses a task selection: comma-separated task numbers or
+// ids, and ranges N-M. Empty means every task.
+func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
+	if strings.TrimSpace(spec) == "" {
+		return d.Tasks, nil
+	}
+	want := map[int]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		// num parses one end of part; an error names the whole part, so
+		// that "-1" is not reported as "".
+		num := func(s string) (int, error) {
+			s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n >= len(d.Tasks) {
+				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks 0 to %d)", strings.TrimSpace(part), d.ID, len(d.Tasks)-1)
+			}
+			return n, nil
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := num(lo)
+		if err != nil {
+			return nil, err
+		}
+		b := a
+		if isRange {
+			if b, err = num(hi); err != nil {
+				return nil, err
+			}
+		}
+		if b < a {
+			return nil, exitcode.Errorf(exitcode.Usage, "--tasks: empty range %q", part)
+		}
+		for i := a; i <= b; i++ {
+			want[i] = true
+		}
+	}
+	var out []*Task
+	for _, t := range d.Tasks {
+		if want[t.Index] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// WriteText writes the report for people.
+func (rep *RunReport) WriteText(w io.Writer) {
+	s := rep.Summary
+	pct := func(p PassAtK) string {
+		if v, ok := p["pass@1"]; ok {
+			return fmt.Sprintf("%.1f", 100*v)
+		}
+		return "-"
+	}
+	what := fmt.Sprintf("%d samples", s.Samples)
+	if rep.Canonical {
+		what = fmt.Sprintf("%d canonical solutions", s.Samples)
+	}
+	subset := ""
+	if s.Subset {
+		subset = " (a subset)"
+	}
+	fmt.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+	if s.PlusScored {
+		fmt.Fprintf(w, "pass@1 (base / plus): %s / %s\n", pct(s.BasePassAtK), pct(s.PlusPassAtK))
+		fmt.Fprintf(w, "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
+	} else {
+		fmt.Fprintf(w, "pass@1 (base): %s\n", pct(s.BasePassAtK))
+		fmt.Fprintf(w, "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
+	}
+	for _, k := range []string{"pass@10", "pass@100"} {
+		if v, ok := s.BasePassAtK[k]; ok {
+			fmt.Fprintf(w, "%s (base / plus): %.1f / %.1f\n", k, 100*v, 100*s.PlusPassAtK[k])
+		}
+	}
+	if rep.Engine == EngineEvalPlus {
+		fmt.Fprintf(w, "engine: EvalPlus %s's scoring core in the sandbox; %s\n", EvalPlusCommit[:7], EvalPlusWeakness)
+		fmt.Fprintf(w, "time: %.1f s (self-check %.1f s, scoring %.1f s, each with EvalPlus's own ground truth)\n",
+			rep.WallSeconds, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
+	} else {
+		truth := "cached"
+		if rep.Truth.Computed > 0 {
+			truth = fmt.Sprintf("%d tasks computed in %.1f s", rep.Truth.Computed, rep.Truth.Wall.Seconds())
+		}
+		fmt.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
+			rep.WallSeconds, truth, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
+	}
+	fmt.Fprintf(w, "results: %q\n", rep.ResultsFile)
+}

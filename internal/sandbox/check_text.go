@@ -1,0 +1,38 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+)
+
+// CheckReport is what `repro sandbox check` found: the host facts and
+// each control of the self-test.
+type CheckReport struct {
+	OK       bool      `json:"ok"`
+	Host     HostFacts `json:"host"`
+	Controls []Control `json:"controls"`
+}
+
+// WriteText writes the report for people, one fact or control a line.
+func (rep CheckReport) WriteText(w io.Writer) {
+	f := rep.Host
+	fmt.Fprintf(w, "engine      %s (API %s)\n", f.EngineVersion, f.APIVersion)
+	fmt.Fprintf(w, "containerd  %s\n", f.ContainerdVersion)
+	fmt.Fprintf(w, "runc        %s\n", f.RuncVersion)
+	fmt.Fprintf(w, "kernel      %s (%s)\n", f.Kernel, f.OperatingSystem)
+	fmt.Fprintf(w, "cgroup      v%s, %s driver\n", f.CgroupVersion, f.CgroupDriver)
+	fmt.Fprintf(w, "core        %s\n", f.CorePattern)
+	fmt.Fprintf(w, "seccomp     %s\n", f.SeccompDigest)
+	if f.Image != nil {
+		fmt.Fprintf(w, "image       %s\n            manifest %s\n", f.Image.ID, f.Image.ManifestDigest)
+	} else {
+		fmt.Fprintf(w, "image       none pinned\n")
+	}
+	for _, c := range rep.Controls {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %-18s %s\n", mark, c.Name, c.Detail)
+	}
+}
