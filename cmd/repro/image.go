@@ -37,8 +37,12 @@ bits removed), go-containerregistry writes a docker-format image and the engine
 loads it. The image ID (the engine's config digest) and the manifest digest are
 printed and pinned in REPRO_HOME; every sandbox run refuses any other image.
 
-Needs root and debootstrap. The layer is cached in REPRO_HOME and reused after
-its digest is checked; --fresh bootstraps again.
+Needs root and debootstrap. The Debian mirror is --mirror, or else the first
+enabled "deb" entry for bookworm with component main in the host's apt sources
+(/etc/apt/sources.list, /etc/apt/sources.list.d/*.list and *.sources); with
+neither, nothing runs (exit 3). The mirror used is printed and pinned. The
+layer is cached in REPRO_HOME and reused after its digest is checked; --fresh
+bootstraps again.
 
 Where a registry is reachable, a digest-pinned python:3.11-slim@sha256:... base
 could serve instead; repro builds its own so that no registry is needed.`,
@@ -62,16 +66,23 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(stdout(cmd), img)
+			pin, err := sandbox.ReadPin(home)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(stdout(cmd), "image ID        %s\nmanifest digest %s\n", img.ID, img.ManifestDigest)
+			if asJSON {
+				return writeJSON(stdout(cmd), struct {
+					sandbox.Image
+					Mirror string `json:"mirror"`
+				}{img, pin.Mirror})
+			}
+			fmt.Fprintf(stdout(cmd), "image ID        %s\nmanifest digest %s\nmirror          %s\n", img.ID, img.ManifestDigest, pin.Mirror)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
-	cmd.Flags().StringVar(&mirror, "mirror", sandbox.DefaultMirror, "Debian mirror for debootstrap")
+	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
 	return cmd
 }
 

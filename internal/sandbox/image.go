@@ -51,8 +51,6 @@ type Image struct {
 const (
 	ImageSuite   = "bookworm"
 	ImageVariant = "minbase"
-	// DefaultMirror is the Debian mirror debootstrap fetches from.
-	DefaultMirror = "http://deb.debian.org/debian"
 	// ImageRepository is the name the image is tagged with in the engine;
 	// runs always use the ID, never the tag.
 	ImageRepository = "reprolab/evaluator"
@@ -80,7 +78,8 @@ type Pin struct {
 
 // BuildOptions tune BuildImage.
 type BuildOptions struct {
-	Mirror   string    // Debian mirror; DefaultMirror when empty
+	Mirror   string    // Debian mirror; when empty, the host's apt sources name it
+	AptDir   string    // where to read the apt sources; HostAptDir when empty
 	Fresh    bool      // bootstrap again even if a cached layer exists
 	Progress io.Writer // debootstrap's output and steps; may be nil
 }
@@ -106,8 +105,13 @@ type layerMeta struct {
 // layer is cached under home and reused (after checking its digest) unless
 // opts.Fresh is set.
 func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) (Image, error) {
-	if opts.Mirror == "" {
-		opts.Mirror = DefaultMirror
+	if opts.Mirror != "" {
+		if err := CheckMirror(opts.Mirror); err != nil {
+			return Image{}, exitcode.New(exitcode.Usage, err)
+		}
+	}
+	if opts.AptDir == "" {
+		opts.AptDir = HostAptDir
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -129,7 +133,16 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 		}
 	}
 	if meta == nil {
-		m, err := bootstrapLayer(ctx, home, opts.Mirror, layerPath, metaPath, progress)
+		mirror := opts.Mirror
+		if mirror == "" {
+			m, err := hostMirror(opts.AptDir)
+			if err != nil {
+				return Image{}, err
+			}
+			mirror = m
+		}
+		fmt.Fprintf(progress, "debian mirror %s\n", mirror)
+		m, err := bootstrapLayer(ctx, home, mirror, layerPath, metaPath, progress)
 		if err != nil {
 			return Image{}, err
 		}
