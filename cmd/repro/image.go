@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand())
 	return cmd
 }
 
@@ -36,6 +37,9 @@ deterministic layer (sorted entries, fixed times, owner 0, setuid and setgid
 bits removed), go-containerregistry writes a docker-format image and the engine
 loads it. The image ID (the engine's config digest) and the manifest digest are
 printed and pinned in REPRO_HOME; every sandbox run refuses any other image.
+An SBOM of the image (every Debian package with version, architecture and
+source package, and the HumanEval harness tree digest, as CycloneDX 1.6 JSON)
+is written next to the pin, and its digest pinned; 'repro image sbom' prints it.
 
 Needs root and debootstrap. The Debian mirror is --mirror, or else the first
 enabled "deb" entry for bookworm with component main in the host's apt sources
@@ -58,7 +62,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 				return err
 			}
 			defer e.Close()
-			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh}
+			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh, Trees: imageTrees()}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = cmd.ErrOrStderr()
 			}
@@ -73,10 +77,12 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			if asJSON {
 				return writeJSON(stdout(cmd), struct {
 					sandbox.Image
-					Mirror string `json:"mirror"`
-				}{img, pin.Mirror})
+					Mirror       string `json:"mirror"`
+					SBOMPackages int    `json:"sbom_packages"`
+				}{img, pin.Mirror, pin.SBOMPackages})
 			}
-			fmt.Fprintf(stdout(cmd), "image ID        %s\nmanifest digest %s\nmirror          %s\n", img.ID, img.ManifestDigest, pin.Mirror)
+			fmt.Fprintf(stdout(cmd), "image ID        %s\nmanifest digest %s\nmirror          %s\nSBOM            %s (%d packages, %s)\n",
+				img.ID, img.ManifestDigest, pin.Mirror, img.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
 			return nil
 		},
 	}
@@ -116,5 +122,51 @@ func newImageShowCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	return cmd
+}
+
+func newImageSBOMCommand() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "sbom",
+		Short: "Print the SBOM of the pinned evaluator image",
+		Long: `sbom prints the software bill of materials of the pinned evaluator image: every
+Debian package installed in it (name, version, architecture, source package and
+version, package URL) and the HumanEval harness tree digest. --format cyclonedx
+(the default) prints the pinned CycloneDX 1.6 JSON byte for byte, after checking
+its digest against the pin (exit 4 when it differs); --format spdx prints the
+same content as SPDX 2.3 JSON. A pin made before SBOMs gets one now, from the
+cached layer or the image in the engine; nothing is rebuilt or run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "cyclonedx" && format != "spdx" {
+				return exitcode.Errorf(exitcode.Usage, "--format %q: want cyclonedx or spdx", format)
+			}
+			ctx := cmd.Context()
+			home, err := store.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				e = nil // the cached layer may do without the engine
+			} else {
+				defer e.Close()
+			}
+			sbom, err := sandbox.ImageSBOM(ctx, e, home, imageTrees())
+			if err != nil {
+				return err
+			}
+			out := sbom.JSON
+			if format == "spdx" {
+				if out, err = sbom.SPDX(); err != nil {
+					return err
+				}
+			}
+			_, err = stdout(cmd).Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "cyclonedx", "cyclonedx (CycloneDX 1.6 JSON) or spdx (SPDX 2.3 JSON)")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/spf13/cobra"
@@ -16,7 +17,8 @@ func init() { register(newSandboxCommand) }
 
 // openPinnedSandbox connects to the engine and returns it with the image
 // pinned under home (exit 3 when either is missing, 4 when the engine's
-// image differs from the pin). The caller closes the engine.
+// image differs from the pin), with the digest of the image's SBOM (made
+// now for a pin that has none). The caller closes the engine.
 func openPinnedSandbox(ctx context.Context, home string) (*sandbox.Engine, sandbox.Image, error) {
 	e, err := sandbox.Connect(ctx)
 	if err != nil {
@@ -27,7 +29,19 @@ func openPinnedSandbox(ctx context.Context, home string) (*sandbox.Engine, sandb
 		e.Close()
 		return nil, sandbox.Image{}, err
 	}
+	sbom, err := sandbox.ImageSBOM(ctx, e, home, imageTrees())
+	if err != nil {
+		e.Close()
+		return nil, sandbox.Image{}, err
+	}
+	img.SBOMDigest = sbom.Digest.String()
 	return e, img, nil
+}
+
+// imageTrees are the trees the image's SBOM lists besides its packages:
+// the HumanEval harness that every sandboxed HumanEval run mounts.
+func imageTrees() []sandbox.SBOMTree {
+	return []sandbox.SBOMTree{{Name: "repro-humaneval-harness", Digest: humaneval.HarnessDigest}}
 }
 
 func newSandboxCommand() *cobra.Command {

@@ -44,7 +44,9 @@ import (
 type Image struct {
 	ID             string `json:"id"`
 	ManifestDigest string `json:"manifest_digest"`
-	pinned         bool
+	// SBOMDigest is the SHA-256 of the image's SBOM (see ImageSBOM).
+	SBOMDigest string `json:"sbom_digest,omitempty"`
+	pinned     bool
 }
 
 // The Debian release, variant and packages of the evaluator image.
@@ -74,14 +76,19 @@ type Pin struct {
 	Packages    []string     `json:"packages"` // name=version of every installed package
 	Layer       *LayerReport `json:"layer"`
 	BuiltAt     time.Time    `json:"built_at"`
+	// SBOMTrees are the trees the SBOM lists besides the packages, and
+	// SBOMPackages the number of Debian packages it lists.
+	SBOMTrees    []SBOMTree `json:"sbom_trees,omitempty"`
+	SBOMPackages int        `json:"sbom_packages,omitempty"`
 }
 
 // BuildOptions tune BuildImage.
 type BuildOptions struct {
-	Mirror   string    // Debian mirror; when empty, the host's apt sources name it
-	AptDir   string    // where to read the apt sources; HostAptDir when empty
-	Fresh    bool      // bootstrap again even if a cached layer exists
-	Progress io.Writer // debootstrap's output and steps; may be nil
+	Mirror   string     // Debian mirror; when empty, the host's apt sources name it
+	AptDir   string     // where to read the apt sources; HostAptDir when empty
+	Fresh    bool       // bootstrap again even if a cached layer exists
+	Progress io.Writer  // debootstrap's output and steps; may be nil
+	Trees    []SBOMTree // trees the SBOM lists besides the packages (the harness)
 }
 
 func sandboxDir(home string) string { return filepath.Join(home, "sandbox") }
@@ -177,13 +184,25 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 		Suite: ImageSuite, Variant: ImageVariant, Mirror: meta.Mirror, Included: ImagePackages,
 		Packages: meta.Packages, Layer: meta.Layer, BuiltAt: time.Now().UTC().Truncate(time.Second),
 	}
-	b, err := json.MarshalIndent(pin, "", "  ")
+	want, err := digest.Parse(meta.Digest)
 	if err != nil {
 		return Image{}, err
 	}
-	if err := atomicfile.WriteFile(pinPath(home), append(b, '\n'), 0o644); err != nil {
+	lf, err := safefile.OpenRegular(layerPath)
+	if err != nil {
 		return Image{}, err
 	}
+	status, err := verifiedLayerStatus(lf, want, layerPath)
+	lf.Close()
+	if err != nil {
+		return Image{}, err
+	}
+	sbom, err := writeSBOM(home, &pin, status, opts.Trees)
+	if err != nil {
+		return Image{}, err
+	}
+	fmt.Fprintf(progress, "SBOM %s (%d packages) in %s\n", sbom.Digest, sbom.Packages, SBOMPath(home))
+	image.SBOMDigest = sbom.Digest.String()
 	image.pinned = true
 	return image, nil
 }
