@@ -115,6 +115,9 @@ func newImageShowCommand() *cobra.Command {
 				pin.ID, pin.ManifestDigest, pin.Reference, pin.LayerDigest, pin.LayerSize)
 			fmt.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",
 				pin.Suite, pin.Variant, pin.Included, pin.Mirror, len(pin.Packages), pin.BuiltAt.Format("2006-01-02 15:04:05 UTC"))
+			if pin.SBOMDigest != "" {
+				fmt.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
+			}
 			if pin.Layer != nil {
 				fmt.Fprintf(w, "setuid/setgid   %d bits removed: %v\n", len(pin.Layer.Stripped), pin.Layer.Stripped)
 			}
