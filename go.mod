@@ -3,6 +3,7 @@ module github.com/reprolab/repro
 go 1.26.8
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/containerd/errdefs v1.0.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/moby/moby/api v1.57.0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
 )
@@ -73,6 +74,13 @@ func newHumanEvalHome(t *testing.T, home string) string {
 	}
 	if err := os.WriteFile(filepath.Join(home, "sandbox", "image.json"), pin, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// The SBOM travels with its pin (or is made again from the image).
+	os.Remove(filepath.Join(home, "sandbox", "sbom.cdx.json"))
+	if sbom, err := os.ReadFile(filepath.Join(imageHome, "sandbox", "sbom.cdx.json")); err == nil {
+		if err := os.WriteFile(filepath.Join(home, "sandbox", "sbom.cdx.json"), sbom, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	data := sharedData(t)
 	for id, file := range map[string]string{
@@ -166,6 +174,20 @@ func TestHumanEvalCanonicalMini(t *testing.T) {
 		if !strings.Contains(string(rec), want) {
 			t.Errorf("record.json lacks %s", want)
 		}
+	}
+	// The record names the image's SBOM by the digest of what 'repro image
+	// sbom' prints.
+	sbom := repro(t, env, "image", "sbom")
+	if sbom.code != 0 {
+		t.Fatalf("image sbom: %d %s", sbom.code, sbom.stderr)
+	}
+	var recImage struct {
+		Image struct {
+			SBOMDigest string `json:"sbom_digest"`
+		} `json:"image"`
+	}
+	if err := json.Unmarshal(rec, &recImage); err != nil || recImage.Image.SBOMDigest != digest.Of([]byte(sbom.stdout)).String() {
+		t.Errorf("record's SBOM digest %q (%v), want that of the printed SBOM %s", recImage.Image.SBOMDigest, err, digest.Of([]byte(sbom.stdout)))
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -15,7 +17,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand())
 	return cmd
 }
 
@@ -34,9 +36,16 @@ deterministic layer (sorted entries, fixed times, owner 0, setuid and setgid
 bits removed), go-containerregistry writes a docker-format image and the engine
 loads it. The image ID (the engine's config digest) and the manifest digest are
 printed and pinned in REPRO_HOME; every sandbox run refuses any other image.
+An SBOM of the image (every Debian package with version, architecture and
+source package, and the HumanEval harness tree digest, as CycloneDX 1.6 JSON)
+is written next to the pin, and its digest pinned; 'repro image sbom' prints it.
 
-Needs root and debootstrap. The layer is cached in REPRO_HOME and reused after
-its digest is checked; --fresh bootstraps again.
+Needs root and debootstrap. The Debian mirror is --mirror, or else the first
+enabled "deb" entry for bookworm with component main in the host's apt sources
+(/etc/apt/sources.list, /etc/apt/sources.list.d/*.list and *.sources); with
+neither, nothing runs (exit 3). The mirror used is printed and pinned. The
+layer is cached in REPRO_HOME and reused after its digest is checked; --fresh
+bootstraps again.
 
 Where a registry is reachable, a digest-pinned python:3.11-slim@sha256:... base
 could serve instead; repro builds its own so that no registry is needed.`,
@@ -53,7 +62,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 				return err
 			}
 			defer e.Close()
-			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh}
+			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh, Trees: humaneval.SBOMTrees()}
 			if log := t.Log(); log != nil {
 				opts.Progress = log
 			}
@@ -61,16 +70,25 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return t.Document(img)
+			pin, err := sandbox.ReadPin(home)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\n", img.ID, img.ManifestDigest)
+			if asJSON {
+				return t.Document(struct {
+					sandbox.Image
+					Mirror       string `json:"mirror"`
+					SBOMPackages int    `json:"sbom_packages"`
+				}{img, pin.Mirror, pin.SBOMPackages})
+			}
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nmirror          %s\nSBOM            %s (%d packages, %q)\n",
+				img.ID, img.ManifestDigest, pin.Mirror, img.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
-	cmd.Flags().StringVar(&mirror, "mirror", sandbox.DefaultMirror, "Debian mirror for debootstrap")
+	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
 	return cmd
 }
 
@@ -98,6 +116,9 @@ func newImageShowCommand() *cobra.Command {
 				pin.ID, pin.ManifestDigest, pin.Reference, pin.LayerDigest, pin.LayerSize)
 			fmt.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",
 				pin.Suite, pin.Variant, pin.Included, pin.Mirror, len(pin.Packages), pin.BuiltAt.Format("2006-01-02 15:04:05 UTC"))
+			if pin.SBOMDigest != "" {
+				fmt.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
+			}
 			if pin.Layer != nil {
 				fmt.Fprintf(w, "setuid/setgid   %d bits removed: %v\n", len(pin.Layer.Stripped), pin.Layer.Stripped)
 			}
@@ -105,5 +126,51 @@ func newImageShowCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	return cmd
+}
+
+func newImageSBOMCommand() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "sbom",
+		Short: "Print the SBOM of the pinned evaluator image",
+		Long: `sbom prints the software bill of materials of the pinned evaluator image: every
+Debian package installed in it (name, version, architecture, source package and
+version, package URL) and the HumanEval harness tree digest. --format cyclonedx
+(the default) prints the pinned CycloneDX 1.6 JSON byte for byte, after checking
+its digest against the pin (exit 4 when it differs); --format spdx prints the
+same content as SPDX 2.3 JSON. A pin made before SBOMs gets one now, from the
+cached layer or the image in the engine; nothing is rebuilt or run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "cyclonedx" && format != "spdx" {
+				return exitcode.Errorf(exitcode.Usage, "--format %q: want cyclonedx or spdx", format)
+			}
+			ctx := cmd.Context()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				e = nil // the cached layer may do without the engine
+			} else {
+				defer e.Close()
+			}
+			sbom, err := sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+			if err != nil {
+				return err
+			}
+			out := sbom.JSON
+			if format == "spdx" {
+				if out, err = sbom.SPDX(); err != nil {
+					return err
+				}
+			}
+			_, err = terminal(cmd, false).Stdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "cyclonedx", "cyclonedx (CycloneDX 1.6 JSON) or spdx (SPDX 2.3 JSON)")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -111,7 +112,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			e, img, err := sandbox.OpenPinned(ctx, home)
+			e, img, err := sandbox.OpenPinned(ctx, home, humaneval.SBOMTrees())
 			if err != nil {
 				return err
 			}

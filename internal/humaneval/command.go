@@ -132,7 +132,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 			return nil, err
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home())
+	e, img, err := sandbox.OpenPinned(ctx, st.Home(), SBOMTrees())
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/sandbox"
 )
 
 // The harness tree is the Python code that runs inside the evaluator
@@ -106,4 +107,10 @@ func embeddedHarnessDigest() (digest.SHA256, error) {
 		return digest.SHA256{}, err
 	}
 	return m.Digest(), nil
+}
+
+// SBOMTrees are the trees the evaluator image's SBOM lists besides its
+// Debian packages: the harness that every sandboxed HumanEval run mounts.
+func SBOMTrees() []sandbox.SBOMTree {
+	return []sandbox.SBOMTree{{Name: "repro-humaneval-harness", Digest: HarnessDigest}}
 }

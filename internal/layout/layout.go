@@ -84,6 +84,10 @@ func (h Home) Sandbox() string { return h.join("sandbox") }
 // ImagePin is the file that pins the evaluator image.
 func (h Home) ImagePin() string { return h.join("sandbox", "image.json") }
 
+// ImageSBOM is the evaluator image's SBOM (CycloneDX 1.6 JSON), whose
+// digest image.json pins.
+func (h Home) ImageSBOM() string { return h.join("sandbox", "sbom.cdx.json") }
+
 // ImageCache is the folder of the evaluator image's cached layer.
 func (h Home) ImageCache() string { return h.join("sandbox", "cache") }
 

@@ -73,3 +73,16 @@ func dropUlimit(p *policy, name string) []*ulimit {
 func ExecAnother(ctx context.Context, c *Container, cmd []string) (int, error) {
 	return c.execAnother(ctx, cmd)
 }
+
+// ParseDpkgPackages and PinnedDpkgStatus let the SBOM tests build an SBOM
+// from a modified copy of the real image's dpkg status.
+var ParseDpkgPackages = parseDpkgPackages
+
+// PinnedDpkgStatus returns the dpkg status of the image pinned under home.
+func PinnedDpkgStatus(ctx context.Context, e *Engine, home string) ([]byte, error) {
+	pin, err := ReadPin(home)
+	if err != nil {
+		return nil, err
+	}
+	return pinnedDpkgStatus(ctx, e, home, pin)
+}

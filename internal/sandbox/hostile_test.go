@@ -278,7 +278,7 @@ def connect(host, port):
         s.close()
 dns = 0
 try:
-    socket.getaddrinfo("deb.debian.org", 80)
+    socket.getaddrinfo("example.com", 80)
     dns = 1
 except OSError:
     pass

@@ -45,15 +45,15 @@ import (
 type Image struct {
 	ID             string `json:"id"`
 	ManifestDigest string `json:"manifest_digest"`
-	pinned         bool
+	// SBOMDigest is the SHA-256 of the image's SBOM (see ImageSBOM).
+	SBOMDigest string `json:"sbom_digest,omitempty"`
+	pinned     bool
 }
 
 // The Debian release, variant and packages of the evaluator image.
 const (
 	ImageSuite   = "bookworm"
 	ImageVariant = "minbase"
-	// DefaultMirror is the Debian mirror debootstrap fetches from.
-	DefaultMirror = "http://deb.debian.org/debian"
 	// ImageRepository is the name the image is tagged with in the engine;
 	// runs always use the ID, never the tag.
 	ImageRepository = "reprolab/evaluator"
@@ -77,13 +77,19 @@ type Pin struct {
 	Packages    []string     `json:"packages"` // name=version of every installed package
 	Layer       *LayerReport `json:"layer"`
 	BuiltAt     time.Time    `json:"built_at"`
+	// SBOMTrees are the trees the SBOM lists besides the packages, and
+	// SBOMPackages the number of Debian packages it lists.
+	SBOMTrees    []SBOMTree `json:"sbom_trees,omitempty"`
+	SBOMPackages int        `json:"sbom_packages,omitempty"`
 }
 
 // BuildOptions tune BuildImage.
 type BuildOptions struct {
-	Mirror   string    // Debian mirror; DefaultMirror when empty
-	Fresh    bool      // bootstrap again even if a cached layer exists
-	Progress io.Writer // debootstrap's output and steps; may be nil
+	Mirror   string     // Debian mirror; when empty, the host's apt sources name it
+	AptDir   string     // where to read the apt sources; HostAptDir when empty
+	Fresh    bool       // bootstrap again even if a cached layer exists
+	Progress io.Writer  // debootstrap's output and steps; may be nil
+	Trees    []SBOMTree // trees the SBOM lists besides the packages (the harness)
 }
 
 func sandboxDir(home string) string { return layout.Home(home).Sandbox() }
@@ -107,8 +113,13 @@ type layerMeta struct {
 // layer is cached under home and reused (after checking its digest) unless
 // opts.Fresh is set.
 func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) (Image, error) {
-	if opts.Mirror == "" {
-		opts.Mirror = DefaultMirror
+	if opts.Mirror != "" {
+		if err := CheckMirror(opts.Mirror); err != nil {
+			return Image{}, exitcode.New(exitcode.Usage, err)
+		}
+	}
+	if opts.AptDir == "" {
+		opts.AptDir = HostAptDir
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -130,7 +141,16 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 		}
 	}
 	if meta == nil {
-		m, err := bootstrapLayer(ctx, home, opts.Mirror, layerPath, metaPath, progress)
+		mirror := opts.Mirror
+		if mirror == "" {
+			m, err := hostMirror(opts.AptDir)
+			if err != nil {
+				return Image{}, err
+			}
+			mirror = m
+		}
+		fmt.Fprintf(progress, "debian mirror %s\n", mirror)
+		m, err := bootstrapLayer(ctx, home, mirror, layerPath, metaPath, progress)
 		if err != nil {
 			return Image{}, err
 		}
@@ -165,13 +185,25 @@ func BuildImage(ctx context.Context, e *Engine, home string, opts BuildOptions) 
 		Suite: ImageSuite, Variant: ImageVariant, Mirror: meta.Mirror, Included: ImagePackages,
 		Packages: meta.Packages, Layer: meta.Layer, BuiltAt: time.Now().UTC().Truncate(time.Second),
 	}
-	b, err := json.MarshalIndent(pin, "", "  ")
+	want, err := digest.Parse(meta.Digest)
 	if err != nil {
 		return Image{}, err
 	}
-	if err := atomicfile.WriteFile(pinPath(home), append(b, '\n'), 0o644); err != nil {
+	lf, err := safefile.OpenRegular(layerPath)
+	if err != nil {
 		return Image{}, err
 	}
+	status, err := verifiedLayerStatus(lf, want, layerPath)
+	lf.Close()
+	if err != nil {
+		return Image{}, err
+	}
+	sbom, err := writeSBOM(home, &pin, status, opts.Trees)
+	if err != nil {
+		return Image{}, err
+	}
+	fmt.Fprintf(progress, "SBOM %s (%d packages) in %s\n", sbom.Digest, sbom.Packages, SBOMPath(home))
+	image.SBOMDigest = sbom.Digest.String()
 	image.pinned = true
 	return image, nil
 }
@@ -460,8 +492,11 @@ func removeRootfs(dir string) {
 
 // OpenPinned connects to the engine and returns it with the image pinned
 // under home (exit 3 when either is missing, 4 when the engine's image
-// differs from the pin). The caller closes the engine.
-func OpenPinned(ctx context.Context, home string) (*Engine, Image, error) {
+// differs from the pin), with the digest of the image's SBOM (made now,
+// listing trees besides the packages, for a pin that has none; exit 4 when
+// the stored SBOM differs from its pinned digest). The caller closes the
+// engine.
+func OpenPinned(ctx context.Context, home string, trees []SBOMTree) (*Engine, Image, error) {
 	e, err := Connect(ctx)
 	if err != nil {
 		return nil, Image{}, err
@@ -471,5 +506,11 @@ func OpenPinned(ctx context.Context, home string) (*Engine, Image, error) {
 		e.Close()
 		return nil, Image{}, err
 	}
+	sbom, err := ImageSBOM(ctx, e, home, trees)
+	if err != nil {
+		e.Close()
+		return nil, Image{}, err
+	}
+	img.SBOMDigest = sbom.Digest.String()
 	return e, img, nil
 }

@@ -38,6 +38,15 @@ func FuzzParseDpkgStatus(f *testing.F) {
 				t.Fatalf("bad entry %q", p)
 			}
 		}
+		pkgs := parseDpkgPackages(b)
+		if len(pkgs) != len(parseDpkgStatus(b)) {
+			t.Fatalf("%d packages, %d name=version entries", len(pkgs), len(parseDpkgStatus(b)))
+		}
+		for _, p := range pkgs {
+			if p.Name == "" || p.Version == "" || p.Source == "" || p.SourceVersion == "" {
+				t.Fatalf("bad package %+v", p)
+			}
+		}
 	})
 }
 
