@@ -91,10 +91,11 @@ func allowCallerOnly(rules []map[string]any) []map[string]any {
 	return append(out, map[string]any{"names": callerOnly, "action": "SCMP_ACT_ALLOW"})
 }
 
-// allowSysV allows the SysV IPC calls.
+// allowSysV allows the SysV IPC and POSIX message queue calls.
 func allowSysV(rules []map[string]any) []map[string]any {
 	return append(rules, map[string]any{"names": []string{"shmget", "shmat", "shmctl", "shmdt", "semget", "semop",
-		"semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl"}, "action": "SCMP_ACT_ALLOW"})
+		"semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+		"mq_timedreceive", "mq_notify", "mq_getsetattr"}, "action": "SCMP_ACT_ALLOW"})
 }
 
 func slicesContainsAny(list []string, v any) bool {

@@ -528,12 +528,15 @@ report(other=other, own=own, unchanged=int(before == after))
 		return errors.Join(errs...)
 	}},
 	{name: "SysV IPC", code: `
-libc.shmget.restype = libc.semget.restype = libc.msgget.restype = ctypes.c_int
+# SysV segments, semaphores and queues, and POSIX message queues, would
+# outlive every process of the job in the container's IPC namespace.
+libc.shmget.restype = libc.semget.restype = libc.msgget.restype = libc.mq_open.restype = ctypes.c_int
 def call(fn, *a):
     return 0 if fn(*a) >= 0 else ctypes.get_errno()
-report(shm=call(libc.shmget, 0, 1 << 20, 0o1600), sem=call(libc.semget, 0, 1, 0o1600), msg=call(libc.msgget, 0, 0o1600))
+report(shm=call(libc.shmget, 0, 1 << 20, 0o1600), sem=call(libc.semget, 0, 1, 0o1600), msg=call(libc.msgget, 0, 0o1600),
+       mq=call(libc.mq_open, b"/left-behind", os.O_CREAT | os.O_RDWR, 0o600, None))
 `, verdict: func(r *result) error {
-		return all(r.want("shm", syscall.EPERM), r.want("sem", syscall.EPERM), r.want("msg", syscall.EPERM))
+		return all(r.want("shm", syscall.EPERM), r.want("sem", syscall.EPERM), r.want("msg", syscall.EPERM), r.want("mq", syscall.EPERM))
 	}},
 	{name: "io_uring", code: `
 params = ctypes.create_string_buffer(120)

@@ -48,7 +48,8 @@ func TestSeccompProfile(t *testing.T) {
 		"io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "mount", "umount2",
 		"unshare", "setns", "kexec_load", "init_module", "finit_module", "open_by_handle_at", "pidfd_getfd", "kcmp", "clone3",
 		"reboot", "swapon", "settimeofday", "clock_settime", "chroot", "pivot_root", "modify_ldt",
-		"shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl"} {
+		"shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"} {
 		if _, ok := allowed[denied]; ok {
 			t.Errorf("%s is allowed", denied)
 		}
