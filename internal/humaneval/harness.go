@@ -21,7 +21,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:bb7150194adb3480c76f6489eee93e0180b4a4eb844f7ed6bd9fea845fed5812")
+var HarnessDigest = digest.MustParse("sha256:d5b6e87a16027c18a2bad52a497589da0e892e6616bd3ee52f6d472cb127f64e")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
