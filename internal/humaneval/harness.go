@@ -21,7 +21,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:d5b6e87a16027c18a2bad52a497589da0e892e6616bd3ee52f6d472cb127f64e")
+var HarnessDigest = digest.MustParse("sha256:5fba7295e23bd777aaee9558b6050fa01405ff6203aa96b49f16fecec6b9912a")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -527,12 +527,15 @@ class Zygote:
         return U32.unpack(msg[1:])[0], None
 
     def reap(self):
-        """Wakes the zygote (a job may have stopped it) and returns the wait
-        status and peak RSS of its child, or None if the zygote is gone or
-        broken."""
+        """Returns the wait status and peak RSS of the zygote's child, or
+        None if the zygote is gone, broken or was stopped (it is woken, but
+        the job that stopped it fails)."""
+        st = proc_state(str(self.pid))
         try:
             os.kill(self.pid, signal.SIGCONT)
         except OSError:
+            return None
+        if st is None or st[0] not in (b"S", b"R", b"D"):
             return None
         msg = self.recv(ZYGOTE_WAIT)
         if msg is None or msg[:1] != b"W" or len(msg) != 1 + WAIT.size:
