@@ -8,6 +8,9 @@
 #   PARALLEL      containers / EvalPlus workers (default: number of CPUs)
 #   EVALPLUS_TREE a checkout of evalplus at 26d6d00 for (b); skipped if unset
 #                 (needs python3-numpy and python3-psutil on the host)
+#   BASELINE      a git revision (e.g. main): its repro is timed too, right
+#                 before this tree's, ROUNDS times in turn (default 1), so
+#                 that before and after see the same load
 #
 # The samples are the 164 canonical solutions, one per task, as a samples
 # file. Ground truth is computed (and cached) by a first, untimed run; the
@@ -20,6 +23,14 @@ parallel=${PARALLEL:-$(nproc)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/repro" ./cmd/repro
+rounds=${ROUNDS:-1}
+builds=(repro)
+if [ -n "${BASELINE:-}" ]; then
+  mkdir "$work/baseline"
+  git archive "$BASELINE" | tar -x -C "$work/baseline"
+  (cd "$work/baseline" && go build -o "$work/repro-baseline" ./cmd/repro)
+  builds=(repro-baseline repro)
+fi
 home=${REPRO_HOME:-}
 data="$work/HumanEvalPlus.jsonl.gz"
 blob=$(ls "${home:-${XDG_DATA_HOME:-$HOME/.local/share}/repro}"/blobs/sha256/272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101 2>/dev/null || true)
@@ -37,14 +48,18 @@ with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
             out.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]}) + "\n")
 PY
 
-echo "== warm-up (ground truth, not timed)"
-"$work/repro" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+for b in "${builds[@]}"; do
+  echo "== $b: warm-up (ground truth, not timed)"
+  "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+done
 
-echo "== repro humaneval (ground truth cached, self-check included)"
-/usr/bin/time -f 'repro_wall_s=%e repro_peak_rss_kib=%M' -o "$work/time.txt" \
-  "$work/repro" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
-cat "$work/time.txt"
-/usr/bin/python3 - "$work/run.json" "$parallel" <<'PY'
+for round in $(seq "$rounds"); do
+  for b in "${builds[@]}"; do
+    echo "== $b, round $round: repro humaneval (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    /usr/bin/time -f "${b//-/_}_wall_s=%e ${b//-/_}_peak_rss_kib=%M" -o "$work/time.txt" \
+      "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
+    cat "$work/time.txt"
+    /usr/bin/python3 - "$work/run.json" "$parallel" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 p = int(sys.argv[2])
@@ -54,6 +69,8 @@ print("pass@1 base %.1f plus %.1f; self-check %.1f s, scoring %.1f s; container 
     r["self_check"]["stats"]["wall_ns"] / 1e9, r["scoring"]["wall_ns"] / 1e9,
     r["container_peak_memory_bytes"] / 2**20, p, p * r["container_peak_memory_bytes"] / 2**20))
 PY
+  done
+done
 
 echo "== (a) bare compute: canonical solutions on all inputs, one host process"
 /usr/bin/time -f 'bare_peak_rss_kib=%M' /usr/bin/python3 bench/humaneval_bare.py "$data"

@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:bb7150194adb3480c76f6489eee93e0180b4a4eb844f7ed6bd9fea845fed5812")
+var HarnessDigest = digest.MustParse("sha256:5fba7295e23bd777aaee9558b6050fa01405ff6203aa96b49f16fecec6b9912a")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -259,8 +259,8 @@ if os.fork() == 0:
 def add(x, y):
     return None
 `, onlyFail},
-		{"kill the supervisor", "HumanEval/53", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(x, y):\n    return x + y\n", onlyFail},
-		{"stop the supervisor", "HumanEval/53", "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(3600)\n", failOrTime},
+		{"kill the parent (the zygote)", "HumanEval/53", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(x, y):\n    return x + y\n", onlyFail},
+		{"stop the parent (the zygote)", "HumanEval/53", "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(3600)\n", failOrTime},
 		{"sleep", "HumanEval/53", "import time\ndef add(x, y):\n    time.sleep(3600)\n", onlyTimeout},
 		{"kill everything it may", "HumanEval/53", "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\ndef add(x, y):\n    return x + y\n", onlyFail},
 	}

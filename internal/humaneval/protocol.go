@@ -94,7 +94,7 @@ const (
 // was lost.
 type jobEnd struct {
 	Job         int       `json:"job"`
-	Status      endStatus `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup hostgone, or lost
+	Status      endStatus `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup zygote hostgone, or lost
 	Detail      string    `json:"detail"`
 	Records     int       `json:"records"`
 	Elapsed     float64   `json:"elapsed"`
@@ -102,6 +102,9 @@ type jobEnd struct {
 	Stderr      string    `json:"stderr"`
 	StderrBytes int64     `json:"stderr_bytes"`
 	MaxRSSKB    int64     `json:"maxrss_kb"`
+	// Last: the supervisor stops after this job (its zygote was lost, a
+	// process survived the job, or the job never started).
+	Last bool `json:"last"`
 }
 
 // worker drives one supervisor at a time, starting a fresh one whenever
@@ -337,8 +340,9 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			if err := json.Unmarshal(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
 			}
-			if end.Status == endSetup {
-				// The supervisor stops after this: its stdin is out of step.
+			if end.Status == endSetup || end.Last {
+				// The supervisor stops after this job: the next one gets a
+				// fresh container.
 				w.stop()
 			}
 			return end, nil

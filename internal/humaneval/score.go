@@ -27,9 +27,10 @@ const (
 type RunLimits struct {
 	// MinTimeLimit and TimeFactor give each input the limit
 	// max(MinTimeLimit, TimeFactor × ground-truth time), as EvalPlus's
-	// --min-time-limit and --gt-time-limit-factor do, but in seconds of the
-	// program's CPU time (EvalPlus counts wall-clock seconds), so that a
-	// loaded host does not turn correct programs into timeouts.
+	// --min-time-limit and --gt-time-limit-factor do, but in seconds of CPU
+	// time of all the program's processes (EvalPlus counts wall-clock
+	// seconds), so that a loaded host does not turn correct programs into
+	// timeouts.
 	MinTimeLimit float64 `json:"min_time_limit"`
 	TimeFactor   float64 `json:"gt_time_limit_factor"`
 	// TaskTimeout caps one program's run over one input list, as EvalPlus's
@@ -40,8 +41,9 @@ type RunLimits struct {
 	ImportAllowance float64 `json:"import_allowance"`
 	// WallFactor sets the backstop for a program that uses no CPU time
 	// (it sleeps, or it blocks): it is stopped once it has been idle, that
-	// is neither running nor waiting for a CPU, for WallFactor times its
-	// CPU limit. Time spent waiting for a CPU on a loaded host never counts.
+	// is using no CPU while none of its processes is running or waiting for
+	// a CPU, for WallFactor times its CPU limit. Time spent waiting for a
+	// CPU on a loaded host never counts.
 	WallFactor  float64 `json:"wall_factor"`
 	ChildMemory int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
 	ChildFSize  int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
@@ -112,9 +114,10 @@ type Scorer struct {
 	// Progress, if set, is called after each finished job.
 	Progress func(done, total int)
 	// Keep keeps the supervisors between calls of Score (until Close), so
-	// that a second pass does not wait for new containers. A supervisor
-	// holds nothing of a job after it: the program was read and run by a
-	// child that is gone, and /tmp is emptied.
+	// that a second pass does not wait for new containers. Nothing of a
+	// job is left for the next but in the supervisor's memory, which no
+	// program can read: the program ran in a child of a clean zygote, that
+	// child and all it forked are gone, and /tmp is emptied.
 	Keep bool
 
 	mu   sync.Mutex

@@ -14,8 +14,9 @@
 // Every container is created with the same policy, and no option of this
 // package weakens it: no network; read-only root; all capabilities dropped;
 // no-new-privileges; the seccomp profile embedded in this package (Docker's
-// default allowlist without ptrace, process_vm_readv/writev, io_uring and
-// AF_VSOCK sockets); a non-root user; an init process; CPU, memory (swap equal
+// default allowlist without ptrace, process_vm_readv/writev, io_uring, SysV
+// IPC and AF_VSOCK sockets, with the calls that change limits or scheduling
+// acting on the caller only); a non-root user; an init process; CPU, memory (swap equal
 // to memory), pids, core=0, nofile and fsize limits; a noexec, size- and
 // inode-capped tmpfs at /tmp; no /dev/shm (IPC namespace "none"); read-only
 // bind mounts only; an optional size- and inode-capped noexec results folder;

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 )
 
@@ -30,6 +31,10 @@ func RemoveControl(e *Engine, control string) {
 		f = func(p *policy) {
 			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
 		}
+	case "seccomp caller-only arguments": // limits and scheduling of any process of the user
+		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowCallerOnly) }
+	case "seccomp SysV IPC":
+		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowSysV) }
 	case "no-new-privileges":
 		f = func(p *policy) { p.host.SecurityOpt = dropOpt(p.host.SecurityOpt, "no-new-privileges") }
 	case "nofile":
@@ -85,4 +90,59 @@ func PinnedDpkgStatus(ctx context.Context, e *Engine, home string) ([]byte, erro
 		return nil, err
 	}
 	return pinnedDpkgStatus(ctx, e, home, pin)
+}
+
+// callerOnly are the calls our profile allows only on the caller itself.
+var callerOnly = []string{"prlimit64", "sched_setaffinity", "sched_setattr", "sched_setparam", "sched_setscheduler", "setpriority", "ioprio_set"}
+
+// allowCallerOnly lets the calls of callerOnly act on any process.
+func allowCallerOnly(rules []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, r := range rules {
+		names, _ := r["names"].([]any)
+		if len(names) == 1 && slicesContainsAny(callerOnly, names[0]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return append(out, map[string]any{"names": callerOnly, "action": "SCMP_ACT_ALLOW"})
+}
+
+// allowSysV allows the SysV IPC and POSIX message queue calls.
+func allowSysV(rules []map[string]any) []map[string]any {
+	return append(rules, map[string]any{"names": []string{"shmget", "shmat", "shmctl", "shmdt", "semget", "semop",
+		"semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+		"mq_timedreceive", "mq_notify", "mq_getsetattr"}, "action": "SCMP_ACT_ALLOW"})
+}
+
+func slicesContainsAny(list []string, v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// swapProfile replaces our seccomp profile with edit's change of it.
+func swapProfile(opts []string, edit func([]map[string]any) []map[string]any) []string {
+	var prof map[string]any
+	if err := json.Unmarshal(seccompProfile, &prof); err != nil {
+		panic(err)
+	}
+	raw, _ := prof["syscalls"].([]any)
+	rules := make([]map[string]any, len(raw))
+	for i, r := range raw {
+		rules[i] = r.(map[string]any)
+	}
+	prof["syscalls"] = edit(rules)
+	b, err := json.Marshal(prof)
+	if err != nil {
+		panic(err)
+	}
+	return append(dropOpt(opts, "seccomp="), "seccomp="+string(b))
 }

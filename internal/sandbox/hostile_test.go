@@ -472,6 +472,72 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 report(errno=os.waitstatus_to_exitcode(st))
 `, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{name: "limits and scheduling of the parent", code: `
+# A child tries to change its parent's limits, priority, scheduling policy,
+# CPU affinity and I/O priority; the same calls on itself must still work.
+EXTRA = {"x86_64": {"ioprio_set": 251, "sched_setattr": 314}, "aarch64": {"ioprio_set": 30, "sched_setattr": 274}}[platform.machine()]
+def probe(pid, out):
+    attr = ctypes.create_string_buffer(56)
+    ctypes.c_uint32.from_buffer(attr, 0).value = 56
+    ctypes.c_uint32.from_buffer(attr, 4).value = 5  # SCHED_IDLE
+    out["prlimit"] = attempt(lambda: resource.prlimit(pid, resource.RLIMIT_DATA, (1 << 20, 1 << 20)))
+    out["setpriority"] = attempt(lambda: os.setpriority(os.PRIO_PROCESS, pid, 19))
+    out["sched_setscheduler"] = attempt(lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)))
+    out["sched_setparam"] = attempt(lambda: os.sched_setparam(pid, os.sched_param(0)))
+    out["sched_setaffinity"] = attempt(lambda: os.sched_setaffinity(pid, os.sched_getaffinity(0)))
+    out["sched_setattr"] = sys_errno(EXTRA["sched_setattr"], pid, attr, 0)
+    out["ioprio_set"] = sys_errno(EXTRA["ioprio_set"], 1, pid, (3 << 13))
+parent = os.getpid()
+before = (resource.getrlimit(resource.RLIMIT_DATA), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    out = {}
+    probe(parent, out)
+    os.write(w, json.dumps(out).encode())
+    os._exit(0)
+os.close(w)
+other = json.loads(os.read(r, 4096))
+os.waitpid(pid, 0)
+after = (resource.getrlimit(resource.RLIMIT_DATA), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0))
+own = {}
+own["prlimit"] = attempt(lambda: resource.setrlimit(resource.RLIMIT_DATA, resource.getrlimit(resource.RLIMIT_DATA)))
+own["nice"] = attempt(lambda: os.nice(1))
+own["sched_setaffinity"] = attempt(lambda: os.sched_setaffinity(0, os.sched_getaffinity(0)))
+report(other=other, own=own, unchanged=int(before == after))
+`, verdict: func(r *result) error {
+		var errs []error
+		other, _ := r.report["other"].(map[string]any)
+		own, _ := r.report["own"].(map[string]any)
+		if other == nil || own == nil {
+			return fmt.Errorf("no report: %v (stderr %q)", r.report, r.o.Stderr)
+		}
+		for _, k := range []string{"prlimit", "setpriority", "sched_setscheduler", "sched_setparam", "sched_setaffinity", "sched_setattr", "ioprio_set"} {
+			if got, _ := other[k].(float64); syscall.Errno(int(got)) != syscall.EPERM {
+				errs = append(errs, fmt.Errorf("%s on the parent: errno %v, want EPERM", k, got))
+			}
+		}
+		for k, v := range own {
+			if v.(float64) != 0 {
+				errs = append(errs, fmt.Errorf("%s on itself failed: errno %v", k, v))
+			}
+		}
+		if r.num("unchanged") != 1 {
+			errs = append(errs, errors.New("the parent's limits or scheduling changed"))
+		}
+		return errors.Join(errs...)
+	}},
+	{name: "SysV IPC", code: `
+# SysV segments, semaphores and queues, and POSIX message queues, would
+# outlive every process of the job in the container's IPC namespace.
+libc.shmget.restype = libc.semget.restype = libc.msgget.restype = libc.mq_open.restype = ctypes.c_int
+def call(fn, *a):
+    return 0 if fn(*a) >= 0 else ctypes.get_errno()
+report(shm=call(libc.shmget, 0, 1 << 20, 0o1600), sem=call(libc.semget, 0, 1, 0o1600), msg=call(libc.msgget, 0, 0o1600),
+       mq=call(libc.mq_open, b"/left-behind", os.O_CREAT | os.O_RDWR, 0o600, None))
+`, verdict: func(r *result) error {
+		return all(r.want("shm", syscall.EPERM), r.want("sem", syscall.EPERM), r.want("msg", syscall.EPERM), r.want("mq", syscall.EPERM))
+	}},
 	{name: "io_uring", code: `
 params = ctypes.create_string_buffer(120)
 report(errno=sys_errno(NR["io_uring_setup"], 4, params))
@@ -757,6 +823,10 @@ func TestControlsAreNeeded(t *testing.T) {
 		{"seccomp entirely", "process_vm_readv", nil}, // Docker's default profile denies it too
 		{"seccomp", "io_uring", nil},
 		{"seccomp", "AF_VSOCK", nil},
+		{"seccomp", "limits and scheduling of the parent", nil},
+		{"seccomp", "SysV IPC", nil},
+		{"seccomp caller-only arguments", "limits and scheduling of the parent", nil},
+		{"seccomp SysV IPC", "SysV IPC", nil},
 		{"no-new-privileges", "setuid", nil},
 		{"ipc", "fill dev shm", nil},
 		{"nofile", "too many open files", nil},

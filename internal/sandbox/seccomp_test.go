@@ -48,7 +48,9 @@ func TestSeccompProfile(t *testing.T) {
 	for _, denied := range []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
 		"io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "mount", "umount2",
 		"unshare", "setns", "kexec_load", "init_module", "finit_module", "open_by_handle_at", "pidfd_getfd", "kcmp", "clone3",
-		"reboot", "swapon", "settimeofday", "clock_settime", "chroot", "pivot_root", "modify_ldt"} {
+		"reboot", "swapon", "settimeofday", "clock_settime", "chroot", "pivot_root", "modify_ldt",
+		"shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"} {
 		if _, ok := allowed[denied]; ok {
 			t.Errorf("%s is allowed", denied)
 		}
@@ -74,6 +76,28 @@ func TestSeccompProfile(t *testing.T) {
 	}
 	if clone3 == nil || clone3.ErrnoRet == nil || *clone3.ErrnoRet != 38 {
 		t.Errorf("clone3 must answer ENOSYS so that libc falls back to clone: %+v", clone3)
+	}
+	// Calls that change limits or scheduling act on the caller only: the
+	// argument that names another process must be 0 (the caller).
+	for n, want := range map[string][][2]uint64{
+		"prlimit64":          {{0, 0}},
+		"sched_setaffinity":  {{0, 0}},
+		"sched_setattr":      {{0, 0}},
+		"sched_setparam":     {{0, 0}},
+		"sched_setscheduler": {{0, 0}},
+		"setpriority":        {{0, 0}, {1, 0}}, // PRIO_PROCESS, who 0
+		"ioprio_set":         {{0, 1}, {1, 0}}, // IOPRIO_WHO_PROCESS, who 0
+	} {
+		rs := allowed[n]
+		if len(rs) != 1 || len(rs[0].Args) != len(want) {
+			t.Errorf("%s may act on other processes: %+v", n, rs)
+			continue
+		}
+		for i, a := range rs[0].Args {
+			if a.Op != "SCMP_CMP_EQ" || uint64(a.Index) != want[i][0] || a.Value != want[i][1] {
+				t.Errorf("%s: argument rule %+v, want argument %d == %d", n, a, want[i][0], want[i][1])
+			}
+		}
 	}
 	for n, rs := range allowed {
 		if n != "personality" && len(rs) > 1 {

@@ -2,29 +2,64 @@
 
 It runs inside the evaluator container as the program user, started by the
 host with `python3 -I /harness/supervisor.py`, and talks to the host over its
-standard streams. It holds no expected output and judges nothing: for each job
-it forks one child, which reads its program and inputs straight from stdin,
-runs the program's entry point on every input and writes each result as typed
-plain data to a pipe. The supervisor times the arrival of every record, kills
-the child at a time limit, a size cap or a cancel from the host, kills every
-process left behind, empties /tmp, and forwards the records to the host. The
-host decides every verdict.
+standard streams. It holds no expected output and judges nothing.
+
+Three kinds of process take part, all of one uid:
+
+  supervisor  this program: reads jobs from the host, relays records to the
+              host, times and stops jobs, kills what a job left behind and
+              empties /tmp. It holds the records of every job it relayed, so
+              no candidate is ever forked from it; it is non-dumpable (no
+              /proc/PID/mem, fd or maps for a process of its uid) and
+              ptrace and process_vm_* are refused by seccomp.
+  zygote      `python3 -I /harness/supervisor.py zygote`, started by the
+              supervisor (fork and exec: a fresh program image) before any
+              job. It imports the common modules and then only forks: it
+              receives three file descriptors over a socket (SCM_RIGHTS) and
+              answers with the pid of the child it forked and, once that
+              child ended, its exit status. It never reads a job's bytes nor a
+              record. Before each fork it checks that its own resource
+              limits, priority, scheduling and affinity are as they were at
+              start, and stops if not (the host then starts a new container).
+  child       forked by the zygote for one job: reads the job (header,
+              program, inputs) from its own pipe, runs the program's entry
+              point on every input and writes each result as typed plain
+              data to its own result pipe; it holds no other descriptor.
+
+The CPU time of a job is the container's cgroup CPU usage less the
+supervisor's and the zygote's own: jobs run one at a time, so this counts
+every process the job starts, whatever it forks. A job that is neither
+running nor runnable (every process of it sleeping or blocked) is idle; a job
+idle for wall_factor times its CPU limit is stopped.
 
 Protocol (every integer big-endian; u32 = 4 bytes, f64 = IEEE binary64):
 
 host -> supervisor, on stdin
   'J' u32 len header-JSON   a job; then program bytes and inputs bytes follow,
-                            which the job's child reads, never the supervisor
+                            which the supervisor passes to the job's child
+                            through the child's own pipe
   'C' u32 job               stop job `job` if it is still running
 
 supervisor -> host, on stdout
-  'H' u32 len JSON          hello, once at start
+  'H' u32 len JSON          hello, once at start, when the zygote is ready
   'R' u32 len f64 gap rec   one record of the running job's child; gap is the
-                            time since the previous record (or since the child
-                            finished reading its job), measured here
-  'E' u32 len JSON          end of a job: status, counts, child exit, stderr
+                            job's CPU time since the previous record (or since
+                            the child finished reading its job), measured here
+  'E' u32 len JSON          end of a job: status, counts, child exit, stderr;
+                            "last": true when the supervisor stops after it
   'P' u32 0                 heartbeat: a job is running (at least every second)
   'F' u32 len text          fatal: the supervisor stops
+
+supervisor -> zygote, on a SOCK_SEQPACKET socket
+  'J' + 3 fds               fork a child for the job: its job pipe (read end),
+                            result pipe and stderr pipe (write ends)
+zygote -> supervisor
+  'Z'                       ready, once at start
+  'P' u32 pid               the child's pid
+  'W' i32 status i64 rss    the child ended: wait status and peak RSS (KiB)
+  'S' text                  the zygote stops (its own state changed)
+
+supervisor -> child, on the job pipe: u32 len header-JSON, program, inputs
 
 child -> supervisor, on the result pipe: u32 len, kind byte, payload
   'L'                       job read; the program has not run yet
@@ -47,14 +82,15 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import stat
 import struct
 import sys
 import time
 from array import array
 
-# Modules candidates commonly import, loaded once here so that a forked child
-# starts with them (each child gets its own copy of their state).
+# Modules candidates commonly import, loaded once in the zygote so that a
+# forked child starts with them (each child gets its own copy of their state).
 import collections  # noqa: F401
 import functools  # noqa: F401
 import heapq  # noqa: F401
@@ -69,11 +105,15 @@ HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
 TMP = "/tmp"
+WORKDIR = "/tmp/job"
 STDERR_KEEP = 4096
+ZYGOTE_FD = 3  # the zygote's end of its socket
+ZYGOTE_WAIT = 10.0  # seconds the zygote may take to answer
 
 U32 = struct.Struct(">I")
 F64 = struct.Struct(">d")
 GAP = struct.Struct(">dd")
+WAIT = struct.Struct(">iq")
 CHECK_EVERY = 0.05  # seconds between CPU-time checks while waiting
 HEARTBEAT = 1.0  # seconds without a frame after which a job sends a P frame
 FLUSH_AFTER = 0.02  # seconds a record may wait to go out with others
@@ -87,8 +127,15 @@ def write_all(fd, data):
         view = view[n:]
 
 
+def host_write(data):
+    try:
+        write_all(1, data)
+    except OSError:
+        os._exit(0)  # the host is gone
+
+
 def send(kind, payload):
-    write_all(1, kind + U32.pack(len(payload)) + payload)
+    host_write(kind + U32.pack(len(payload)) + payload)
 
 
 def send_json(kind, obj):
@@ -263,12 +310,18 @@ def describe(e):
     return text.encode("utf-8", "replace")[:1000]
 
 
-def child(job, rfd, efd, workdir):
-    """Runs in the forked child. Everything before exec of the program is
+
+def child(jfd, rfd, efd):
+    """Runs in a child of the zygote. Everything before exec of the program is
     trusted; after it, the program controls this process."""
     try:
         os.setsid()
         os.nice(10)  # the supervisor keeps the upper hand within the container
+        head = read_exact(jfd, 4)
+        size = U32.unpack(head)[0] if head is not None else 1 << 30
+        if size > 1 << 24:
+            os._exit(5)
+        job = json.loads(read_exact(jfd, size))
         mem = int(job["mem"])
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         cpu = int(job["phase_limit"]) + 2
@@ -277,17 +330,19 @@ def child(job, rfd, efd, workdir):
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-        program = read_exact(0, int(job["program_len"]))
-        inputs = read_exact(0, int(job["inputs_len"]))
+        program = read_exact(jfd, int(job["program_len"]))
+        inputs = read_exact(jfd, int(job["inputs_len"]))
         if program is None or inputs is None:
             os._exit(5)
+        # The job pipe, the zygote's socket and everything else go: the
+        # program holds /dev/null, its stderr pipe and its result pipe.
         null = os.open("/dev/null", os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(efd, 1)
         os.dup2(efd, 2)
         os.dup2(rfd, 3)
         os.closerange(4, 1 << 16)
-        os.chdir(workdir)
+        os.chdir(WORKDIR)
     except BaseException:
         os._exit(6)
 
@@ -347,57 +402,261 @@ def child(job, rfd, efd, workdir):
         emit(b"V", _f64(dt), data)
     _exit(0)
 
+# ------------------------------------------------------------------ zygote
 
-# -------------------------------------------------------------- supervisor
 
-
-def set_nondumpable():
+def set_nondumpable(who):
     libc = ctypes.CDLL(None, use_errno=True)
     PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 or libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0:
-        fatal("cannot make the supervisor non-dumpable")
+        fatal("cannot make the %s non-dumpable" % who)
 
 
-def others_alive():
-    """Whether a live process of this user other than this one exists.
-    Processes of other users (the container's init and holder) are out of
-    reach and harmless; zombies wait only for init to reap them."""
-    me, uid = os.getpid(), os.getuid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+
+
+def own_state():
+    """What a job must not be able to change in the zygote: every resource
+    limit, the priority, the scheduling policy and parameter, the CPU
+    affinity and the I/O priority."""
+    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_"))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    io = libc.syscall(IOPRIO_GET.get(os.uname().machine, -1), 1, 0)
+    return (
+        limits,
+        os.getpriority(os.PRIO_PROCESS, 0),
+        os.sched_getscheduler(0),
+        os.sched_getparam(0).sched_priority,
+        tuple(sorted(os.sched_getaffinity(0))),
+        io,
+    )
+
+
+def zygote():
+    """The zygote's loop (see the module comment). It exits when the
+    supervisor's end of the socket closes, or when its own state changed."""
+    set_nondumpable("zygote")
+    os.umask(0o077)
+    sock = socket.socket(fileno=ZYGOTE_FD)
+    start = own_state()
+    sock.send(b"Z")
+    while True:
         try:
-            with open("/proc/%s/status" % name) as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            msg, fds, _, _ = socket.recv_fds(sock, 16, 3)
         except OSError:
-            continue  # gone meanwhile
-        if fields.get("State", "").split()[:1] == ["Z"]:
+            os._exit(0)
+        if not msg:
+            os._exit(0)
+        if msg != b"J" or len(fds) != 3:
+            os._exit(11)
+        if own_state() != start:
+            try:
+                sock.send(b"S" + ("limits or scheduling changed: %r, not %r" % (own_state(), start)).encode()[:4000])
+            finally:
+                os._exit(10)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(*fds)
+            finally:
+                os._exit(8)
+        for fd in fds:
+            os.close(fd)
+        sock.send(b"P" + U32.pack(pid))
+        _, status, usage = os.wait4(pid, 0)
+        sock.send(b"W" + WAIT.pack(status, usage.ru_maxrss))
+
+
+class Zygote:
+    """The supervisor's handle of its zygote."""
+
+    def __init__(self):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            # A fresh program image at once: nothing of this process's
+            # memory reaches the zygote.
+            try:
+                os.dup2(theirs.fileno(), ZYGOTE_FD)
+                os.set_inheritable(ZYGOTE_FD, True)
+                null = os.open("/dev/null", os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.closerange(ZYGOTE_FD + 1, 1 << 16)
+                os.execv(sys.executable, [sys.executable, "-I", os.path.abspath(__file__), "zygote"])
+            finally:
+                os._exit(9)
+        theirs.close()
+        self.sock, self.pid = mine, pid
+        self.clock = (~pid << 3) | 2  # its CPU clock, as for any process
+        msg = self.recv()
+        if msg != b"Z":
+            fatal("the zygote did not start: %r" % (msg,))
+
+    def recv(self, timeout=30.0):
+        """The zygote's next message, or None if it ended or stayed silent."""
+        r, _, _ = select.select([self.sock], [], [], timeout)
+        if not r:
+            return None
+        try:
+            return self.sock.recv(4096) or None
+        except OSError:
+            return None
+
+    def cpu(self):
+        try:
+            return time.clock_gettime(self.clock)
+        except OSError:
+            return 0.0
+
+    def fork(self, fds):
+        """Has the zygote fork a child holding fds; returns (pid, None) or
+        (None, why)."""
+        try:
+            socket.send_fds(self.sock, [b"J"], fds)
+        except OSError as e:
+            return None, "cannot reach the zygote: %s" % e
+        msg = self.recv(ZYGOTE_WAIT)
+        if msg is None:
+            return None, "the zygote ended or did not answer"
+        if msg[:1] == b"S":
+            return None, "the zygote stopped: " + msg[1:].decode("utf-8", "replace")
+        if msg[:1] != b"P" or len(msg) != 5:
+            return None, "the zygote answered %r" % msg[:1]
+        return U32.unpack(msg[1:])[0], None
+
+    def reap(self):
+        """Returns the wait status and peak RSS of the zygote's child, or
+        None if the zygote is gone, broken or was stopped (it is woken, but
+        the job that stopped it fails)."""
+        st = proc_state(str(self.pid))
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except OSError:
+            return None
+        if st is None or st[0] not in (b"S", b"R", b"D"):
+            return None
+        msg = self.recv(ZYGOTE_WAIT)
+        if msg is None or msg[:1] != b"W" or len(msg) != 1 + WAIT.size:
+            return None
+        if os.waitpid(self.pid, os.WNOHANG) != (0, 0):
+            return None
+        return WAIT.unpack(msg[1:])
+
+
+# -------------------------------------------------------------- supervisor
+
+# Where the container's CPU usage is: cgroup v1 (nanoseconds), then v2
+# (usage_usec in cpu.stat). The container has a cgroup namespace of its own,
+# so its cgroup is the root of what it sees.
+CGROUP_CPU = (
+    ("/sys/fs/cgroup/cpuacct/cpuacct.usage", 1e-9, None),
+    ("/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", 1e-9, None),
+    ("/sys/fs/cgroup/cpu.stat", 1e-6, b"usage_usec"),
+)
+
+
+class JobClock:
+    """The CPU time of the running job: the container's cgroup CPU usage
+    less the supervisor's and the zygote's own CPU time. Only deltas mean
+    anything."""
+
+    def __init__(self, zyg):
+        self.zyg = zyg
+        for path, scale, key in CGROUP_CPU:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            self.fd, self.scale, self.key = fd, scale, key
+            try:
+                self.usage()
+            except (OSError, ValueError):
+                os.close(fd)
+                continue
+            return
+        fatal("the container's CPU usage is not readable (no cgroup cpuacct.usage or cpu.stat)")
+
+    def usage(self):
+        raw = os.pread(self.fd, 4096, 0)
+        if self.key is None:
+            return int(raw) * self.scale
+        for line in raw.split(b"\n"):
+            k, _, v = line.partition(b" ")
+            if k == self.key:
+                return int(v) * self.scale
+        raise ValueError("no %r" % self.key)
+
+    def __call__(self):
+        return self.usage() - time.process_time() - self.zyg.cpu()
+
+
+def proc_state(name):
+    """The state letter and thread count of /proc/<name>, or None."""
+    try:
+        with open("/proc/%s/stat" % name, "rb") as f:
+            s = f.read()
+        fields = s[s.rindex(b")") + 2 :].split()
+        return fields[0], int(fields[17])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def job_runnable(skip):
+    """Whether any process or thread of the container, other than init and
+    those in skip, is running or waiting for a CPU right now."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1" or int(name) in skip:
             continue
-        if int(fields.get("Uid", "-1 ").split()[0]) == uid:
+        st = proc_state(name)
+        if st is None:
+            continue
+        if st[0] == b"R":
             return True
+        if st[1] > 1:
+            try:
+                tids = os.listdir("/proc/%s/task" % name)
+            except OSError:
+                continue
+            for tid in tids:
+                t = proc_state("%s/task/%s" % (name, tid))
+                if t is not None and t[0] == b"R":
+                    return True
     return False
 
 
-def sweep():
-    """Kills every process this user may signal, except this one, until none
-    is left; reaps children. Returns False if some survived."""
+def sweep(skip):
+    """Kills every live process of this user but those in skip, until none
+    is left. Returns False if some survived. (A non-dumpable process's /proc
+    folder belongs to root, so those are candidates too; a process that
+    refuses the signal is not ours.)"""
+    uid = os.getuid()
+    foreign = set(skip)
     for attempt in range(200):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            pass
-        while True:
+        found = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or name == "1" or int(name) in foreign:
+                continue
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-        if not others_alive():
+                owner = os.stat("/proc/" + name).st_uid
+            except OSError:
+                continue
+            if owner not in (uid, 0):
+                continue
+            st = proc_state(name)
+            if st is None or st[0] == b"Z":
+                continue
+            found = True
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                foreign.add(int(name))
+        if not found:
             return True
-        time.sleep(0.005)
+        time.sleep(0.002)
     return False
 
 
@@ -453,20 +712,22 @@ class Out:
             return
         # A large record goes out at once, without another copy.
         self.flush()
-        write_all(1, b"R" + U32.pack(len(gaps) + len(rec)) + gaps)
-        write_all(1, rec)
+        host_write(b"R" + U32.pack(len(gaps) + len(rec)) + gaps)
+        host_write(rec)
         self.last = time.monotonic()
 
     def flush(self):
         if self.parts:
-            write_all(1, b"".join(self.parts))
+            host_write(b"".join(self.parts))
             self.parts = []
             self.size = 0
             self.first = None
             self.last = time.monotonic()
 
 
-def run_job(job):
+
+
+def run_job(job, header, zyg, clock):
     jid = job["job"]
     n = int(job["n"])
     limits = job["limits"]
@@ -477,32 +738,34 @@ def run_job(job):
     wall_factor = float(job["wall_factor"])
     record_cap = int(job["record_cap"])
     byte_cap = int(job["byte_cap"])
+    # The job's program and inputs: read here, so that no child ever holds
+    # this process's standard input, and passed on through the child's own
+    # pipe, header first.
+    body = read_exact(0, int(job["program_len"]) + int(job["inputs_len"]))
+    if body is None:
+        os._exit(0)
+    pending = memoryview(U32.pack(len(header)) + header + body)
+    del body
 
-    workdir = os.path.join(TMP, "job")
-    os.mkdir(workdir, 0o700)
+    os.mkdir(WORKDIR, 0o700)
+    jr, jw = os.pipe()
     rfd, wfd = os.pipe()
     efd_r, efd_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(rfd)
-            os.close(efd_r)
-            child(job, wfd, efd_w, workdir)
-        finally:
-            os._exit(8)
-    os.close(wfd)
-    os.close(efd_w)
+    pid, why = zyg.fork([jr, wfd, efd_w])
+    for fd in (jr, wfd, efd_w):
+        os.close(fd)
+    skip = {os.getpid(), zyg.pid}
+    if pid is None:
+        for fd in (jw, rfd, efd_r):
+            os.close(fd)
+        sweep(skip)
+        empty_tmp()
+        send_json(b"E", {"job": jid, "status": "setup", "detail": why, "records": 0, "elapsed": 0.0, "exit": 0,
+                         "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": True})
+        fatal("job %s: %s" % (jid, why))
+    os.set_blocking(jw, False)
     os.set_blocking(rfd, False)
     os.set_blocking(efd_r, False)
-    # The child's CPU clock (Linux's encoding of a process CPU-time clock
-    # id): readable without ptrace access, so also for a non-dumpable child.
-    clock = (~pid << 3) | 2
-
-    def cpu():
-        try:
-            return time.clock_gettime(clock)
-        except OSError:
-            return None
 
     out = Out()
     start = time.monotonic()
@@ -512,33 +775,26 @@ def run_job(job):
     records = 0
     total = 0
     buf = bytearray()
-    # Limits run from the moment the child has read its job: CPU time of
-    # the child per input and for the whole list. A child that sleeps or
-    # blocks uses no CPU time; it is stopped when the time it spent neither
-    # running nor waiting for a CPU (wall time less the run-queue wait of
-    # its main thread, from /proc/PID/schedstat) passes wall_factor times
-    # the CPU limits. A child that is merely starved of CPU by a loaded host
-    # is thus never stopped for it.
-    schedstat = "/proc/%d/schedstat" % pid
-
-    def rq_wait():
-        try:
-            with open(schedstat, "rb") as f:
-                return int(f.read().split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):
-            return 0.0
-
+    # Limits run from the moment the child has read its job: the job's CPU
+    # time (every process it started, see JobClock) per input and for the
+    # whole list. A job that sleeps or blocks uses no CPU time; it is
+    # stopped once it has been idle for wall_factor times the CPU limits.
+    # Idle is wall time in which the job used no CPU time, counted at each
+    # check only when none of its processes and threads is running or
+    # waiting for a CPU at that moment: a job that is merely starved of CPU
+    # by a loaded host is always runnable, and never idle.
     wall_last = start
     cpu_last = cpu_start = 0.0
     cpu_limit = 30.0  # to read the job
-    idle_input = idle_total = 0.0  # seconds neither running nor runnable
-    tick_wall, tick_wait = start, 0.0
+    idle_input = idle_total = 0.0
+    tick_wall, tick_cpu = start, 0.0
     next_check = start + CHECK_EVERY
     stderr_keep = bytearray()
     stderr_total = 0
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
     poller.register(efd_r, select.POLLIN)
+    poller.register(jw, select.POLLOUT)
     watching_stdin = False
     got_records = False
 
@@ -550,16 +806,18 @@ def run_job(job):
                 break
         elif now >= next_check:
             next_check = now + CHECK_EVERY
-            c = cpu()
-            w = rq_wait()
-            idle = max(0.0, (now - tick_wall) - (w - tick_wait))
-            tick_wall, tick_wait = now, w
+            c = clock()
+            dw, dc = now - tick_wall, max(0.0, c - tick_cpu)
+            idle = 0.0
+            if dc < dw and not job_runnable(skip):
+                idle = dw - dc
+            tick_wall, tick_cpu = now, c
             idle_input += idle
             idle_total += idle
-            if c is not None and c - cpu_last > cpu_limit:
+            if c - cpu_last > cpu_limit:
                 status = "timeout"
                 detail = "input %d used more than %.2f s of CPU time" % (records, cpu_limit)
-            elif c is not None and c - cpu_start > phase_limit:
+            elif c - cpu_start > phase_limit:
                 status = "timeout"
                 detail = "the list used more than %.1f s of CPU time" % phase_limit
             elif idle_input >= wall_factor * cpu_limit:
@@ -588,7 +846,19 @@ def run_job(job):
         for fd, ev in events:
             if status is not None:
                 break
-            if fd == efd_r:
+            if fd == jw:
+                try:
+                    k = os.write(jw, pending[: 1 << 16])
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    k = len(pending)  # the child is gone; its pipe tells
+                pending = pending[k:]
+                if not pending:
+                    poller.unregister(jw)
+                    os.close(jw)
+                    jw = -1
+            elif fd == efd_r:
                 try:
                     chunk = os.read(efd_r, 1 << 20)
                 except BlockingIOError:
@@ -627,6 +897,8 @@ def run_job(job):
                     status, detail = "toolarge", "more than %d bytes of output" % byte_cap
                     break
                 buf += chunk
+                now = time.monotonic()
+                c = clock()
                 while len(buf) >= 4:
                     ln = U32.unpack_from(buf, 0)[0]
                     if ln == 0 or ln > record_cap:
@@ -637,10 +909,6 @@ def run_job(job):
                     with memoryview(buf) as view:
                         rec = view[4 : 4 + ln].tobytes()
                     del buf[: 4 + ln]
-                    now = time.monotonic()
-                    c = cpu()
-                    if c is None:
-                        c = cpu_last
                     kind = rec[:1]
                     if not loaded:
                         if kind != b"L":
@@ -648,7 +916,7 @@ def run_job(job):
                             break
                         loaded = True
                         wall_last, cpu_last, cpu_start = now, c, c
-                        tick_wall, tick_wait = now, rq_wait()
+                        tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
                         cpu_limit = first_extra + (limits[0] if n else 0)
                         poller.register(0, select.POLLIN)
@@ -668,10 +936,10 @@ def run_job(job):
                         status = "timeout"
                         detail = "input %d used %.2f s of CPU time, over its limit of %.2f s" % (records, c - cpu_last, cpu_limit)
                         break
-                    out.record(GAP.pack(c - cpu_last, now - wall_last), rec)
+                    out.record(GAP.pack(max(0.0, c - cpu_last), now - wall_last), rec)
                     records += 1
                     got_records = True
-                    wall_last, cpu_last, idle_input = now, c, 0.0
+                    wall_last, cpu_last, idle_input = now, max(c, cpu_last), 0.0
                     if kind != b"V":
                         status = "stopped"
                         break
@@ -688,23 +956,31 @@ def run_job(job):
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    _, wstatus = os.waitpid(pid, 0)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if jw >= 0:
+        os.close(jw)
     if watching_stdin:
         poller.unregister(0)
     os.close(rfd)
     os.close(efd_r)
-    clean = sweep()
+    clean = sweep(skip)
+    waited = zyg.reap()
+    last = False
+    if waited is None:
+        # The job stopped or killed the zygote: it fails, and the host
+        # starts a new container for the next job.
+        status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
+        waited = (0, 0)
     end = {
         "job": jid,
         "status": status,
         "detail": detail,
         "records": records,
         "elapsed": elapsed,
-        "exit": os.waitstatus_to_exitcode(wstatus),
+        "exit": os.waitstatus_to_exitcode(waited[0]),
         "stderr": stderr_keep.decode("utf-8", "replace"),
         "stderr_bytes": stderr_total,
-        "maxrss_kb": usage.ru_maxrss,
+        "maxrss_kb": waited[1],
+        "last": last or not clean or not loaded,
     }
     if not clean:
         out.add(b"E", json.dumps(end).encode())
@@ -715,10 +991,8 @@ def run_job(job):
     out.flush()
     if status == "hostgone":
         os._exit(0)
-    if not loaded:
-        # The child did not take its program and inputs off stdin, so the
-        # stream is out of step: stop, and let the host start afresh.
-        fatal("job %s ended before its child read it" % jid)
+    if end["last"]:
+        fatal("job %s: %s" % (jid, detail))
 
 
 # The inode of the initial PID namespace is a kernel constant
@@ -727,7 +1001,7 @@ HOST_PID_NS = "pid:[4026531836]"
 
 
 def in_sandbox():
-    """The supervisor kills every process it may signal after each job: it
+    """The supervisor kills every process of its user after each job: it
     refuses to start but as non-root, in a PID namespace of its own, where
     the host said it runs it."""
     if os.environ.get("REPRO_SANDBOX") != "1" or os.getuid() == 0:
@@ -742,11 +1016,15 @@ def main():
     if not in_sandbox():
         sys.stderr.write("supervisor.py runs only inside repro's sandbox\n")
         os._exit(2)
-    set_nondumpable()
+    if sys.argv[1:] == ["zygote"]:
+        zygote()
+        os._exit(0)
+    set_nondumpable("supervisor")
     os.umask(0o077)
     if os.listdir(TMP):
         empty_tmp()
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    zyg = Zygote()
+    clock = JobClock(zyg)
     send_json(
         b"H",
         {
@@ -755,6 +1033,7 @@ def main():
             "hexversion": sys.hexversion,
             "pid": os.getpid(),
             "uid": os.getuid(),
+            "zygote": zyg.pid,
         },
     )
     while True:
@@ -775,7 +1054,7 @@ def main():
             job = json.loads(body)
         except ValueError:
             fatal("job header is not JSON")
-        run_job(job)
+        run_job(job, body, zyg, clock)
 
 
 if __name__ == "__main__":

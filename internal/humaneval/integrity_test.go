@@ -1,0 +1,477 @@
+package humaneval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// The integrity suite: no sample may see, poison or outlast another job.
+// Each case is one run with one supervisor container: the self-check (the
+// canonical solution of HumanEval/55 on base and plus inputs), then the
+// attacker, then an honest sample. The cheat must not pass; the honest
+// sample, which also checks that it finds the sandbox as a fresh job does,
+// must pass. A case that kills its container hands the honest sample a
+// fresh one, which is the design.
+
+// integrityTask is fib(n): base inputs 10, 1, 8, 11, 12, outputs 55, 1, 21,
+// 89, 144.
+const integrityTask = "HumanEval/55"
+
+// honestAfter is the honest sample: the canonical solution, run only if the
+// job finds its process as a fresh job has it (priority, scheduling,
+// affinity, limits), can use 100 MiB, and finds /tmp empty.
+const honestAfter = `{canon}
+import os, resource
+assert os.getpriority(os.PRIO_PROCESS, 0) == 10, "priority %d" % os.getpriority(os.PRIO_PROCESS, 0)
+assert os.sched_getscheduler(0) == os.SCHED_OTHER, "scheduler %d" % os.sched_getscheduler(0)
+assert len(os.sched_getaffinity(0)) == os.cpu_count(), "affinity %r" % os.sched_getaffinity(0)
+assert resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY, "RLIMIT_DATA %r" % (resource.getrlimit(resource.RLIMIT_DATA),)
+_big = bytearray(100 << 20)
+del _big
+assert os.listdir("/tmp") == ["job"] and os.listdir(".") == [], "left behind: %r" % os.listdir("/tmp")
+`
+
+// pids names the zygote (the parent) and the supervisor (its parent).
+const pids = `
+import os
+def _ppid(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+ZYGOTE = os.getppid()
+SUPERVISOR = _ppid(ZYGOTE)
+`
+
+type integrityCase struct {
+	name string
+	code string   // "{canon}" is the canonical program, "{n}" the number of base inputs
+	want []Status // allowed statuses of the attacker in both phases
+}
+
+// anyStatus: a sample that only tries to spoil later jobs may pass itself.
+var anyStatus = []Status{StatusPass, StatusFail, StatusTimeout}
+
+func integrityCases() []integrityCase {
+	return []integrityCase{
+		{"memory scan for the records of earlier jobs", `
+import ctypes, re, struct
+N = {n}
+# An int record as a child writes it (u32 length, 'V', f64, 'i', u32 n,
+# n bytes), and as the supervisor frames it for the host ('R', u32 length,
+# 16 bytes of gaps, then the record without its length); the records of one
+# job lie close together, in order.
+CHILD = re.compile(rb"(?=(.{4})V.{8}i(.{4}))", re.S)
+FRAME = re.compile(rb"(?=R(.{4}).{16}V.{8}i(.{4}))", re.S)
+def runs_in(data, pat, extra, head):
+    runs, run, end = [], [], -1
+    for m in pat.finditer(data):
+        n = struct.unpack(">I", m.group(2))[0]
+        if n > 16 or struct.unpack(">I", m.group(1))[0] != extra + n:
+            continue
+        if not 0 <= m.start() - end <= 512:  # frames of one batch lie close together
+            if len(run) == N:
+                runs.append(run)
+            run = []
+        at = m.start() + head  # where the int's bytes start
+        run.append(int.from_bytes(data[at:at + n], "big", signed=True))
+        end = at + n
+    if len(run) == N:
+        runs.append(run)
+    return runs
+def scan():
+    runs = []
+    with open("/proc/self/maps") as f:
+        maps = f.read().splitlines()
+    for line in maps:
+        p = line.split()
+        if len(p) < 2 or not p[1].startswith("rw"):
+            continue
+        if len(p) >= 6 and p[5].startswith("[") and p[5] != "[heap]":
+            continue
+        lo, hi = (int(x, 16) for x in p[0].split("-"))
+        if hi - lo > 256 << 20:
+            continue
+        data = ctypes.string_at(lo, hi - lo)
+        runs += runs_in(data, CHILD, 14, 18) + runs_in(data, FRAME, 30, 35)
+    return runs
+found, calls = None, 0
+def fib(n):
+    global found, calls
+    if found is None:
+        runs = [tuple(r) for r in scan()]
+        # The run seen most often (the newest of those) is the best bet.
+        found = max(reversed(runs), key=runs.count) if runs else []
+    calls += 1
+    return found[calls - 1] if calls <= len(found) else -1
+`, onlyFail},
+		{"memory scan for any record of an earlier job", `
+import ctypes, re, struct
+# Not a cheat but a detector: it passes exactly when its memory holds a
+# value record of an earlier job, framed as a child writes it or as the
+# supervisor relays it. (It has written none of its own yet.)
+FRAME = re.compile(rb"(?=R(.{4}).{16}V.{8}i(.{4}))", re.S)
+def records(data):
+    n = 0
+    for m in FRAME.finditer(data):
+        k = struct.unpack(">I", m.group(2))[0]
+        n += k <= 16 and struct.unpack(">I", m.group(1))[0] == 30 + k
+    for m in re.finditer(rb"(?=(.{4})V.{8}i(.{4}))", data, re.S):
+        k = struct.unpack(">I", m.group(2))[0]
+        n += k <= 16 and struct.unpack(">I", m.group(1))[0] == 14 + k
+    return n
+def scan():
+    found = 0
+    with open("/proc/self/maps") as f:
+        maps = f.read().splitlines()
+    for line in maps:
+        p = line.split()
+        if len(p) < 2 or not p[1].startswith("rw"):
+            continue
+        if len(p) >= 6 and p[5].startswith("[") and p[5] != "[heap]":
+            continue
+        lo, hi = (int(x, 16) for x in p[0].split("-"))
+        if hi - lo > 256 << 20:
+            continue
+        found += records(ctypes.string_at(lo, hi - lo))
+    return found
+LEAKED = scan() > 0
+EXPECTED = {outputs}
+calls = 0
+def fib(n):
+    global calls
+    calls += 1
+    return EXPECTED[calls - 1] if LEAKED and calls <= len(EXPECTED) else -1
+`, onlyFail},
+		{"limits and scheduling of the zygote and the supervisor", pids + `
+import resource
+for pid in (ZYGOTE, SUPERVISOR):
+    try:  # enough to go on, too little for a later job's 100 MiB
+        resource.prlimit(pid, resource.RLIMIT_DATA, (80 << 20, 80 << 20))
+    except OSError:
+        pass
+    for f in (lambda: os.setpriority(os.PRIO_PROCESS, pid, 19),
+              lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)),
+              lambda: os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})):
+        try:
+            f()
+        except OSError:
+            pass
+{canon}
+`, anyStatus},
+		{"SysV shared memory, semaphores and queues left behind", `
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+for _ in range(8):
+    sid = libc.shmget(0, 64 << 20, 0o1666)
+    if sid >= 0:
+        a = libc.shmat(sid, None, 0)
+        if a not in (None, ctypes.c_void_p(-1).value):
+            ctypes.memset(a, 1, 64 << 20)
+libc.semget(0x5eed, 4, 0o1666)
+libc.msgget(0x5eed, 0o1666)
+{canon}
+`, anyStatus},
+		{"CPU work in grandchildren while the child waits at nice 19", `
+import os, time
+def _burn(seconds):
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+def fib(n):
+    # Each call: 1.6 CPU-seconds in two workers, over the 1 s limit of an
+    # input, while this process blocks and uses almost none.
+    workers = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            _burn(0.8)
+            os._exit(0)
+        workers.append(pid)
+    if os.getpriority(os.PRIO_PROCESS, 0) < 19:
+        os.nice(9)
+    for pid in workers:
+        os.waitpid(pid, 0)
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, []Status{StatusTimeout, StatusFail}},
+		{"sleep while a grandchild at nice 19 looks busy", `
+import os, time
+if os.fork() == 0:
+    os.nice(9)
+    while True:
+        pass
+def fib(n):
+    time.sleep(3600)
+`, []Status{StatusTimeout, StatusFail}},
+		{"kill the zygote", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n{canon}\n", onlyFail},
+		{"stop the zygote", "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n{canon}\n", failOrTime},
+		{"kill the supervisor", pids + "import signal\nos.kill(SUPERVISOR, signal.SIGKILL)\n{canon}\n", onlyFail},
+		{"stop the supervisor", pids + "import signal\nos.kill(SUPERVISOR, signal.SIGSTOP)\n{canon}\n", failOrTime},
+		{"descriptors and memory of the zygote and the supervisor", pids + `
+def grab():
+    got = []
+    for fd in range(4, 1024):
+        try:
+            os.fstat(fd)
+            got.append("fd %d" % fd)
+        except OSError:
+            pass
+    try:
+        if os.read(0, 1):  # the next job, were this the supervisor's stdin
+            got.append("stdin")
+    except OSError:
+        pass
+    for pid in (ZYGOTE, SUPERVISOR):
+        for what in ("fd/0", "fd/1", "fd/3", "fd/4", "mem", "maps", "environ"):
+            try:
+                with open("/proc/%d/%s" % (pid, what), "rb") as f:
+                    if f.read(1):
+                        got.append("/proc/%d/%s" % (pid, what))
+            except OSError:
+                pass
+    return got
+GOT = grab()
+{canon}
+_fib = fib
+def fib(n):
+    return _fib(n) if GOT else -1
+`, onlyFail},
+		{"files and a daemon left for the next job", `
+import os, signal, time
+with open("/tmp/planted", "w") as f:
+    f.write("x")
+with open("planted", "w") as f:
+    f.write("x")
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        me = os.getpid()
+        while True:  # stop every newer process of the user
+            for name in os.listdir("/proc"):
+                if name.isdigit() and int(name) > me:
+                    try:
+                        os.kill(int(name), signal.SIGSTOP)
+                    except OSError:
+                        pass
+            time.sleep(0.01)
+    os._exit(0)
+def fib(n):
+    return -1
+`, onlyFail},
+	}
+}
+
+func TestIntegritySuite(t *testing.T) {
+	launch, _, img := testSandbox(t)
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	truth := testTruth(t, d, img)
+	task := d.Task(integrityTask)
+	for _, c := range integrityCases() {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			att, hon := runAttackThenHonest(t, launch, d, truth, task, c.code)
+			for _, pr := range []*PhaseResult{&att.Base, att.Plus} {
+				if !slices.Contains(c.want, pr.Status) {
+					t.Errorf("attacker: status %s (%s), want one of %v", pr.Status, pr.Reason, c.want)
+				} else {
+					t.Logf("attacker: %s (%s)", pr.Status, pr.Reason)
+				}
+			}
+			for _, pr := range []*PhaseResult{&hon.Base, hon.Plus} {
+				if pr.Status != StatusPass {
+					t.Errorf("honest sample after the attacker: status %s (%s), want pass", pr.Status, pr.Reason)
+				}
+			}
+		})
+	}
+}
+
+// baseFib returns fib of each base input of integrityTask as a Python list.
+func baseFib(t *testing.T, task *Task) string {
+	var out []string
+	for _, in := range task.Inputs(Base) {
+		var args []int
+		if err := json.Unmarshal(in, &args); err != nil || len(args) != 1 {
+			t.Fatalf("input %s of %s is not [n]", in, task.ID)
+		}
+		a, b := 0, 1
+		for range args[0] {
+			a, b = b, a+b
+		}
+		out = append(out, fmt.Sprint(a))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// runAttackThenHonest runs the self-check, the attacker and the honest
+// sample in one run on one supervisor.
+func runAttackThenHonest(t *testing.T, launch Launcher, d *Dataset, truth *Truth, task *Task, code string) (att, hon *SampleResult) {
+	t.Helper()
+	fill := func(s string) string {
+		s = strings.ReplaceAll(s, "{canon}", task.Program())
+		s = strings.ReplaceAll(s, "{outputs}", baseFib(t, task))
+		return strings.ReplaceAll(s, "{n}", fmt.Sprint(len(task.Inputs(Base))))
+	}
+	samples := []*Sample{
+		{TaskID: task.ID, ID: 0, Solution: fill(code), Origin: "attacker"},
+		{TaskID: task.ID, ID: 1, Solution: fill(honestAfter), Origin: "honest"},
+	}
+	// Tighter time limits than the defaults keep the suite short; they are
+	// CPU seconds, so a loaded machine does not make them flaky.
+	limits := DefaultRunLimits()
+	limits.MinTimeLimit, limits.ImportAllowance = 1, 1
+	rep, err := Run(context.Background(), Config{
+		Dataset: d, Tasks: []*Task{task}, Samples: samples, Launch: launch, Truth: truth,
+		Limits: limits, Parallel: 1,
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !rep.SelfCheck.OK() {
+		t.Fatalf("self-check: %+v", rep.SelfCheck)
+	}
+	if rep.SelfCheck.Stats.Supervisors != 1 || rep.Scoring.Supervisors != 1 {
+		t.Fatalf("want one supervisor at a time, got %d and %d", rep.SelfCheck.Stats.Supervisors, rep.Scoring.Supervisors)
+	}
+	return rep.Results[0], rep.Results[1]
+}
+
+// harnessControls are the supervisor's controls, each with the edit of
+// supervisor.py that takes it out (for TestHarnessControlsAreNeeded only)
+// and the integrity case that must then fail.
+var harnessControls = []struct {
+	control, test string
+	edits         [][2]string // old, new
+}{
+	{"clean zygote", "memory scan for any record of an earlier job", [][2]string{
+		{"    zyg = Zygote()\n", "    zyg = LocalZygote()\n"},
+		{"\n\n# The inode of the initial PID namespace", `
+
+class LocalZygote:
+    """Children forked from the supervisor itself."""
+
+    pid = -1
+
+    def cpu(self):
+        return 0.0
+
+    def fork(self, fds):
+        self.child = os.fork()
+        if self.child == 0:
+            try:
+                child(*fds)
+            finally:
+                os._exit(8)
+        return self.child, None
+
+    def reap(self):
+        _, status, usage = os.wait4(self.child, 0)
+        return status, usage.ru_maxrss
+
+
+# The inode of the initial PID namespace`},
+	}},
+	{"CPU time of the whole job", "CPU work in grandchildren while the child waits at nice 19", [][2]string{
+		{"                c = clock()\n", "                c = child_cpu(pid)\n"},
+		{"            c = clock()\n", "            c = child_cpu(pid)\n"},
+		{"\n\n# The inode of the initial PID namespace", `
+
+def child_cpu(pid):
+    try:
+        return time.clock_gettime((~pid << 3) | 2)
+    except OSError:
+        return 0.0
+
+
+# The inode of the initial PID namespace`},
+	}},
+	{"stopped zygote fails the job", "stop the zygote", [][2]string{
+		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\"):\n            return None\n", ""},
+	}},
+}
+
+// TestHarnessControlsAreNeeded takes one control at a time out of the
+// supervisor and requires the named integrity case to notice.
+func TestHarnessControlsAreNeeded(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	task := d.Task(integrityTask)
+	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := HarnessDigest
+	t.Cleanup(func() { HarnessDigest = pinned })
+	for _, m := range harnessControls {
+		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
+			code := string(src)
+			for _, ed := range m.edits {
+				if strings.Count(code, ed[0]) != 1 {
+					t.Fatalf("supervisor.py no longer has %q once: update the edit", ed[0])
+				}
+				code = strings.Replace(code, ed[0], ed[1], 1)
+			}
+			dir := filepath.Join(t.TempDir(), "harness")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			err := fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+				if err != nil || de.IsDir() {
+					return err
+				}
+				b, err := fs.ReadFile(harnessTree(), p)
+				if p == "supervisor.py" {
+					b = []byte(code)
+				}
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(filepath.Join(dir, p), b, 0o444)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := digest.Tree(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			HarnessDigest = tree.Digest()
+			launch := SandboxLauncher(e, img, dir, SupervisorLimits())
+			idx := slices.IndexFunc(integrityCases(), func(c integrityCase) bool { return c.name == m.test })
+			if idx < 0 {
+				t.Fatalf("no integrity case %q", m.test)
+			}
+			c := integrityCases()[idx]
+			att, hon := runAttackThenHonest(t, launch, d, testTruth(t, d, img), task, c.code)
+			var broke []string
+			for _, pr := range []*PhaseResult{&att.Base, att.Plus} {
+				t.Logf("attacker: %s (%s)", pr.Status, pr.Reason)
+				if !slices.Contains(c.want, pr.Status) {
+					broke = append(broke, "attacker "+string(pr.Status))
+				}
+			}
+			for _, pr := range []*PhaseResult{&hon.Base, hon.Plus} {
+				t.Logf("honest: %s (%s)", pr.Status, pr.Reason)
+				if pr.Status != StatusPass {
+					broke = append(broke, "honest "+string(pr.Status))
+				}
+			}
+			if len(broke) == 0 {
+				t.Fatalf("with %s removed, integrity case %q still passes: the suite does not test that control", m.control, m.test)
+			}
+			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, broke)
+		})
+	}
+}
