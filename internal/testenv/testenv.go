@@ -70,3 +70,35 @@ func SkipWithoutGPU(t testing.TB) {
 		t.Skip("needs an NVIDIA GPU; this machine has none")
 	}
 }
+
+// MLPerfLogsEnv names the variable that points at the MLPerf Training v2.1
+// result logs.
+const MLPerfLogsEnv = "REPRO_MLPERF_LOGS"
+
+// MLPerfLogsDir returns the MLPerf Training v2.1 result logs shared with
+// the project: $REPRO_MLPERF_LOGS, else shared/data/mlperf-training-v2.1
+// in the nearest parent folder of the working directory that has it. It
+// stops the test with [Missing] when neither exists.
+func MLPerfLogsDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv(MLPerfLogsEnv); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cand := filepath.Join(dir, "shared", "data", "mlperf-training-v2.1")
+		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+			return cand
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	Missing(t, "the MLPerf Training v2.1 result logs", "set "+MLPerfLogsEnv+" to the folder holding dgxa100_ngc22.09_tensorflow/ and dgxa100_ngc22.04_merlin_hugectr/")
+	return ""
+}
