@@ -14,7 +14,7 @@ import (
 // allowed lists, for each package, the repro packages it may import.
 // A package missing from the map may import nothing of repro's.
 var allowed = map[string][]string{
-	"catalog":   {"digest", "exitcode"},
+	"catalog":   {"digest", "exitcode", "strictjson"},
 	"layout":    {"exitcode"},
 	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
 	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "workload"},
+	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in
