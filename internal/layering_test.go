@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"layout":    {"exitcode"},
 	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
-	"mllog":     {"exitcode", "safefile"},
+	"mllog":     {"exitcode", "safefile", "workpool"},
 	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
