@@ -14,18 +14,18 @@ import (
 // allowed lists, for each package, the repro packages it may import.
 // A package missing from the map may import nothing of repro's.
 var allowed = map[string][]string{
-	"catalog":   {"digest", "exitcode"},
+	"catalog":   {"digest", "exitcode", "strictjson"},
 	"layout":    {"exitcode"},
 	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
-	"mllog":     {"exitcode", "safefile"},
+	"mllog":     {"exitcode", "safefile", "workpool"},
 	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
 	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "workload"},
+	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

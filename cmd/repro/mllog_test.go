@@ -19,22 +19,7 @@ import (
 // directory); it fails under CI=true when they are missing.
 func mllogTestLogs(t *testing.T) (minigo, dlrm []string) {
 	t.Helper()
-	dir := os.Getenv("REPRO_MLPERF_LOGS")
-	if dir == "" {
-		wd, _ := os.Getwd()
-		for d := wd; ; d = filepath.Dir(d) {
-			if fi, err := os.Stat(filepath.Join(d, "shared", "data", "mlperf-training-v2.1")); err == nil && fi.IsDir() {
-				dir = filepath.Join(d, "shared", "data", "mlperf-training-v2.1")
-				break
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if dir == "" {
-		testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS")
-	}
+	dir := testenv.MLPerfLogsDir(t)
 	minigo, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.09_tensorflow", "minigo", "result_*.txt"))
 	dlrm, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.04_merlin_hugectr", "dlrm", "result_*.txt"))
 	if len(minigo) != 10 || len(dlrm) != 5 {

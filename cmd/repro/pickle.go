@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -61,14 +62,9 @@ on any file.
 				return exitcode.New(exitcode.Usage, err)
 			}
 			path := args[0]
-			f, size, err := openPickleInput(path)
+			rep, err := decodePickleInput(path, p, pickle.Scan)
 			if err != nil {
 				return err
-			}
-			defer f.Close()
-			rep, err := pickle.Scan(f, size, p)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			if asJSON {
 				if err := t.Document(struct {
@@ -114,18 +110,9 @@ exported module is its 'ema' network.
 				return exitcode.Errorf(exitcode.Precondition, "output folder %q does not exist; create it first", out)
 			}
 			path := args[0]
-			f, size, err := openPickleInput(path)
+			m, err := decodePickleInput(path, p, pickle.Convert)
 			if err != nil {
 				return err
-			}
-			defer f.Close()
-			m, err := pickle.Convert(f, size, p)
-			if err != nil {
-				var pe *pickle.PolicyError
-				if errors.As(err, &pe) {
-					return exitcode.Errorf(exitcode.Negative, "%q: %v", path, err)
-				}
-				return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
 			}
 			res, err := m.WriteFiles(out, 0o644)
 			if err != nil {
@@ -170,6 +157,28 @@ func openPickleInput(path string) (*os.File, int64, error) {
 		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%q: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
 	}
 	return f, fi.Size(), nil
+}
+
+// decodePickleInput opens path with openPickleInput and decodes it with
+// decode (pickle.Scan or pickle.Convert) against p. A decoding error is
+// exit 1 when the profile rejects the file (*pickle.PolicyError) and exit 4
+// otherwise.
+func decodePickleInput[T any](path string, p *pickle.Profile, decode func(io.ReaderAt, int64, *pickle.Profile) (T, error)) (T, error) {
+	var zero T
+	f, size, err := openPickleInput(path)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, err := decode(f, size, p)
+	if err != nil {
+		var pe *pickle.PolicyError
+		if errors.As(err, &pe) {
+			return zero, exitcode.Errorf(exitcode.Negative, "%q: %v", path, err)
+		}
+		return zero, exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
+	}
+	return v, nil
 }
 
 func pickleVerdictError(path string, rep *pickle.Report) error {

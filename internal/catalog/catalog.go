@@ -13,12 +13,10 @@
 package catalog
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"path"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Kind says what an entry is.
@@ -161,14 +160,9 @@ func parseEntries(b []byte) ([]Entry, error) {
 	if len(b) > MaxCatalogBytes {
 		return nil, fmt.Errorf("catalog document is %d bytes, over the limit of %d", len(b), MaxCatalogBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var doc document
-	if err := dec.Decode(&doc); err != nil {
+	if err := strictjson.Decode(b, &doc); err != nil {
 		return nil, fmt.Errorf("invalid catalog document: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid catalog document: trailing data after the document")
 	}
 	return doc.Entries, nil
 }

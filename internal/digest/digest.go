@@ -155,28 +155,40 @@ func (v *Verifier) Read(p []byte) (int, error) {
 // N returns how many bytes were read so far.
 func (v *Verifier) N() int64 { return v.n }
 
-// Reader hashes everything read through it.
-type Reader struct {
-	r io.Reader
+// tally hashes and counts the bytes that pass through a Reader or Writer.
+type tally struct {
 	h hash.Hash
 	n int64
 }
 
+func newTally() tally { return tally{h: sha256.New()} }
+
+func (t *tally) add(p []byte) {
+	t.h.Write(p)
+	t.n += int64(len(p))
+}
+
+// Sum returns the digest of the bytes so far and their count.
+func (t *tally) Sum() (SHA256, int64) {
+	var d SHA256
+	t.h.Sum(d[:0])
+	return d, t.n
+}
+
+// Reader hashes everything read through it; Sum returns the digest of
+// what was read so far and its length.
+type Reader struct {
+	r io.Reader
+	tally
+}
+
 // NewReader wraps r.
-func NewReader(r io.Reader) *Reader { return &Reader{r: r, h: sha256.New()} }
+func NewReader(r io.Reader) *Reader { return &Reader{r: r, tally: newTally()} }
 
 func (r *Reader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
-	r.h.Write(p[:n])
-	r.n += int64(n)
+	r.add(p[:n])
 	return n, err
-}
-
-// Sum returns the digest of what was read so far and its length.
-func (r *Reader) Sum() (SHA256, int64) {
-	var d SHA256
-	r.h.Sum(d[:0])
-	return d, r.n
 }
 
 // bufSize is the read size used for hashing: large enough to keep SHA-NI
@@ -216,26 +228,18 @@ func (h *Hash) Digest() SHA256 {
 	return d
 }
 
-// Writer hashes and counts everything written through it to w.
+// Writer hashes and counts everything written through it to w; Sum
+// returns the digest of what was written so far and its length.
 type Writer struct {
 	w io.Writer
-	h hash.Hash
-	n int64
+	tally
 }
 
 // NewWriter wraps w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w, h: sha256.New()} }
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, tally: newTally()} }
 
 func (w *Writer) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
-	w.h.Write(p[:n])
-	w.n += int64(n)
+	w.add(p[:n])
 	return n, err
-}
-
-// Sum returns the digest of what was written so far and its length.
-func (w *Writer) Sum() (SHA256, int64) {
-	var d SHA256
-	w.h.Sum(d[:0])
-	return d, w.n
 }

@@ -8,12 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // fixtureModel is the model the fixtures stand in for: 32x32, 3 channels,
@@ -26,17 +26,12 @@ const makeFixtures = "testdata/fixtures/make_fixtures.py"
 // fixtureFeatureDim is the tiny detector's feature dimension.
 const fixtureFeatureDim = 16
 
-var (
-	fixtureOnce sync.Once
-	fixtureDir  string
-	fixtureErr  string
-)
+// torchFixtures holds the PyTorch fixtures of this test binary.
+var torchFixtures testenv.FixtureDir
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fixtureDir != "" {
-		os.RemoveAll(fixtureDir)
-	}
+	torchFixtures.Remove()
 	os.Exit(code)
 }
 
@@ -54,22 +49,13 @@ func srcTree(t testing.TB) string {
 func fixtures(t testing.TB) string {
 	t.Helper()
 	needPython(t, "torch", "numpy")
-	fixtureOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "repro-edm-fixtures-")
-		if err != nil {
-			fixtureErr = err.Error()
-			return
-		}
-		fixtureDir = dir
+	return torchFixtures.Path(t, "repro-edm-fixtures-", func(dir string) error {
 		cmd := exec.Command(systemPython, "-B", makeFixtures, srcTree(t), dir, strconv.Itoa(fixtureFeatureDim))
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fixtureErr = fmt.Sprintf("making fixtures: %v\n%s", err, out)
+			return fmt.Errorf("making fixtures: %v\n%s", err, out)
 		}
+		return nil
 	})
-	if fixtureErr != "" {
-		t.Fatal(fixtureErr)
-	}
-	return fixtureDir
 }
 
 // pinFile returns a pinned catalog entry for the file at path.

@@ -77,10 +77,8 @@ func (p *planner) checkCriteo(ctx context.Context) {
 		if !dirOK {
 			continue
 		}
-		full := filepath.Join(dir, e.Filename)
-		fi, err := os.Stat(full)
-		if err != nil {
-			missing = append(missing, e.Filename)
+		full, fi, ok := statDatasetFile(dir, e.Filename, &missing)
+		if !ok {
 			continue
 		}
 		kib := (fi.Size() + 1023) / 1024
@@ -102,6 +100,18 @@ func (p *planner) checkCriteo(ctx context.Context) {
 	if len(missing) > 0 {
 		p.fail("%d of %d day files are missing from %s (%s): all of day_0 … day_23, unzipped, are needed", len(missing), criteoDays, dir, shortList(missing))
 	}
+}
+
+// statDatasetFile stats the file name in the dataset folder dir; when it
+// cannot, it adds name to missing and returns false.
+func statDatasetFile(dir, name string, missing *[]string) (string, os.FileInfo, bool) {
+	full := filepath.Join(dir, name)
+	fi, err := os.Stat(full)
+	if err != nil {
+		*missing = append(*missing, name)
+		return "", nil, false
+	}
+	return full, fi, true
 }
 
 func (p *planner) checkCriteoLicense(ctx context.Context) {
@@ -134,10 +144,8 @@ func (p *planner) checkPreprocessed(ctx context.Context) {
 		if !ok || !dirOK {
 			continue
 		}
-		full := filepath.Join(dir, e.Filename)
-		fi, err := os.Stat(full)
-		if err != nil {
-			missing = append(missing, e.Filename)
+		full, fi, ok := statDatasetFile(dir, e.Filename, &missing)
+		if !ok {
 			continue
 		}
 		if s, ok := e.Facts["size"]; ok {

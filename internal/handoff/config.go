@@ -14,6 +14,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // MaxConfigBytes bounds a configuration file. Real ones are a few KiB.
@@ -255,14 +256,9 @@ func ParseConfig(b []byte) (*Config, error) {
 	if err := checkDuplicateKeys(b); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Decode(b, &c); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid JSON: trailing data after the object")
 	}
 	if err := c.validate(); err != nil {
 		return nil, err

@@ -1,18 +1,16 @@
 package handoff
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/reprolab/repro/internal/safefile"
-
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,13 +89,11 @@ func readFirstUse(dir string) (*firstUseDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var doc firstUseDoc
-	if err := dec.Decode(&doc); err != nil {
+	if err := strictjson.Decode(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s is corrupt: %v; move it aside only after review, since it holds the digests recorded at first use", name, err)
 	}
-	if _, err := dec.Token(); err != io.EOF || doc.Format != firstUseFormat {
+	if doc.Format != firstUseFormat {
 		return nil, fmt.Errorf("%s is corrupt or of another format; move it aside only after review", name)
 	}
 	if doc.Entries == nil {

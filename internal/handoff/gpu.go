@@ -2,7 +2,8 @@ package handoff
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -45,14 +46,7 @@ func FloorFor(cuda string) (DriverFloor, bool) {
 }
 
 // KnownCUDA lists the CUDA versions with a driver floor on record.
-func KnownCUDA() []string {
-	var out []string
-	for k := range driverFloors {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func KnownCUDA() []string { return slices.Sorted(maps.Keys(driverFloors)) }
 
 // DriverOK reports whether driver version v meets f. It is the Go
 // statement of the check the preflight script makes on the node; tests

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/reprolab/repro/internal/workload"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +21,8 @@ import (
 	"github.com/reprolab/repro/internal/mllog"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
+	"github.com/reprolab/repro/internal/workload"
 )
 
 // IngestFormat names the layout of an ingest record.
@@ -517,14 +517,9 @@ func readHeader(path string) (*runHeader, error) {
 	if !bytes.HasPrefix(line, []byte(marker)) {
 		return nil, errors.New("the file does not start with the :::REPRO header line written by the bundle's run.sh")
 	}
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(line[len(marker):])))
-	dec.DisallowUnknownFields()
 	var h runHeader
-	if err := dec.Decode(&h); err != nil {
+	if err := strictjson.Decode(bytes.TrimSpace(line[len(marker):]), &h); err != nil {
 		return nil, fmt.Errorf("malformed :::REPRO header: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed :::REPRO header: trailing data")
 	}
 	return &h, nil
 }

@@ -15,31 +15,9 @@ import (
 	"github.com/reprolab/repro/internal/testenv"
 )
 
-// realLogsDir finds the MLPerf Training v2.1 result logs shared with the
-// project ($REPRO_MLPERF_LOGS, else shared/data/mlperf-training-v2.1 in
-// the nearest parent folder that has it).
-func realLogsDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("REPRO_MLPERF_LOGS"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		cand := filepath.Join(dir, "shared", "data", "mlperf-training-v2.1")
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to shared/data/mlperf-training-v2.1")
-		}
-		dir = parent
-	}
-}
-
 func realLog(t testing.TB, workload string, i int) string {
 	sub := map[string]string{"minigo": "dgxa100_ngc22.09_tensorflow/minigo", "dlrm": "dgxa100_ngc22.04_merlin_hugectr/dlrm"}[workload]
-	return filepath.Join(realLogsDir(t), sub, fmt.Sprintf("result_%d.txt", i))
+	return filepath.Join(testenv.MLPerfLogsDir(t), sub, fmt.Sprintf("result_%d.txt", i))
 }
 
 // TestPreflightNoGPU: on this machine (no NVIDIA driver, no pyxis) the

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/reprolab/repro/internal/safefile"
-
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // ManifestFormat names the manifest layout; a reader refuses any other.
@@ -252,14 +251,9 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	if len(b) > MaxManifestBytes {
 		return nil, fmt.Errorf("manifest is %d bytes, over the limit of %d", len(b), MaxManifestBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Decode(b, &m); err != nil {
 		return nil, fmt.Errorf("invalid manifest: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid manifest: trailing data after the object")
 	}
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("manifest format is %q, want %q", clip(m.Format), ManifestFormat)

@@ -3,7 +3,8 @@ package handoff
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Targets a bundle is written for.
@@ -290,11 +291,4 @@ func Lookup(name string) (*Workload, error) {
 }
 
 // WorkloadNames lists the workloads.
-func WorkloadNames() []string {
-	var out []string
-	for n := range workloads {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func WorkloadNames() []string { return slices.Sorted(maps.Keys(workloads)) }

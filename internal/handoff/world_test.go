@@ -95,15 +95,35 @@ func sourceFixture(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
-func newMiniGoWorld(t testing.TB) *world {
+// newWorld makes the folders every world has (state, output volume,
+// node work folder) and the source volume holding files; it returns the
+// world and the source volume's path.
+func newWorld(t testing.TB, name string, files map[string]string) (*world, string) {
 	t.Helper()
-	w := &world{name: "minigo", root: t.TempDir()}
+	w := &world{name: name, root: t.TempDir()}
 	w.state = w.path("state")
 	os.MkdirAll(w.state, 0o700)
 	w.out = w.path("bundle")
-
+	os.MkdirAll(w.path("volumes", "output"), 0o755)
+	os.MkdirAll(w.path("work"), 0o755)
 	src := w.path("volumes", "source")
-	sourceFixture(t, src, map[string]string{
+	sourceFixture(t, src, files)
+	return w, src
+}
+
+// newCatalog builds the world's catalog from entries.
+func newCatalog(t testing.TB, entries []catalog.Entry) *catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.New(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func newMiniGoWorld(t testing.TB) *world {
+	t.Helper()
+	w, src := newWorld(t, "minigo", map[string]string{
 		"README.md":                           "minigo fixture\n",
 		"ml_perf/flags/19/architecture.flags": "--conv_width=64\n--fc_width=64\n--trunk_layers=6\n",
 		"ml_perf/flags/19/train.flags":        "--train_batch_size=4096\n--lr_rates=0.016\n",
@@ -114,8 +134,6 @@ func newMiniGoWorld(t testing.TB) *world {
 	writeFile(t, filepath.Join(ck, "mlperf07", "work_dir", "model.ckpt-9.index"), randomBytes(1, 300), 0o644)
 	writeFile(t, filepath.Join(ck, "mlperf07", "data", "selfplay.tfrecord.zz"), randomBytes(2, 900), 0o644)
 	writeFile(t, filepath.Join(ck, "target", "target.minigo.tf"), randomBytes(3, 1200), 0o644)
-	os.MkdirAll(w.path("volumes", "output"), 0o755)
-	os.MkdirAll(w.path("work"), 0o755)
 
 	entries := []catalog.Entry{
 		{ID: idMiniGoSource, Kind: catalog.SourceTree, Description: "fixture minigo tree", License: "Apache-2.0", Pin: catalog.Pinned,
@@ -128,11 +146,7 @@ func newMiniGoWorld(t testing.TB) *world {
 		{ID: idMiniGoBootstrap, Kind: catalog.External, Description: "fixture bootstrap", License: "unknown", Pin: catalog.Unpinned},
 		{ID: idMiniGoTarget, Kind: catalog.External, Description: "fixture target", License: "unknown", Pin: catalog.Unpinned},
 	}
-	cat, err := catalog.New(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cat = cat
+	w.cat = newCatalog(t, entries)
 	w.cfg = &Config{
 		Image:     fixtureImage,
 		ImageCUDA: "11.8",
@@ -161,13 +175,7 @@ const (
 
 func newDLRMWorld(t testing.TB) *world {
 	t.Helper()
-	w := &world{name: "dlrm", root: t.TempDir()}
-	w.state = w.path("state")
-	os.MkdirAll(w.state, 0o700)
-	w.out = w.path("bundle")
-
-	src := w.path("volumes", "source")
-	sourceFixture(t, src, map[string]string{
+	w, src := newWorld(t, "dlrm", map[string]string{
 		"README.md":             "dlrm fixture\n",
 		"dlrm_s_pytorch.py":     "print('dlrm')\n",
 		"bench/run_and_time.sh": "#!/bin/bash\npython dlrm_s_pytorch.py $1\n",
@@ -200,13 +208,7 @@ func newDLRMWorld(t testing.TB) *world {
 			Facts: map[string]string{"rows": strconv.Itoa(fixtureTestRows), "record_bytes": "160", "size": strconv.Itoa(fixtureTestRows * 160)}},
 		catalog.Entry{ID: idDLRMFeatureCount, Kind: catalog.External, Description: "fixture counts", Filename: "day_fea_count.npz", License: "CC BY-NC-SA 4.0", Pin: catalog.Unpinned},
 	)
-	cat, err := catalog.New(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cat = cat
-	os.MkdirAll(w.path("volumes", "output"), 0o755)
-	os.MkdirAll(w.path("work"), 0o755)
+	w.cat = newCatalog(t, entries)
 	w.cfg = &Config{
 		Image:     "docker.io/library/pytorch@sha256:2222222222222222222222222222222222222222222222222222222222222222",
 		ImageCUDA: "11.8",

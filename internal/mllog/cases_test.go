@@ -20,6 +20,13 @@ type derivedCase struct {
 	strictRule string // a strict-mode error of this rule
 }
 
+// setAccuracies sets every eval_accuracy value that reaches min to v.
+func (l *logText) setAccuracies(min float64, v string) {
+	for _, i := range l.accuracyLines(min) {
+		l.setValue(i, v)
+	}
+}
+
 // accuracyLines returns the eval_accuracy lines whose value reaches min.
 func (l *logText) accuracyLines(min float64) []int {
 	var out []int
@@ -48,25 +55,13 @@ func derivedCases() []derivedCase {
 			edit:      func(l *logText) { l.remove(l.one("run_stop")) },
 			compliant: false, rule: "common/run_stop/count", strictRule: "common/run_stop/count"},
 		{name: "dlrm-accuracy-below-target", base: "dlrm",
-			edit: func(l *logText) {
-				for _, i := range l.accuracyLines(0.8025) {
-					l.setValue(i, "0.8024")
-				}
-			},
+			edit:      func(l *logText) { l.setAccuracies(0.8025, "0.8024") },
 			compliant: false, rule: "closed_dlrm/eval_accuracy/target", strictRule: "closed_dlrm/eval_accuracy/target"},
 		{name: "minigo-accuracy-below-target", base: "minigo",
-			edit: func(l *logText) {
-				for _, i := range l.accuracyLines(0.5) {
-					l.setValue(i, "0.49609375")
-				}
-			},
+			edit:      func(l *logText) { l.setAccuracies(0.5, "0.49609375") },
 			compliant: false, rule: "closed_minigo/eval_accuracy/target", strictRule: "closed_minigo/eval_accuracy/target"},
 		{name: "minigo-accuracy-one", base: "minigo",
-			edit: func(l *logText) {
-				for _, i := range l.accuracyLines(0.5) {
-					l.setValue(i, "1.0")
-				}
-			},
+			edit:      func(l *logText) { l.setAccuracies(0.5, "1.0") },
 			compliant: false, rule: "closed_minigo/eval_accuracy/target", strictRule: "closed_minigo/eval_accuracy/target"},
 		// Upstream only warns about an identical repeat of an exactly-once
 		// key; --strict fails it.
@@ -201,9 +196,7 @@ func derivedCases() []derivedCase {
 		{name: "dlrm-open-division-below-closed-target", base: "dlrm",
 			edit: func(l *logText) {
 				l.setValue(l.one("submission_division"), `"open"`)
-				for _, i := range l.accuracyLines(0.8025) {
-					l.setValue(i, "0.79")
-				}
+				l.setAccuracies(0.8025, "0.79")
 			},
 			compliant: true, strictOK: true},
 		// The open MiniGo rules do not lift common's train_samples and

@@ -12,37 +12,10 @@ import (
 	"github.com/reprolab/repro/internal/testenv"
 )
 
-// realLogsDir finds the MLPerf Training v2.1 result logs shared with the
-// project: $REPRO_MLPERF_LOGS, else shared/data/mlperf-training-v2.1 in
-// the nearest parent directory that has it.
-func realLogsDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("REPRO_MLPERF_LOGS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "data", "mlperf-training-v2.1")
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	testenv.Missing(t, "the MLPerf Training v2.1 result logs", "set REPRO_MLPERF_LOGS to the directory holding dgxa100_ngc22.09_tensorflow/ and dgxa100_ngc22.04_merlin_hugectr/")
-	return ""
-}
-
 // realLogs returns the paths of the ten MiniGo and five DLRM logs.
 func realLogs(t testing.TB) (minigo, dlrm []string) {
 	t.Helper()
-	dir := realLogsDir(t)
+	dir := testenv.MLPerfLogsDir(t)
 	minigo, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.09_tensorflow", "minigo", "result_*.txt"))
 	dlrm, _ = filepath.Glob(filepath.Join(dir, "dgxa100_ngc22.04_merlin_hugectr", "dlrm", "result_*.txt"))
 	sort.Strings(minigo)

@@ -250,34 +250,46 @@ func (d *decoder) object() (Value, error) {
 			v = Value{}
 		}
 		d.stack = append(d.stack, Member{Name: name, Value: v})
-		d.skipSpace()
-		if d.pos >= len(d.buf) {
-			return Value{}, d.errorf("expecting ',' delimiter")
+		closed, err := d.separator('}')
+		if err != nil {
+			return Value{}, err
 		}
+		if !closed {
+			continue
+		}
+		if d.skip > 0 {
+			// Validated only: the names were kept for duplicate
+			// detection.
+			clear(d.stack[base:])
+			d.stack = d.stack[:base]
+			return Value{kind: Object}, nil
+		}
+		if d.depth == 0 && d.viewTop {
+			// The caller reads the top-level members before the next
+			// decode; they stay on the stack.
+			return Value{kind: Object, items: d.stack[base:len(d.stack):len(d.stack)]}, nil
+		}
+		return Value{kind: Object, items: d.pop(base)}, nil
+	}
+}
+
+// separator reads what follows a member or element: ',' (closed is false)
+// or the container's closing byte (closed is true, and the depth drops).
+func (d *decoder) separator(closing byte) (closed bool, err error) {
+	d.skipSpace()
+	if d.pos < len(d.buf) {
 		switch d.buf[d.pos] {
 		case ',':
 			d.pos++
 			d.skipSpace()
-		case '}':
+			return false, nil
+		case closing:
 			d.pos++
 			d.depth--
-			if d.skip > 0 {
-				// Validated only: the names were kept for duplicate
-				// detection.
-				clear(d.stack[base:])
-				d.stack = d.stack[:base]
-				return Value{kind: Object}, nil
-			}
-			if d.depth == 0 && d.viewTop {
-				// The caller reads the top-level members before the next
-				// decode; they stay on the stack.
-				return Value{kind: Object, items: d.stack[base:len(d.stack):len(d.stack)]}, nil
-			}
-			return Value{kind: Object, items: d.pop(base)}, nil
-		default:
-			return Value{}, d.errorf("expecting ',' delimiter")
+			return true, nil
 		}
 	}
+	return false, d.errorf("expecting ',' delimiter")
 }
 
 // pop removes the members above base from the stack and returns them in
@@ -319,24 +331,17 @@ func (d *decoder) array() (Value, error) {
 		if d.skip == 0 {
 			d.stack = append(d.stack, Member{Value: v})
 		}
-		d.skipSpace()
-		if d.pos >= len(d.buf) {
-			return Value{}, d.errorf("expecting ',' delimiter")
+		closed, err := d.separator(']')
+		if err != nil {
+			return Value{}, err
 		}
-		switch d.buf[d.pos] {
-		case ',':
-			d.pos++
-			d.skipSpace()
-		case ']':
-			d.pos++
-			d.depth--
-			if d.skip > 0 {
-				return Value{kind: Array}, nil
-			}
-			return Value{kind: Array, items: d.pop(base)}, nil
-		default:
-			return Value{}, d.errorf("expecting ',' delimiter")
+		if !closed {
+			continue
 		}
+		if d.skip > 0 {
+			return Value{kind: Array}, nil
+		}
+		return Value{kind: Array, items: d.pop(base)}, nil
 	}
 }
 

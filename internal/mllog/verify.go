@@ -7,8 +7,8 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"sync"
 
+	"github.com/reprolab/repro/internal/workpool"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -137,38 +137,28 @@ func VerifyFiles(ctx context.Context, paths []string, lim Limits, opt Options) (
 
 	results := make([]*Result, len(paths))
 	errs := make([]error, len(paths))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), len(paths))
 	inFlight := semaphore.NewWeighted(MaxInFlightBytes)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				// A file may grow after the check above; Parse's own
-				// limit still holds, this only paces the workers.
-				w := min(max(sizes[i], 1), MaxInFlightBytes)
-				if err := inFlight.Acquire(ctx, w); err != nil {
-					errs[i] = err
-					continue
-				}
-				results[i], errs[i] = verifyFile(paths[i], lim, opt)
-				inFlight.Release(w)
+	jobs := make([]int, len(paths))
+	for i := range jobs {
+		jobs[i] = i
+	}
+	// Each job keeps its own error, so that the error returned is the
+	// first in the order of paths, not the first to happen.
+	err := workpool.Run(ctx, runtime.GOMAXPROCS(0), jobs, workpool.Worker[struct{}, int]{
+		Do: func(ctx context.Context, _ struct{}, i int) error {
+			// A file may grow after the check above; Parse's own limit
+			// still holds, this only paces the workers.
+			w := min(max(sizes[i], 1), MaxInFlightBytes)
+			if err := inFlight.Acquire(ctx, w); err != nil {
+				errs[i] = err
+				return nil
 			}
-		}()
-	}
-feed:
-	for i := range paths {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+			results[i], errs[i] = verifyFile(paths[i], lim, opt)
+			inFlight.Release(w)
+			return nil
+		},
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, err := range errs {

@@ -241,13 +241,22 @@ func TestTorchLegacy(t *testing.T) {
 	}
 }
 
-func TestStateDictHooksAreRefused(t *testing.T) {
+// persistentEMA assembles the start of an EDM snapshot: {"ema": a
+// persistent EDMPrecond whose state holds one parameter "w" and empty
+// buffers and modules}, left open after "_modules" for the caller's
+// extra state keys.
+func persistentEMA() *asm {
 	a := newAsm(4).op(opEmptyDict).str("ema")
 	a.stackGlobal("torch_utils.persistence", "_reconstruct_persistent_obj").op(opEmptyDict, opMark)
 	a.str("type").str("class").str("version").int(6).str("module_src").str("").str("class_name").str("EDMPrecond")
 	a.str("state").op(opEmptyDict, opMark)
 	a.str("_parameters").orderedDict().str("w").param(2).op(opSetItem)
 	a.str("_buffers").orderedDict().str("_modules").orderedDict()
+	return a
+}
+
+func TestStateDictHooksAreRefused(t *testing.T) {
+	a := persistentEMA()
 	a.str("_state_dict_hooks").orderedDict().int(0).str("hook").op(opSetItem)
 	a.op(opSetItems, opSetItems, opTuple1, opReduce, opSetItem)
 	r := ScanBytes(a.stop(), mustProfile(t, ProfileEDMCheckpoint))

@@ -340,12 +340,7 @@ func decodeOrFail(t *testing.T, data []byte) Value {
 // config (constructor arguments without an inert form) rejects the file in
 // the error and in the report alike.
 func TestConfigProblemRejects(t *testing.T) {
-	a := newAsm(4).op(opEmptyDict).str("ema")
-	a.stackGlobal("torch_utils.persistence", "_reconstruct_persistent_obj").op(opEmptyDict, opMark)
-	a.str("type").str("class").str("version").int(6).str("module_src").str("").str("class_name").str("EDMPrecond")
-	a.str("state").op(opEmptyDict, opMark)
-	a.str("_parameters").orderedDict().str("w").param(2).op(opSetItem)
-	a.str("_buffers").orderedDict().str("_modules").orderedDict()
+	a := persistentEMA()
 	a.str("_init_kwargs").op(opEmptyDict).str("weights").param(2).op(opSetItem)
 	a.op(opSetItems, opSetItems, opTuple1, opReduce, opSetItem)
 	data := a.stop()

@@ -3,6 +3,7 @@ package pickle
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,36 +48,22 @@ var (
 func fixtureDir(t *testing.T) string {
 	t.Helper()
 	py := requireTorch(t)
-	fixturesOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pickle-fixtures-")
-		if err != nil {
-			fixturesErr = err.Error()
-			return
-		}
-		fixturesPath = dir
+	return fixtureFolder.Path(t, "pickle-fixtures-", func(dir string) error {
 		cmd := exec.Command(py, "testdata/torchfix/fixtures.py", "make", dir)
 		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fixturesErr = "fixtures.py make: " + err.Error() + "\n" + string(out)
+			return fmt.Errorf("fixtures.py make: %v\n%s", err, out)
 		}
+		return nil
 	})
-	if fixturesErr != "" {
-		t.Fatal(fixturesErr)
-	}
-	return fixturesPath
 }
 
-var (
-	fixturesOnce sync.Once
-	fixturesPath string
-	fixturesErr  string
-)
+// fixtureFolder holds the PyTorch fixtures of this test binary.
+var fixtureFolder testenv.FixtureDir
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fixturesPath != "" {
-		os.RemoveAll(fixturesPath)
-	}
+	fixtureFolder.Remove()
 	os.Exit(code)
 }
 

@@ -16,6 +16,7 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -68,5 +69,73 @@ func SkipWithoutGPU(t testing.TB) {
 	t.Helper()
 	if !HasGPU() {
 		t.Skip("needs an NVIDIA GPU; this machine has none")
+	}
+}
+
+// MLPerfLogsEnv names the variable that points at the MLPerf Training v2.1
+// result logs.
+const MLPerfLogsEnv = "REPRO_MLPERF_LOGS"
+
+// MLPerfLogsDir returns the MLPerf Training v2.1 result logs shared with
+// the project: $REPRO_MLPERF_LOGS, else shared/data/mlperf-training-v2.1
+// in the nearest parent folder of the working directory that has it. It
+// stops the test with [Missing] when neither exists.
+func MLPerfLogsDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv(MLPerfLogsEnv); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cand := filepath.Join(dir, "shared", "data", "mlperf-training-v2.1")
+		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+			return cand
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	Missing(t, "the MLPerf Training v2.1 result logs", "set "+MLPerfLogsEnv+" to the folder holding dgxa100_ngc22.09_tensorflow/ and dgxa100_ngc22.04_merlin_hugectr/")
+	return ""
+}
+
+// FixtureDir is a temporary folder of test fixtures made once per test
+// binary and shared by its tests. The zero value is ready to use.
+type FixtureDir struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Path returns the folder, making it on first use: a fresh temporary
+// folder named after prefix that fill populates. When making it failed,
+// Path fails this test and every later one that asks.
+func (f *FixtureDir) Path(t testing.TB, prefix string, fill func(dir string) error) string {
+	t.Helper()
+	f.once.Do(func() {
+		dir, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			f.err = err
+			return
+		}
+		f.path = dir
+		f.err = fill(dir)
+	})
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	return f.path
+}
+
+// Remove deletes the folder if it was made; TestMain calls it after
+// m.Run.
+func (f *FixtureDir) Remove() {
+	if f.path != "" {
+		os.RemoveAll(f.path)
 	}
 }
