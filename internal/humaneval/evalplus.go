@@ -102,13 +102,7 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	}
 	run := &evalplusPass{cfg: cfg, stage: "scoring"}
 	results, st, err := run.run(ctx, samples)
-	rep.Scoring = st
-	if err != nil {
-		return rep, err
-	}
-	rep.Results = results
-	rep.Summary = Summarize(cfg.Tasks, results, plus, len(cfg.Tasks) != len(cfg.Dataset.Tasks))
-	return rep, nil
+	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
 }
 
 type evalplusPass struct {

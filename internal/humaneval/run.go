@@ -116,6 +116,19 @@ func (r *Report) PeakMemory() int64 {
 	return max(r.Truth.Stats.PeakMemory, r.SelfCheck.Stats.PeakMemory, r.Scoring.PeakMemory)
 }
 
+// scored records the scoring stage's outcome in r: its statistics always,
+// its results and their summary over tasks (a subset of d's when fewer)
+// when it completed.
+func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks []*Task, d *Dataset, plus bool) (*Report, error) {
+	r.Scoring = st
+	if err != nil {
+		return r, err
+	}
+	r.Results = results
+	r.Summary = Summarize(tasks, results, plus, len(tasks) != len(d.Tasks))
+	return r, nil
+}
+
 // CanonicalSamples returns the canonical program of each task as a sample.
 func CanonicalSamples(tasks []*Task) []*Sample {
 	out := make([]*Sample, len(tasks))
@@ -200,11 +213,5 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	sc.Progress = progress("scoring")
 	results, st, err := sc.Score(ctx, samples)
-	rep.Scoring = st
-	if err != nil {
-		return rep, err
-	}
-	rep.Results = results
-	rep.Summary = Summarize(cfg.Tasks, results, plus, len(cfg.Tasks) != len(cfg.Dataset.Tasks))
-	return rep, nil
+	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
 }
