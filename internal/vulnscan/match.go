@@ -58,8 +58,8 @@ type source struct{ name, version string }
 // evaluator image, "Debian:12"), sorted by package and advisory id: a
 // record matches a source package when one of its affected entries names
 // it in ecosystem and lists its source version, or has an ECOSYSTEM range
-// that contains it (Debian version ordering). Withdrawn records are
-// skipped.
+// that contains it (Debian version ordering). Withdrawn records, and
+// ecosystems other than Debian's, are skipped.
 func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, error) {
 	binaries := map[source][]string{}
 	for _, p := range pkgs {
@@ -77,8 +77,8 @@ func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, er
 		}
 		hit := map[source]Finding{}
 		for _, a := range r.Affected {
-			if a.Package.Ecosystem != ecosystem {
-				continue
+			if a.Package.Ecosystem != ecosystem || !isDebian(ecosystem) {
+				continue // only Debian entries had their versions checked
 			}
 			for _, s := range bySource[a.Package.Name] {
 				affected, fixed, err := affects(a, s.version)
