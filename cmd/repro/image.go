@@ -189,7 +189,7 @@ func newImageScanCommand() *cobra.Command {
 		Short: "Scan the pinned evaluator image's SBOM against an OSV feed and sign the result",
 		Long: `scan matches every Debian package of the pinned evaluator image's SBOM against
 the vulnerability records of an OSV feed: a folder of OSV JSON records, one per
-file, such as the Debian archive that osv.dev publishes, downloaded and unpacked
+file, such as the Debian archive that the OSV project publishes, downloaded and unpacked
 where the network allows. Debian's records name source packages, so each
 package is matched by its source package and source version, in ecosystem
 ` + sandbox.ImageOSVEcosystem + `, with Debian's version ordering (epochs, tildes, revisions).

@@ -80,7 +80,11 @@ func LoadFeed(dir string) (*Feed, error) {
 		if total += int64(len(b)); total > MaxFeedBytes {
 			return fmt.Errorf("the feed holds more than %d bytes", int64(MaxFeedBytes))
 		}
-		m = append(m, digest.TreeFile{Path: rel, Mode: digest.ModeFile, SHA256: digest.Of(b)})
+		mode := digest.ModeFile
+		if info, err := d.Info(); err == nil && info.Mode().Perm()&0o111 != 0 {
+			mode = digest.ModeExec
+		}
+		m = append(m, digest.TreeFile{Path: rel, Mode: mode, SHA256: digest.Of(b)})
 		if !strings.HasSuffix(rel, ".json") {
 			return nil
 		}
@@ -97,8 +101,7 @@ func LoadFeed(dir string) (*Feed, error) {
 	if len(f.Records) == 0 {
 		return nil, exitcode.Errorf(exitcode.Precondition, "the OSV feed %q holds no *.json record: download and unpack the Debian OSV records into it", dir)
 	}
-	// The digest is that of digest.Tree over the same folder: file modes
-	// are not part of what a feed means, so every file counts as 100644.
+	// The digest is that of digest.Tree over the same folder.
 	sort.Slice(m, func(i, j int) bool { return m[i].Path < m[j].Path })
 	f.Digest, f.Files = m.Digest(), len(m)
 	return f, nil

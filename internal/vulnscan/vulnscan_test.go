@@ -339,6 +339,7 @@ func writeRaw(dir string, r map[string]any) {
 func TestFeedDigest(t *testing.T) {
 	dir := fixtureFeed(t)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("not a record\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "fetch.sh"), []byte("#!/bin/sh\n"), 0o755)
 	feed, err := vulnscan.LoadFeed(dir)
 	if err != nil {
 		t.Fatal(err)
