@@ -130,7 +130,9 @@ func fixtureFeed(t *testing.T) string {
 	versionsOnly := record("TEST-HIT-VERS-0005", "Debian:12", "foo")
 	versionsOnly["affected"].([]any)[0].(map[string]any)["ranges"] = []any{}
 	versionsOnly["affected"].([]any)[0].(map[string]any)["versions"] = []string{"1.0-2"}
-	return writeFeed(t,
+	withdrawn := record("TEST-MISS-WITHDRAWN-0017", "Debian:12", "python3.11", ev("introduced", "0"))
+	withdrawn["withdrawn"] = "2026-01-02T00:00:00Z"
+	return writeFeed(t, withdrawn,
 		// python3.11 is at 3.11.2-6+deb12u8.
 		record("TEST-MISS-BELOW-0001", "Debian:12", "python3.11", ev("introduced", "0"), ev("fixed", "3.11.2-6+deb12u6")),
 		record("TEST-HIT-ABOVE-0002", "Debian:12", "python3.11", ev("introduced", "0"), ev("fixed", "3.11.2-6+deb12u9")),
@@ -258,6 +260,7 @@ func TestSeverityOfUnwaived(t *testing.T) {
 	pkgs, sbom := fixturePackages(t)
 	high := record("TEST-HIT-HIGH-0101", "Debian:12", "zlib", ev("introduced", "0"))
 	high["affected"].([]any)[0].(map[string]any)["ecosystem_specific"] = map[string]string{"urgency": "high"}
+	high["database_specific"] = map[string]string{"severity": "LOW"} // the highest level given counts
 	unrated := record("TEST-HIT-UNRATED-0102", "Debian:12", "zlib", ev("introduced", "0"))
 	delete(unrated["affected"].([]any)[0].(map[string]any), "ecosystem_specific")
 	for _, c := range []struct {
