@@ -24,6 +24,7 @@ type InstalledPackage struct {
 type Finding struct {
 	ID        string   `json:"id"`
 	Aliases   []string `json:"aliases,omitempty"`
+	Upstream  []string `json:"upstream,omitempty"`
 	Summary   string   `json:"summary,omitempty"`
 	Modified  string   `json:"modified,omitempty"`
 	Published string   `json:"published,omitempty"`
@@ -91,7 +92,7 @@ func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, er
 				f, seen := hit[s]
 				if !seen {
 					f = Finding{
-						ID: r.ID, Aliases: slices.Clone(r.Aliases), Summary: r.Summary, Modified: r.Modified, Published: r.Published,
+						ID: r.ID, Aliases: slices.Clone(r.Aliases), Upstream: slices.Clone(r.Upstream), Summary: r.Summary, Modified: r.Modified, Published: r.Published,
 						Package: s.name, Binaries: sorted(binaries[s]), Installed: s.version, Scores: slices.Clone(r.Severity),
 						Severity: "unknown",
 					}
@@ -261,7 +262,8 @@ func recordLevel(r *Record, a Affected) (string, bool) {
 // normalLevel maps the words feeds use to a level of Levels ("" for none
 // it knows: such a finding stays "unknown").
 func normalLevel(s string) string {
-	switch strings.ToLower(strings.TrimSpace(strings.TrimSuffix(s, "*"))) {
+	// The Debian tracker marks urgencies taken from NVD with stars.
+	switch strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "*")) {
 	case "unimportant", "negligible", "low":
 		return "low"
 	case "medium", "moderate":

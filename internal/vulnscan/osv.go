@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	debversion "github.com/knqyf263/go-deb-version"
@@ -34,14 +35,17 @@ const (
 
 // Record is the part of an OSV record that a scan uses.
 type Record struct {
-	ID        string     `json:"id"`
-	Modified  string     `json:"modified"`
-	Published string     `json:"published,omitempty"`
-	Withdrawn string     `json:"withdrawn,omitempty"`
-	Aliases   []string   `json:"aliases,omitempty"`
-	Summary   string     `json:"summary,omitempty"`
-	Severity  []Severity `json:"severity,omitempty"`
-	Affected  []Affected `json:"affected"`
+	ID        string   `json:"id"`
+	Modified  string   `json:"modified"`
+	Published string   `json:"published,omitempty"`
+	Withdrawn string   `json:"withdrawn,omitempty"`
+	Aliases   []string `json:"aliases,omitempty"`
+	// Upstream names the records this one derives from (a DEBIAN-CVE-*
+	// record names its CVE here).
+	Upstream []string   `json:"upstream,omitempty"`
+	Summary  string     `json:"summary,omitempty"`
+	Severity []Severity `json:"severity,omitempty"`
+	Affected []Affected `json:"affected"`
 	// DatabaseSpecific may hold a "severity" level (as GitHub's records do).
 	DatabaseSpecific json.RawMessage `json:"database_specific,omitempty"`
 }
@@ -109,10 +113,10 @@ func ParseOSV(b []byte) (*Record, error) {
 	if len(r.Affected) == 0 || len(r.Affected) > maxAffected {
 		return nil, fmt.Errorf("record %s has %d affected entries, want 1 to %d", r.ID, len(r.Affected), maxAffected)
 	}
-	if len(r.Aliases) > maxAliases || len(r.Severity) > maxSeverities {
-		return nil, fmt.Errorf("record %s has more than %d aliases or %d severities", r.ID, maxAliases, maxSeverities)
+	if len(r.Aliases) > maxAliases || len(r.Upstream) > maxAliases || len(r.Severity) > maxSeverities {
+		return nil, fmt.Errorf("record %s has more than %d aliases or upstream ids, or %d severities", r.ID, maxAliases, maxSeverities)
 	}
-	for _, a := range r.Aliases {
+	for _, a := range append(slices.Clone(r.Aliases), r.Upstream...) {
 		if err := checkField("alias", a); err != nil {
 			return nil, fmt.Errorf("record %s: %v", r.ID, err)
 		}

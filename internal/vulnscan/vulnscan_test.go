@@ -130,6 +130,10 @@ func fixtureFeed(t *testing.T) string {
 	versionsOnly := record("TEST-HIT-VERS-0005", "Debian:12", "foo")
 	versionsOnly["affected"].([]any)[0].(map[string]any)["ranges"] = []any{}
 	versionsOnly["affected"].([]any)[0].(map[string]any)["versions"] = []string{"1.0-2"}
+	debianCVE := record("DEBIAN-CVE-HIT-0018", "Debian:12", "zlib", ev("introduced", "0"))
+	delete(debianCVE, "aliases")
+	debianCVE["upstream"] = []string{"CVE-2099-0018"}
+	debianCVE["affected"].([]any)[0].(map[string]any)["ecosystem_specific"] = map[string]string{"urgency": "low**"}
 	withdrawn := record("TEST-MISS-WITHDRAWN-0017", "Debian:12", "python3.11", ev("introduced", "0"))
 	withdrawn["withdrawn"] = "2026-01-02T00:00:00Z"
 	return writeFeed(t, withdrawn,
@@ -150,6 +154,7 @@ func fixtureFeed(t *testing.T) string {
 		record("TEST-MISS-EPOCH-0011", "Debian:12", "zlib", ev("introduced", "0"), ev("fixed", "1.2.13.dfsg-2")),
 		record("TEST-HIT-EPOCH-0012", "Debian:12", "zlib", ev("introduced", "0"), ev("fixed", "1:1.2.13.dfsg-2")),
 		record("TEST-MISS-LASTAFF-0013", "Debian:12", "zlib", ev("introduced", "0"), ev("last_affected", "1:1.2.12-1")),
+		debianCVE,
 		// Other ecosystems never match.
 		record("TEST-MISS-DEB11-0014", "Debian:11", "python3.11", ev("introduced", "0")),
 		record("TEST-MISS-PYPI-0015", "PyPI", "python3.11", ev("introduced", "0")),
@@ -185,6 +190,9 @@ func TestMatch(t *testing.T) {
 		strings.Join(f.Binaries, ",") != "libpython3.11-minimal,python3.11" || f.Severity != "medium" || len(f.Aliases) != 1 {
 		t.Errorf("python3.11 finding %+v", f)
 	}
+	if f := got["DEBIAN-CVE-HIT-0018"]; f.Severity != "low" || len(f.Upstream) != 1 {
+		t.Errorf("starred urgency or upstream: %+v", f)
+	}
 	if f := got["TEST-HIT-NOFIX-0003"]; f.Fixed != "" {
 		t.Errorf("a range without a fix gave fixed %q", f.Fixed)
 	}
@@ -203,6 +211,11 @@ func TestWaivers(t *testing.T) {
 	ok := `{"waivers": [{"id": "CVE-2099-0002", "package": "python3.11", "reason": "the harness never calls the affected module", "expires": "2026-12-01"}]}`
 	ws, err := vulnscan.ParseWaivers([]byte(ok), now)
 	if err != nil || len(ws) != 1 {
+		t.Fatalf("valid waiver refused: %v", err)
+	}
+	upstream := `{"waivers": [{"id": "CVE-2099-0018", "package": "zlib", "reason": "the image never inflates untrusted data", "expires": "2027-01-01"}]}`
+	wsUp, err := vulnscan.ParseWaivers([]byte(upstream), now)
+	if err != nil {
 		t.Fatalf("valid waiver refused: %v", err)
 	}
 	for name, c := range map[string]struct{ doc, want string }{
@@ -233,16 +246,16 @@ func TestWaivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.Waivers = ws
+	in.Waivers = append(ws, wsUp...)
 	waived, err := vulnscan.Scan(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Predicate.Unwaived != len(plain.Predicate.Findings) || waived.Predicate.Unwaived != plain.Predicate.Unwaived-1 {
+	if plain.Predicate.Unwaived != len(plain.Predicate.Findings) || waived.Predicate.Unwaived != plain.Predicate.Unwaived-2 {
 		t.Errorf("unwaived: %d of %d without the waiver, %d with it", plain.Predicate.Unwaived, len(plain.Predicate.Findings), waived.Predicate.Unwaived)
 	}
 	for _, f := range waived.Predicate.Findings {
-		if (f.Waiver != nil) != (f.ID == "TEST-HIT-ABOVE-0002") {
+		if (f.Waiver != nil) != (f.ID == "TEST-HIT-ABOVE-0002" || f.ID == "DEBIAN-CVE-HIT-0018") {
 			t.Errorf("%s: waiver %+v", f.ID, f.Waiver)
 		}
 	}

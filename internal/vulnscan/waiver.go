@@ -25,7 +25,8 @@ const DateLayout = "2006-01-02"
 // Waiver accepts one advisory for one source package until the end of its
 // expiry date (UTC), for a stated reason.
 type Waiver struct {
-	// ID is the advisory id or one of its aliases (a CVE id).
+	// ID is the advisory id or one of its aliases or upstream ids (a
+	// CVE id).
 	ID      string `json:"id"`
 	Package string `json:"package"`
 	Reason  string `json:"reason"`
@@ -105,7 +106,7 @@ func LoadWaivers(path string, now time.Time) ([]Waiver, error) {
 }
 
 // applyWaivers marks each finding that a waiver names (by advisory id or
-// alias, and source package) and returns the number left unwaived and the
+// alias or upstream id, and source package) and returns the number left unwaived and the
 // highest level among them ("none" when there is none).
 func applyWaivers(fs []Finding, ws []Waiver) (int, string) {
 	unwaived, max := 0, "none"
@@ -113,7 +114,7 @@ func applyWaivers(fs []Finding, ws []Waiver) (int, string) {
 		f := &fs[i]
 		for j := range ws {
 			w := ws[j]
-			if w.Package == f.Package && (w.ID == f.ID || slices.Contains(f.Aliases, w.ID)) {
+			if w.Package == f.Package && (w.ID == f.ID || slices.Contains(f.Aliases, w.ID) || slices.Contains(f.Upstream, w.ID)) {
 				f.Waiver = &w
 				break
 			}
