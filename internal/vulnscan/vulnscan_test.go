@@ -67,7 +67,7 @@ func sign(n int) int {
 
 // fixturePackages makes an SBOM from the dpkg status fixture and reads its
 // packages back, as 'repro image scan' does with the pinned SBOM.
-func fixturePackages(t *testing.T) ([]vulnscan.InstalledPackage, digest.SHA256) {
+func fixturePackages(t testing.TB) ([]vulnscan.InstalledPackage, digest.SHA256) {
 	t.Helper()
 	status, err := os.ReadFile("testdata/status")
 	if err != nil {
@@ -109,7 +109,7 @@ func record(id, eco, pkg string, events ...map[string]string) map[string]any {
 func ev(kind, v string) map[string]string { return map[string]string{kind: v} }
 
 // writeFeed writes each record as <id>.json under a new folder.
-func writeFeed(t *testing.T, recs ...map[string]any) string {
+func writeFeed(t testing.TB, recs ...map[string]any) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range recs {
