@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/vulnscan"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +20,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand())
 	return cmd
 }
 
@@ -172,5 +175,133 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "cyclonedx", "cyclonedx (CycloneDX 1.6 JSON) or spdx (SPDX 2.3 JSON)")
+	return cmd
+}
+
+func newImageScanCommand() *cobra.Command {
+	var (
+		asJSON  bool
+		feedDir string
+		waivers string
+	)
+	cmd := &cobra.Command{
+		Use:   "scan --osv DIR [--waivers FILE]",
+		Short: "Scan the pinned evaluator image's SBOM against an OSV feed and sign the result",
+		Long: `scan matches every Debian package of the pinned evaluator image's SBOM against
+the vulnerability records of an OSV feed: a folder of OSV JSON records, one per
+file, such as the Debian archive that the OSV project publishes, downloaded and unpacked
+where the network allows. Debian's records name source packages, so each
+package is matched by its source package and source version, in ecosystem
+` + sandbox.ImageOSVEcosystem + `, with Debian's version ordering (epochs, tildes, revisions).
+
+--waivers names a JSON file of explicit waivers:
+  {"waivers": [{"id": "CVE-...", "package": "<source package>",
+                "reason": "why it does not apply", "expires": "YYYY-MM-DD"}]}
+A waiver without a reason, past its expiry date or with an unknown field is
+refused (exit 2).
+
+The result (each finding's package, installed and fixed versions, severity,
+advisory id and aliases, the waivers, the scan time and the highest severity
+among unwaived findings) is an in-toto Statement about the image's manifest
+digest and image ID, naming the SBOM digest and the feed's tree digest, signed
+with the run key in a DSSE envelope and stored in REPRO_HOME.
+
+Exit codes: 0 no unwaived finding, 1 unwaived findings, 2 usage or a bad
+waivers file, 3 no pinned image, SBOM or usable feed (nothing ran), 4 the SBOM
+differs from its pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if feedDir == "" {
+				return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", sandbox.ImageOSVEcosystem)
+			}
+			t := terminal(cmd, asJSON)
+			ctx := cmd.Context()
+			now := time.Now().UTC()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			var ws []vulnscan.Waiver
+			if waivers != "" {
+				if ws, err = vulnscan.LoadWaivers(waivers, now); err != nil {
+					return err
+				}
+			}
+			pin, err := sandbox.ReadPin(home)
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				e = nil // the cached layer may do without the engine
+			} else {
+				defer e.Close()
+			}
+			sbom, err := sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+			if err != nil {
+				return err
+			}
+			debs, err := sandbox.SBOMPackages(sbom.JSON)
+			if err != nil {
+				return exitcode.Errorf(exitcode.Integrity, "the SBOM %q: %v", sandbox.SBOMPath(home), err)
+			}
+			feed, err := vulnscan.LoadFeed(feedDir)
+			if err != nil {
+				return err
+			}
+			pkgs := make([]vulnscan.InstalledPackage, len(debs))
+			for i, d := range debs {
+				pkgs[i] = vulnscan.InstalledPackage(d)
+			}
+			st, err := vulnscan.Scan(vulnscan.Input{
+				ImageID: pin.ID, ManifestDigest: pin.ManifestDigest, SBOMDigest: sbom.Digest,
+				Packages: pkgs, Feed: feed, Ecosystem: sandbox.ImageOSVEcosystem, Waivers: ws, Now: now,
+			})
+			if err != nil {
+				return err
+			}
+			path, err := vulnscan.Write(home, st)
+			if err != nil {
+				return err
+			}
+			p := st.Predicate
+			if asJSON {
+				err = t.Document(struct {
+					Attestation string `json:"attestation"`
+					vulnscan.Predicate
+				}{path, p})
+			} else {
+				w := t.Stdout()
+				fmt.Fprintf(w, "image ID     %s\nSBOM         %s (%d packages, %d source packages)\nfeed         %s (%d files, %d records, %s)\n",
+					p.ImageID, p.SBOMDigest, p.Packages, p.SourcePackages, p.Feed.Digest, p.Feed.Files, p.Feed.Records, p.Feed.Ecosystem)
+				for _, f := range p.Findings {
+					state := "UNWAIVED"
+					if f.Waiver != nil {
+						state = "waived until " + f.Waiver.Expires
+					}
+					fixed := f.Fixed
+					if fixed == "" {
+						fixed = "(no fix)"
+					}
+					aliases := ""
+					if len(f.Aliases) > 0 {
+						aliases = " (" + strings.Join(f.Aliases, ", ") + ")"
+					}
+					fmt.Fprintf(w, "%-8s %-20s %s installed %s fixed %s  %s%s\n", f.Severity, f.Package, state, f.Installed, fixed, f.ID, aliases)
+				}
+				fmt.Fprintf(w, "findings     %d, %d unwaived, highest unwaived severity %s\nattestation  %s\n", len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity, path)
+			}
+			if err != nil {
+				return err
+			}
+			if p.Unwaived > 0 {
+				return exitcode.Errorf(exitcode.Negative, "%d unwaived finding(s), highest severity %s", p.Unwaived, p.MaxUnwaivedSeverity)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
+	cmd.Flags().StringVar(&waivers, "waivers", "", "JSON file of reasoned, dated waivers")
 	return cmd
 }

@@ -88,6 +88,10 @@ func (h Home) ImagePin() string { return h.join("sandbox", "image.json") }
 // digest image.json pins.
 func (h Home) ImageSBOM() string { return h.join("sandbox", "sbom.cdx.json") }
 
+// ImageScan is the signed vulnerability-scan attestation of the
+// evaluator image (a DSSE envelope over an in-toto Statement).
+func (h Home) ImageScan() string { return h.join("sandbox", "scan.dsse.json") }
+
 // ImageCache is the folder of the evaluator image's cached layer.
 func (h Home) ImageCache() string { return h.join("sandbox", "cache") }
 

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -99,4 +100,57 @@ func verifyingKey(home string) (*key, error) {
 		return nil, fmt.Errorf("%s is not a repro public run key", p)
 	}
 	return &key{pub: ed25519.PublicKey(blk.Bytes)}, nil
+}
+
+// SignEnvelope signs payload of type payloadType with home's run key
+// (made on first use) and returns the DSSE envelope as indented JSON. It
+// lets other records of REPRO_HOME (the image's scan attestation) be
+// signed by the key that signs run records.
+func SignEnvelope(home, payloadType string, payload []byte) ([]byte, error) {
+	k, err := signingKey(home)
+	if err != nil {
+		return nil, fmt.Errorf("cannot load the run key: %w", err)
+	}
+	signer, err := dsse.NewEnvelopeSigner(k)
+	if err != nil {
+		return nil, err
+	}
+	env, err := signer.SignPayload(context.Background(), payloadType, payload)
+	if err != nil {
+		return nil, fmt.Errorf("failed to sign: %w", err)
+	}
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// OpenEnvelope verifies a DSSE envelope made by SignEnvelope against home's
+// public run key and returns its payload; an envelope of another payload
+// type, or one the key did not sign, is an error.
+func OpenEnvelope(home, payloadType string, envBytes []byte) ([]byte, error) {
+	var env dsse.Envelope
+	if err := json.Unmarshal(envBytes, &env); err != nil {
+		return nil, fmt.Errorf("signature envelope is not valid JSON: %v", err)
+	}
+	if env.PayloadType != payloadType {
+		return nil, fmt.Errorf("signature envelope has payload type %q, want %q", env.PayloadType, payloadType)
+	}
+	payload, err := env.DecodeB64Payload()
+	if err != nil {
+		return nil, fmt.Errorf("signature envelope payload: %v", err)
+	}
+	k, err := verifyingKey(home)
+	if err != nil {
+		return nil, err
+	}
+	v, err := dsse.NewEnvelopeVerifier(k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := v.Verify(context.Background(), &env); err != nil {
+		return nil, fmt.Errorf("signature does not verify with the run key: %v", err)
+	}
+	return payload, nil
 }

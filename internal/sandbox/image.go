@@ -52,8 +52,10 @@ type Image struct {
 
 // The Debian release, variant and packages of the evaluator image.
 const (
-	ImageSuite   = "bookworm"
-	ImageVariant = "minbase"
+	ImageSuite = "bookworm"
+	// ImageOSVEcosystem is the OSV ecosystem of ImageSuite's packages.
+	ImageOSVEcosystem = "Debian:12"
+	ImageVariant      = "minbase"
 	// ImageRepository is the name the image is tagged with in the engine;
 	// runs always use the ID, never the tag.
 	ImageRepository = "reprolab/evaluator"

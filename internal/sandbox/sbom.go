@@ -457,3 +457,48 @@ func (s *SBOM) SPDX() ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// SBOMPackages returns the Debian packages an SBOM written by BuildSBOM
+// lists, with their source package and version, in the SBOM's order. A
+// package component without a version or source is an error: a scan
+// would otherwise miss it silently.
+func SBOMPackages(b []byte) ([]DebPackage, error) {
+	bom, err := DecodeSBOM(b)
+	if err != nil {
+		return nil, fmt.Errorf("the SBOM is not CycloneDX JSON: %v", err)
+	}
+	if bom.Components == nil {
+		return nil, errors.New("the SBOM lists no component")
+	}
+	var out []DebPackage
+	for _, c := range *bom.Components {
+		if !strings.HasPrefix(c.PackageURL, "pkg:deb/") {
+			continue
+		}
+		p := DebPackage{Name: c.Name, Version: c.Version}
+		if c.Properties != nil {
+			for _, prop := range *c.Properties {
+				switch prop.Name {
+				case propArchitecture:
+					p.Architecture = prop.Value
+				case propSource:
+					p.Source = prop.Value
+				case propSourceVersion:
+					p.SourceVersion = prop.Value
+				}
+			}
+		}
+		if p.Name == "" || p.Version == "" || p.Source == "" || p.SourceVersion == "" {
+			return nil, fmt.Errorf("the SBOM's package %q lacks a name, version, source or source version", c.BOMRef)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the SBOM lists no Debian package")
+	}
+	return out, nil
+}
+
+// DpkgStatusPackages returns the installed packages of a dpkg status file,
+// as BuildSBOM lists them.
+func DpkgStatusPackages(status []byte) []DebPackage { return parseDpkgPackages(status) }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"archive/tar"
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -88,5 +90,24 @@ func TestLayerDpkgStatus(t *testing.T) {
 		if _, err := verifiedLayerStatus(bytes.NewReader(layer), digest.Of(layer), "layer"); err == nil {
 			t.Errorf("%s: read", name)
 		}
+	}
+}
+
+// TestSBOMPackagesRoundTrip: the packages a scan reads back from an SBOM
+// are those written, with their source names and versions; a package
+// component that lost its source is refused rather than skipped.
+func TestSBOMPackagesRoundTrip(t *testing.T) {
+	pkgs := parseDpkgPackages([]byte("Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\nSource: foo (1.0-2)\nVersion: 1.0-2+b1\n\nPackage: zlib1g\nStatus: install ok installed\nArchitecture: amd64\nSource: zlib\nVersion: 1:1.2.13.dfsg-1\n"))
+	b, err := BuildSBOM(Image{ID: "sha256:" + strings.Repeat("1", 64)}, pkgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SBOMPackages(b)
+	if err != nil || !slices.Equal(got, pkgs) || got[0].SourceVersion != "1.0-2" || got[1].Source != "zlib" {
+		t.Fatalf("read back %+v (%v), wrote %+v", got, err, pkgs)
+	}
+	stripped := bytes.Replace(b, []byte(`"reprolab:deb:source"`), []byte(`"reprolab:deb:other"`), 1)
+	if _, err := SBOMPackages(stripped); err == nil || !strings.Contains(err.Error(), "lacks") {
+		t.Errorf("a package without its source: %v", err)
 	}
 }
