@@ -20,7 +20,7 @@ shared=${REPRO_SHARED_DATA:-../shared/data}
 fetch_or_import() { # id relative-path
 	if bin/repro fetch "$1" 2>/tmp/repro-fetch.err; then return 0; fi
 	if [ -f "$shared/$2" ]; then
-		echo "upstream unreachable ($(tail -c 200 /tmp/repro-fetch.err)); importing $shared/$2" >&2
+		echo "upstream unreachable ($(tail -n 1 /tmp/repro-fetch.err | cut -c 1-300)); importing $shared/$2" >&2
 		bin/repro fetch "$1" --from "$shared/$2"
 	else
 		cat /tmp/repro-fetch.err >&2
