@@ -256,6 +256,29 @@ func TestTamperedRunIsNotVerified(t *testing.T) {
 	}
 }
 
+// TestSymlinkOut: a results file replaced by a link out of the run folder is
+// neither followed nor trusted.
+func TestSymlinkOut(t *testing.T) {
+	home, id := fixture(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte(`{"eval":{"SECRET/1":[{"base_status":"pass"}]}}`), 0o644)
+	p := filepath.Join(home, "runs", id, "eval_results.json")
+	os.Remove(p)
+	if err := os.Symlink(secret, p); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verified {
+		t.Errorf("a run folder with a link out is reported verified")
+	}
+	if html := render(t, rep, "html"); strings.Contains(html, "SECRET") {
+		t.Errorf("the report followed the link out of the run folder")
+	}
+}
+
 func TestMissingRun(t *testing.T) {
 	home, _ := fixture(t)
 	for _, id := range []string{"humaneval-20990101", "", "../../etc"} {
