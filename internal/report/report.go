@@ -323,29 +323,41 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
 		return he, notes
 	}
-	var res evalResults
-	if err := json.Unmarshal(b, &res); err != nil {
-		notes = append(notes, "eval_results.json is not valid JSON: "+err.Error())
+	rows, hash, maxSamples, err := parseResults(b)
+	if err != nil {
+		notes = append(notes, "eval_results.json "+err.Error())
 		return he, notes
 	}
-	he.ResultsFound = true
+	he.ResultsFound, he.Rows, he.MaxSamples = true, rows, maxSamples
 	if he.DatasetHash == "" {
-		he.DatasetHash = res.Hash
+		he.DatasetHash = truncate(hash, 64)
+	}
+	return he, notes
+}
+
+// parseResults reads an EvalPlus-format results file into one row per
+// task, in task order, with the file's dataset hash and the largest number
+// of samples of a task.
+func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err error) {
+	var res evalResults
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", 0, fmt.Errorf("is not valid JSON: %v", err)
 	}
 	ids := make([]string, 0, len(res.Eval))
 	for id := range res.Eval {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
+	rows = make([]TaskRow, 0, len(ids))
 	for _, id := range ids {
-		he.Rows = append(he.Rows, taskRow(id, res.Eval[id]))
-		he.MaxSamples = max(he.MaxSamples, len(res.Eval[id]))
+		rows = append(rows, taskRow(id, res.Eval[id]))
+		maxSamples = max(maxSamples, len(res.Eval[id]))
 	}
-	return he, notes
+	return rows, res.Hash, maxSamples, nil
 }
 
 func taskRow(id string, entries []evalEntry) TaskRow {
-	row := TaskRow{Task: id, Samples: len(entries)}
+	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
 		basePass := e.BaseStatus == "pass"
 		plusPass := e.PlusStatus == nil || *e.PlusStatus == "pass"
