@@ -24,6 +24,7 @@ var Formats = []string{"html", "md", "json"}
 var funcs = map[string]any{
 	"pct":    func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 	"ratio":  func(f float64) string { return fmt.Sprintf("%.4f", f) },
+	"secs":   func(f float64) string { return fmt.Sprintf("%.2f", f) },
 	"keys":   sortedKeys,
 	"bytes":  func(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) },
 	"md":     mdText,
@@ -128,6 +129,9 @@ func charts(he *HumanEval) []Chart {
 	grid.Width = min(len(he.Rows), perLine) * cell
 	grid.Height = ((len(he.Rows) + perLine - 1) / perLine) * cell
 	out := []Chart{grid}
+	if t, ok := timeChart(he.Rows); ok {
+		out = append(out, t)
+	}
 	if he.MaxSamples > 1 {
 		rate := Chart{Title: "Pass rate per task", Caption: "bar height: share of the task's samples that passed", Width: len(he.Rows) * (barW + 2), Height: barH}
 		for i, r := range he.Rows {
@@ -138,4 +142,37 @@ func charts(he *HumanEval) []Chart {
 		out = append(out, rate)
 	}
 	return out
+}
+
+const (
+	timeW    = 300 // pixels for the limit
+	timeRowH = 10
+)
+
+// timeChart draws, for every task whose results record it, the time of its
+// slowest phase run against that run's limit: one bar per task, the limit
+// a line at timeW pixels, bars cut at 1.5 × the limit.
+func timeChart(rows []TaskRow) (Chart, bool) {
+	c := Chart{Title: "Time per task against its limit", Width: timeW*3/2 + 2,
+		Caption: "one bar per task: the seconds of its phase run closest to its limit, as the supervisor measured them; the line is the limit"}
+	n := 0
+	for _, r := range rows {
+		if r.LimitSeconds <= 0 {
+			continue
+		}
+		w := int(min(r.TimeShare(), 1.5)*timeW + 0.5)
+		cls := "pass"
+		if r.TimeShare() > 1 {
+			cls = "fail"
+		}
+		c.Rects = append(c.Rects, Rect{X: 0, Y: n * timeRowH, W: max(w, 1), H: timeRowH - 2, Class: cls,
+			Title: fmt.Sprintf("%s: %.2f s of %.2f s", r.Task, r.Seconds, r.LimitSeconds)})
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false
+	}
+	c.Height = n * timeRowH
+	c.Rects = append(c.Rects, Rect{X: timeW, Y: 0, W: 1, H: c.Height, Class: "limit", Title: "limit"})
+	return c, true
 }

@@ -126,6 +126,19 @@ type TaskRow struct {
 	Phase        string `json:"phase,omitempty"`
 	FailingInput string `json:"failing_input,omitempty"`
 	Reason       string `json:"reason,omitempty"`
+	// Seconds and LimitSeconds are the time of the task's phase run that
+	// came closest to its limit, and that limit; 0 where the results do
+	// not record them.
+	Seconds      float64 `json:"seconds,omitempty"`
+	LimitSeconds float64 `json:"limit_seconds,omitempty"`
+}
+
+// TimeShare is Seconds over LimitSeconds (0 without a limit).
+func (t TaskRow) TimeShare() float64 {
+	if t.LimitSeconds <= 0 {
+		return 0
+	}
+	return t.Seconds / t.LimitSeconds
 }
 
 // PassRate is the share of the task's samples that passed.
@@ -263,6 +276,10 @@ type evalEntry struct {
 	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
 	BaseReason    string            `json:"base_reason"`
 	PlusReason    string            `json:"plus_reason"`
+	BaseElapsed   float64           `json:"base_elapsed"`
+	BaseLimit     float64           `json:"base_limit"`
+	PlusElapsed   float64           `json:"plus_elapsed"`
+	PlusLimit     float64           `json:"plus_limit"`
 }
 
 func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
@@ -359,6 +376,11 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err er
 func taskRow(id string, entries []evalEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
+		for _, ph := range [][2]float64{{e.BaseElapsed, e.BaseLimit}, {e.PlusElapsed, e.PlusLimit}} {
+			if ph[1] > 0 && ph[0] >= 0 && (row.LimitSeconds == 0 || ph[0]/ph[1] > row.TimeShare()) {
+				row.Seconds, row.LimitSeconds = ph[0], ph[1]
+			}
+		}
 		basePass := e.BaseStatus == "pass"
 		plusPass := e.PlusStatus == nil || *e.PlusStatus == "pass"
 		if basePass {

@@ -41,7 +41,8 @@ func writeFixture(t *testing.T) {
 		"hash": "fe585eb4df8c88d844eeb463ea4d0302",
 		"eval": map[string]any{
 			"HumanEval/0": []any{
-				map[string]any{"task_id": "HumanEval/0", "solution": "def f(): return 1", "base_status": pass, "plus_status": &pass, "base_fail_tests": []any{}, "plus_fail_tests": []any{}},
+				map[string]any{"task_id": "HumanEval/0", "solution": "def f(): return 1", "base_status": pass, "plus_status": &pass, "base_fail_tests": []any{}, "plus_fail_tests": []any{},
+					"base_elapsed": 0.8, "base_limit": 5.0, "plus_elapsed": 2.5, "plus_limit": 9.0},
 				map[string]any{"task_id": "HumanEval/0", "solution": "def f(): return 1", "base_status": pass, "plus_status": &pass, "base_fail_tests": []any{}, "plus_fail_tests": []any{}},
 			},
 			"HumanEval/10": []any{
@@ -49,7 +50,8 @@ func writeFixture(t *testing.T) {
 					"base_fail_tests": []any{[]any{hostile, strings.Repeat("long input ", 40)}}, "plus_fail_tests": []any{},
 					"base_reason": "AssertionError: " + hostile},
 				map[string]any{"task_id": "HumanEval/10", "solution": "x", "base_status": fail, "plus_status": &fail,
-					"base_fail_tests": []any{[]any{1}}, "plus_fail_tests": []any{}, "base_reason": "timed out"},
+					"base_fail_tests": []any{[]any{1}}, "plus_fail_tests": []any{}, "base_reason": "timed out",
+					"base_elapsed": 12.3, "base_limit": 9.0},
 			},
 			"HumanEval/2": []any{
 				map[string]any{"task_id": "HumanEval/2", "solution": "y", "base_status": pass, "plus_status": &fail,
@@ -190,8 +192,14 @@ func TestHumanEvalModel(t *testing.T) {
 	if p.ImageID == "" || p.ManifestDigest == "" || p.SBOMDigest == "" || p.HarnessDigest == "" || len(p.Assets) != 1 || len(p.Limits) == 0 {
 		t.Errorf("provenance incomplete: %+v", p)
 	}
-	if len(charts(he)) != 2 {
-		t.Errorf("want the pass/fail and the pass-rate chart for n = 2")
+	if len(charts(he)) != 3 {
+		t.Errorf("want the pass/fail, time and pass-rate charts for n = 2")
+	}
+	if r0 := he.Rows[0]; r0.Seconds != 2.5 || r0.LimitSeconds != 9 {
+		t.Errorf("HumanEval/0 time: want the phase closest to its limit (2.5 of 9 s), got %+v", r0)
+	}
+	if r10.Seconds != 12.3 || r10.LimitSeconds != 9 || he.Rows[1].LimitSeconds != 0 {
+		t.Errorf("times: %+v %+v", r10, he.Rows[1])
 	}
 }
 
@@ -215,7 +223,7 @@ func TestHostileTextIsEscaped(t *testing.T) {
 		t.Fatalf("markup from the run folder reached the Markdown unescaped")
 	}
 	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "| HumanEval/10 ") && strings.Count(line, "|")-strings.Count(line, `\|`) != 7 {
+		if strings.HasPrefix(line, "| HumanEval/10 ") && strings.Count(line, "|")-strings.Count(line, `\|`) != 8 {
 			t.Errorf("a hostile cell broke the Markdown table: %s", line)
 		}
 	}
