@@ -45,3 +45,26 @@ func FuzzResults(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIngest feeds arbitrary ingest records through parsing and the HTML
+// renderer: no panic, and no markup from the record reaches the page.
+func FuzzIngest(f *testing.F) {
+	f.Add([]byte(`{"workload":"minigo","verdict":"ok","preflight":[{"file":"<i>","result":"ok"}],"runs":[{"index":1,"minutes":3.5,"problems":["<script>"]}],"score":{"minutes":1,"note":"<u>"}}`))
+	f.Add([]byte(`{"runs":[{}],"score":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := parseIngest(b)
+		if err != nil {
+			return
+		}
+		var html bytes.Buffer
+		if err := Write(&html, &Report{Schema: Schema, Handoff: h}, "html"); err != nil {
+			t.Fatal(err)
+		}
+		body := html.String()[strings.Index(html.String(), "<body>"):]
+		for _, tag := range []string{"<script", "<img", "<i>", "<u>"} {
+			if strings.Contains(body, tag) {
+				t.Fatalf("markup %s from the ingest record reached the page", tag)
+			}
+		}
+	})
+}

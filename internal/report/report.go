@@ -49,9 +49,11 @@ type Report struct {
 	Problems   []runs.Problem `json:"problems"`
 	Provenance Provenance     `json:"provenance"`
 	HumanEval  *HumanEval     `json:"humaneval,omitempty"`
-	// Summary is the record's summary, flattened, for kinds without a
-	// section of their own.
+	Handoff    *Handoff       `json:"handoff,omitempty"`
+	// Summary and Details are the record's summary and extra section,
+	// flattened, for kinds other than humaneval.
 	Summary []Field `json:"summary,omitempty"`
+	Details []Field `json:"details,omitempty"`
 	// Notes say what the report could not show and why.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -76,10 +78,13 @@ type Provenance struct {
 	ImageID        string       `json:"image_id,omitempty"`
 	ManifestDigest string       `json:"manifest_digest,omitempty"`
 	SBOMDigest     string       `json:"sbom_digest,omitempty"`
-	HarnessDigest  string       `json:"harness_digest,omitempty"`
-	Limits         []Field      `json:"limits,omitempty"`
-	Sandbox        []Field      `json:"sandbox,omitempty"`
-	Files          int          `json:"files"`
+	// Image is the record's image section, flattened, where it is not an
+	// evaluator image (an ID and digests).
+	Image         []Field `json:"image,omitempty"`
+	HarnessDigest string  `json:"harness_digest,omitempty"`
+	Limits        []Field `json:"limits,omitempty"`
+	Sandbox       []Field `json:"sandbox,omitempty"`
+	Files         int     `json:"files"`
 }
 
 // Field is one key and value of a flattened record section.
@@ -193,7 +198,13 @@ func Build(home, id string) (*Report, error) {
 		rep.HumanEval = he
 		rep.Notes = append(rep.Notes, notes...)
 	default:
+		if strings.HasPrefix(rec.Kind, "handoff-") {
+			h, notes := handoffSection(r.Dir, rec)
+			rep.Handoff = h
+			rep.Notes = append(rep.Notes, notes...)
+		}
 		rep.Summary = flatten(rec.Summary)
+		rep.Details = flatten(rec.Extra)
 	}
 	return rep, nil
 }
@@ -207,6 +218,9 @@ func provenance(rec *runs.Record) Provenance {
 		p.ImageID, _ = img["id"].(string)
 		p.ManifestDigest, _ = img["manifest_digest"].(string)
 		p.SBOMDigest, _ = img["sbom_digest"].(string)
+	}
+	if p.ImageID == "" {
+		p.Image = flatten(rec.Image)
 	}
 	if lim, ok := rec.Limits.(map[string]any); ok {
 		p.HarnessDigest, _ = lim["harness_digest"].(string)
