@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/report"
 	"github.com/spf13/cobra"
@@ -40,6 +43,15 @@ EXIT STATUS
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
+			}
+			if out != "" {
+				abs, err := filepath.Abs(out)
+				if err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
+				}
+				if rel, err := filepath.Rel(layout.Home(home).Runs(), abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+					return exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; a report written there would change the run it describes", out)
+				}
 			}
 			rep, err := report.Build(home, args[0])
 			if err != nil {

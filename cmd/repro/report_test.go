@@ -59,9 +59,13 @@ func TestReportCommand(t *testing.T) {
 		{"report", "humaneval-20990101"},
 		{"report", id, "--format", "pdf"},
 		{"report"},
+		{"report", id, "--out", filepath.Join(home, "runs", id, "report.html")},
 	} {
 		if code, _, _ := runRepro(t, args...); code != exitcode.Usage {
 			t.Errorf("repro %v: exit %d, want %d", args, code, exitcode.Usage)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "runs", id, "report.html")); err == nil {
+		t.Fatal("a report was written into the run folder")
 	}
 }
