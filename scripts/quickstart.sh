@@ -9,7 +9,8 @@
 #  4. build the evaluator image offline from Debian packages (first run only)
 #     and self-test every sandbox control;
 #  5. score the canonical solutions as candidates (100.0 / 100.0 expected),
-#     then the example samples file (correct, wrong and cheating samples).
+#     then the example samples file (correct, wrong and cheating samples);
+#  6. write the HTML report of that scoring run and print where it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --run
@@ -40,3 +41,7 @@ bin/repro humaneval --canonical
 echo "== HumanEval+: examples/humaneval-samples.jsonl"
 bin/repro humaneval --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
 bin/repro runs list
+echo "== report"
+run_id=$(bin/repro runs list | awk '$2 == "humaneval" { id = $1 } END { print id }')
+bin/repro report "$run_id" --out "$PWD/bin/report-$run_id.html"
+echo "open $PWD/bin/report-$run_id.html to see the score, what failed and why, and that the run verifies"

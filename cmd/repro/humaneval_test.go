@@ -476,6 +476,43 @@ func TestHumanEvalExampleSamples(t *testing.T) {
 	if cheats != 6 {
 		t.Errorf("%d cheats scored, the file has 6", cheats)
 	}
+	checkExampleReport(t, home, h.RunID)
+}
+
+// checkExampleReport: the report of the example run verifies, shows every
+// task with its time against the limit the sandbox held it to, and what
+// failed.
+func checkExampleReport(t *testing.T, home, id string) {
+	t.Helper()
+	r := repro(t, []string{"REPRO_HOME=" + home}, "report", id, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("repro report: exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Verified  bool
+		HumanEval struct {
+			SelfCheck struct{ OK bool } `json:"self_check"`
+			Rows      []struct {
+				Task, Status, Phase, Reason string
+				Seconds                     float64
+				LimitSeconds                float64 `json:"limit_seconds"`
+			} `json:"tasks_table"`
+		} `json:"humaneval"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report JSON: %v", err)
+	}
+	if !rep.Verified || !rep.HumanEval.SelfCheck.OK || len(rep.HumanEval.Rows) != 6 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, row := range rep.HumanEval.Rows {
+		if row.LimitSeconds <= 0 || row.Seconds <= 0 {
+			t.Errorf("%s: no time against its limit in the report: %+v", row.Task, row)
+		}
+		if row.Status != "pass" && row.Reason == "" {
+			t.Errorf("%s: %s without a reason", row.Task, row.Status)
+		}
+	}
 }
 
 func TestHumanEvalEngineEvalPlus(t *testing.T) {

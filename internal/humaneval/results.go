@@ -112,12 +112,20 @@ type evalEntry struct {
 	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
 	BaseReason    string            `json:"base_reason,omitempty"`
 	PlusReason    string            `json:"plus_reason,omitempty"`
+	// Seconds each phase took (as the supervisor measured) and its limit,
+	// where recorded.
+	BaseElapsed float64 `json:"base_elapsed,omitempty"`
+	BaseLimit   float64 `json:"base_limit,omitempty"`
+	PlusElapsed float64 `json:"plus_elapsed,omitempty"`
+	PlusLimit   float64 `json:"plus_limit,omitempty"`
 }
 
 // WriteResults writes an EvalPlus-compatible results file (the format of
 // evalplus.evaluate at 26d6d00: date, hash, eval per task in completion
 // order, pass_at_k for base and plus) atomically at path. Each entry also
-// carries base_reason and plus_reason when the sample did not pass.
+// carries base_reason and plus_reason when the sample did not pass, and
+// base_elapsed, base_limit, plus_elapsed and plus_limit (seconds) where
+// they were measured.
 func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
 	byTask := map[string][]*SampleResult{}
 	for _, r := range results {
@@ -155,6 +163,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 				e := evalEntry{
 					TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
 					BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
+					BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit,
 				}
 				if r.Base.Status != StatusPass {
 					e.BaseReason = r.Base.Reason
@@ -163,6 +172,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 					st := r.Plus.Status
 					e.PlusStatus = &st
 					e.PlusFailTests = failTests(t, Plus, r.Plus)
+					e.PlusElapsed, e.PlusLimit = r.Plus.Elapsed, r.Plus.Limit
 					if st != StatusPass {
 						e.PlusReason = r.Plus.Reason
 					}

@@ -38,7 +38,7 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 	fail := func(i int, why string) PhaseResult { return PhaseResult{Status: StatusFail, FailInput: i, Reason: why} }
 	results := []*SampleResult{
 		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "a"}, Base: pass, Plus: &PhaseResult{Status: StatusPass, FailInput: -1}},
-		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow"}},
+		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Elapsed: 9.5, Limit: 9}},
 		{Sample: &Sample{TaskID: "HumanEval/1", Solution: "c"}, Base: pass, Plus: &PhaseResult{Status: StatusFail, FailInput: 0}},
 	}
 	sum := Summarize(d.Tasks, results, true, false)
@@ -67,6 +67,8 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 			PlusStatus    *string           `json:"plus_status"`
 			BaseFailTests []json.RawMessage `json:"base_fail_tests"`
 			PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
+			PlusElapsed   float64           `json:"plus_elapsed"`
+			PlusLimit     float64           `json:"plus_limit"`
 		} `json:"eval"`
 		PassAtK map[string]map[string]float64 `json:"pass_at_k"`
 	}
@@ -78,7 +80,7 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 	}
 	e := got.Eval["HumanEval/0"][1]
 	if e.Solution != "b" || e.BaseStatus != "fail" || *e.PlusStatus != "timeout" ||
-		string(e.BaseFailTests[0]) != "[2]" || string(e.PlusFailTests[0]) != `["x"]` {
+		string(e.BaseFailTests[0]) != "[2]" || string(e.PlusFailTests[0]) != `["x"]` || e.PlusElapsed != 9.5 || e.PlusLimit != 9 {
 		t.Errorf("entry %+v", e)
 	}
 	if ok := got.Eval["HumanEval/0"][0]; len(ok.BaseFailTests) != 0 || ok.BaseFailTests == nil {

@@ -81,6 +81,9 @@ type PhaseResult struct {
 	Reason    string  `json:"reason,omitempty"`
 	Records   int     `json:"records"`
 	Elapsed   float64 `json:"elapsed"` // seconds, as measured by the supervisor
+	// Limit is the phase's time limit in seconds (PhaseLimit), 0 where
+	// none applied (no ground truth, or EvalPlus's engine).
+	Limit float64 `json:"limit,omitempty"`
 }
 
 // SampleResult is the verdict of one sample.
@@ -309,7 +312,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	}
 	defer func() { exp.close() }()
 	orc := newOracle(task.Atol, task.EntryPoint)
-	res := PhaseResult{FailInput: -1}
+	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
 	judge := func(k int, r record) bool {
 		switch r.Kind {

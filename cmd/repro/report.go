@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/report"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newReportCommand) }
+
+func newReportCommand() *cobra.Command {
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "report RUN",
+		Short: "Write a readable report of a run (HTML, Markdown or JSON)",
+		Long: `report checks a run folder against its signed record, as ` + "`repro runs verify`" + ` does,
+and writes one report of it: the score (pass@k for base and plus) beside the
+self-check, a per-task table with the failing input and the reason, charts
+as inline SVG, and the provenance with a verified mark. A run that does not
+verify still gets a report, marked NOT verified with the reasons.
+
+--format html (default) writes one self-contained file that needs no network
+and no JavaScript; md writes Markdown for a paper's appendix; json writes the
+same model as one document. --out writes to a file (atomically) instead of
+standard output.
+
+EXIT STATUS
+  0 report written (verified or not), 2 unknown run or bad flag, 4 the record
+  cannot be read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
+			if err := report.CheckFormat(format); err != nil {
+				return err
+			}
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				abs, err := filepath.Abs(out)
+				if err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
+				}
+				if rel, err := filepath.Rel(layout.Home(home).Runs(), abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+					return exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; a report written there would change the run it describes", out)
+				}
+			}
+			rep, err := report.Build(home, args[0])
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := report.Write(&buf, rep, format); err != nil {
+				return err
+			}
+			if out == "" {
+				_, err = t.Stdout().Write(buf.Bytes())
+				return err
+			}
+			if err := atomicfile.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("cannot write the report to %q: %w", out, err)
+			}
+			verified := "verified"
+			if !rep.Verified {
+				verified = "NOT verified"
+			}
+			t.Notef("report of run %s (%s) written to %s", rep.Run.ID, verified, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "html", "html, md or json")
+	cmd.Flags().StringVar(&out, "out", "", "write the report to this file")
+	return cmd
+}

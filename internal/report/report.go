@@ -1,0 +1,491 @@
+// Package report turns a run folder into a report a person can read: one
+// model (Report) built from the run's signed record and its results, after
+// checking the folder against the record exactly as `repro runs verify`
+// does, rendered as self-contained HTML (no external assets, no script),
+// as Markdown for a paper's appendix, or as one JSON document.
+//
+// Everything in a run folder is untrusted: files are read bounded through
+// safefile, and every value reaches HTML through html/template and
+// Markdown through mdText, so a sample's text or a failing input shows as
+// text.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/safefile"
+)
+
+// Schema names the JSON form of a report.
+const Schema = "repro.report/v1"
+
+const (
+	// maxResultsBytes bounds the read of eval_results.json.
+	maxResultsBytes = 256 << 20
+	// maxInputChars is how much of a failing input or reason a report shows.
+	maxInputChars = 160
+	// maxFields bounds a flattened provenance section.
+	maxFields = 200
+)
+
+// Report is everything a report shows, in the order it shows it.
+type Report struct {
+	Schema string `json:"schema"`
+	Run    Run    `json:"run"`
+	// Verified: the record's signature checks with the local public run
+	// key and the folder holds exactly the recorded files.
+	Verified bool `json:"verified"`
+	// Problems are why the run is not verified.
+	Problems   []runs.Problem `json:"problems"`
+	Provenance Provenance     `json:"provenance"`
+	HumanEval  *HumanEval     `json:"humaneval,omitempty"`
+	Handoff    *Handoff       `json:"handoff,omitempty"`
+	// Summary and Details are the record's summary and extra section,
+	// flattened, for kinds other than humaneval.
+	Summary []Field `json:"summary,omitempty"`
+	Details []Field `json:"details,omitempty"`
+	// Notes say what the report could not show and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Run identifies the run.
+type Run struct {
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind"`
+	Status     string    `json:"status"`
+	ExitCode   int       `json:"exit_code"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Command    string    `json:"command"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Provenance is what ran and where.
+type Provenance struct {
+	Repro          runs.Tool    `json:"repro"`
+	Host           runs.Host    `json:"host"`
+	Assets         []runs.Asset `json:"assets"`
+	ImageID        string       `json:"image_id,omitempty"`
+	ManifestDigest string       `json:"manifest_digest,omitempty"`
+	SBOMDigest     string       `json:"sbom_digest,omitempty"`
+	// Image is the record's image section, flattened, where it is not an
+	// evaluator image (an ID and digests).
+	Image         []Field `json:"image,omitempty"`
+	HarnessDigest string  `json:"harness_digest,omitempty"`
+	Limits        []Field `json:"limits,omitempty"`
+	Sandbox       []Field `json:"sandbox,omitempty"`
+	Files         int     `json:"files"`
+}
+
+// Field is one key and value of a flattened record section.
+type Field struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// HumanEval is the section of a HumanEval(+) scoring run.
+type HumanEval struct {
+	Dataset      string             `json:"dataset,omitempty"`
+	DatasetHash  string             `json:"dataset_md5,omitempty"`
+	Tasks        int                `json:"tasks"`
+	Samples      int                `json:"samples"`
+	MaxSamples   int                `json:"max_samples_per_task"`
+	PlusScored   bool               `json:"plus_scored"`
+	Subset       bool               `json:"subset"`
+	BasePassAtK  map[string]float64 `json:"base_pass_at_k"`
+	PlusPassAtK  map[string]float64 `json:"plus_pass_at_k,omitempty"`
+	SelfCheck    *SelfCheck         `json:"self_check,omitempty"`
+	Rows         []TaskRow          `json:"tasks_table"`
+	ResultsFound bool               `json:"results_found"`
+}
+
+// SelfCheck is the canonical-solution self-check of a run.
+type SelfCheck struct {
+	Tasks    int      `json:"tasks"`
+	Passed   int      `json:"passed"`
+	OK       bool     `json:"ok"`
+	Failures []string `json:"failures,omitempty"`
+}
+
+// TaskRow is one task of the per-task table.
+type TaskRow struct {
+	Task       string `json:"task"`
+	Samples    int    `json:"samples"`
+	BasePassed int    `json:"base_passed"`
+	Passed     int    `json:"passed"` // base and, if scored, plus
+	// Status is "pass" (every sample passed), "fail" (none did) or
+	// "partial".
+	Status string `json:"status"`
+	// Phase, FailingInput and Reason describe the first sample that did
+	// not pass; FailingInput is cut to maxInputChars.
+	Phase        string `json:"phase,omitempty"`
+	FailingInput string `json:"failing_input,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	// Seconds and LimitSeconds are the time of the task's phase run that
+	// came closest to its limit, and that limit; 0 where the results do
+	// not record them.
+	Seconds      float64 `json:"seconds,omitempty"`
+	LimitSeconds float64 `json:"limit_seconds,omitempty"`
+}
+
+// TimeShare is Seconds over LimitSeconds (0 without a limit).
+func (t TaskRow) TimeShare() float64 {
+	if t.LimitSeconds <= 0 {
+		return 0
+	}
+	return t.Seconds / t.LimitSeconds
+}
+
+// PassRate is the share of the task's samples that passed.
+func (t TaskRow) PassRate() float64 {
+	if t.Samples == 0 {
+		return 0
+	}
+	return float64(t.Passed) / float64(t.Samples)
+}
+
+// Build opens run id (or a unique prefix) of the store at home, verifies
+// it against its signed record and builds its report. A run that does not
+// verify still gets a report, marked not verified with the problems; an
+// unknown run is a usage error, an unreadable record an integrity error.
+func Build(home, id string) (*Report, error) {
+	if id == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "name a run (see `repro runs list`)")
+	}
+	r, err := runs.Open(home, id)
+	if err != nil {
+		return nil, err
+	}
+	rec, problems, verr := r.Verify()
+	if rec == nil {
+		return nil, verr
+	}
+	rep := &Report{
+		Schema:   Schema,
+		Verified: verr == nil && len(problems) == 0,
+		Problems: problems,
+		Run: Run{
+			ID: rec.ID, Kind: rec.Kind, Status: rec.Status, ExitCode: rec.ExitCode,
+			StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Command: strings.Join(rec.Command, " "),
+		},
+	}
+	if rep.Problems == nil {
+		rep.Problems = []runs.Problem{}
+	}
+	if rec.ID != r.ID {
+		rep.Verified = false
+		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", rec.ID, r.ID)})
+	}
+	rep.Provenance = provenance(rec)
+	if extra, ok := rec.Extra.(map[string]any); ok {
+		if e, ok := extra["error"].(string); ok {
+			rep.Run.Error = e
+		}
+	}
+	switch rec.Kind {
+	case "humaneval":
+		he, notes := humanEval(r.Dir, rec)
+		rep.HumanEval = he
+		rep.Notes = append(rep.Notes, notes...)
+	default:
+		if strings.HasPrefix(rec.Kind, "handoff-") {
+			h, notes := handoffSection(r.Dir, rec)
+			rep.Handoff = h
+			rep.Notes = append(rep.Notes, notes...)
+		}
+		rep.Summary = flatten(rec.Summary)
+		rep.Details = flatten(rec.Extra)
+	}
+	return rep, nil
+}
+
+func provenance(rec *runs.Record) Provenance {
+	p := Provenance{Repro: rec.Repro, Host: rec.Host, Assets: rec.Assets, Files: len(rec.Files)}
+	if p.Assets == nil {
+		p.Assets = []runs.Asset{}
+	}
+	if img, ok := rec.Image.(map[string]any); ok {
+		p.ImageID, _ = img["id"].(string)
+		p.ManifestDigest, _ = img["manifest_digest"].(string)
+		p.SBOMDigest, _ = img["sbom_digest"].(string)
+	}
+	if p.ImageID == "" {
+		p.Image = flatten(rec.Image)
+	}
+	if lim, ok := rec.Limits.(map[string]any); ok {
+		p.HarnessDigest, _ = lim["harness_digest"].(string)
+	}
+	p.Limits = flatten(rec.Limits)
+	p.Sandbox = flatten(rec.Sandbox)
+	return p
+}
+
+// flatten lists the leaves of a decoded JSON value as dotted keys, sorted,
+// at most maxFields of them.
+func flatten(v any) []Field {
+	var out []Field
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if len(out) >= maxFields {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(strings.TrimPrefix(prefix+"."+k, "."), x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", prefix, i), e)
+			}
+		case nil:
+		default:
+			b, _ := json.Marshal(x)
+			s := string(b)
+			if str, ok := x.(string); ok {
+				s = str
+			}
+			out = append(out, Field{Key: prefix, Value: truncate(s, maxInputChars)})
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// recast re-decodes a generic record section into a typed value.
+func recast(v any, into any) bool {
+	if v == nil {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(b, into) == nil
+}
+
+// evalResults is the part of an EvalPlus-format eval_results.json a
+// report reads.
+type evalResults struct {
+	Hash string                 `json:"hash"`
+	Eval map[string][]evalEntry `json:"eval"`
+}
+
+type evalEntry struct {
+	BaseStatus    string            `json:"base_status"`
+	PlusStatus    *string           `json:"plus_status"`
+	BaseFailTests []json.RawMessage `json:"base_fail_tests"`
+	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
+	BaseReason    string            `json:"base_reason"`
+	PlusReason    string            `json:"plus_reason"`
+	BaseElapsed   float64           `json:"base_elapsed"`
+	BaseLimit     float64           `json:"base_limit"`
+	PlusElapsed   float64           `json:"plus_elapsed"`
+	PlusLimit     float64           `json:"plus_limit"`
+}
+
+func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
+	he := &HumanEval{Rows: []TaskRow{}, BasePassAtK: map[string]float64{}}
+	var notes []string
+	var sum struct {
+		Tasks       int                `json:"tasks"`
+		Samples     int                `json:"samples"`
+		BasePassAtK map[string]float64 `json:"base_pass_at_k"`
+		PlusPassAtK map[string]float64 `json:"plus_pass_at_k"`
+		PlusScored  bool               `json:"plus_scored"`
+		Subset      bool               `json:"subset"`
+	}
+	if recast(rec.Summary, &sum) {
+		he.Tasks, he.Samples, he.PlusScored, he.Subset = sum.Tasks, sum.Samples, sum.PlusScored, sum.Subset
+		if sum.BasePassAtK != nil {
+			he.BasePassAtK = sum.BasePassAtK
+		}
+		he.PlusPassAtK = sum.PlusPassAtK
+	} else {
+		notes = append(notes, "the record holds no summary: the run did not finish scoring")
+	}
+	var sc struct {
+		Tasks    int `json:"tasks"`
+		Passed   int `json:"passed"`
+		Failures []struct {
+			Task, Phase, Status, Reason string
+			Flaky                       bool
+		} `json:"failures"`
+	}
+	if recast(rec.SelfCheck, &sc) {
+		he.SelfCheck = &SelfCheck{Tasks: sc.Tasks, Passed: sc.Passed, OK: sc.Tasks > 0 && sc.Passed == sc.Tasks && len(sc.Failures) == 0}
+		for _, f := range sc.Failures {
+			s := fmt.Sprintf("%s %s: %s %s", f.Task, f.Phase, f.Status, truncate(f.Reason, maxInputChars))
+			if f.Flaky {
+				s += " (flaky)"
+			}
+			he.SelfCheck.Failures = append(he.SelfCheck.Failures, s)
+		}
+	}
+	var extra struct {
+		Dataset    string `json:"dataset"`
+		DatasetMD5 string `json:"dataset_md5"`
+	}
+	if recast(rec.Extra, &extra) {
+		he.Dataset, he.DatasetHash = extra.Dataset, extra.DatasetMD5
+	}
+	recorded := false
+	for _, f := range rec.Files {
+		recorded = recorded || f.Path == "eval_results.json"
+	}
+	if !recorded {
+		notes = append(notes, "the run left no eval_results.json: no per-task table")
+		return he, notes
+	}
+	b, err := safefile.ReadFile(filepath.Join(dir, "eval_results.json"), maxResultsBytes)
+	if err != nil {
+		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
+		return he, notes
+	}
+	rows, hash, maxSamples, err := parseResults(b)
+	if err != nil {
+		notes = append(notes, "eval_results.json "+err.Error())
+		return he, notes
+	}
+	he.ResultsFound, he.Rows, he.MaxSamples = true, rows, maxSamples
+	if he.DatasetHash == "" {
+		he.DatasetHash = truncate(hash, 64)
+	}
+	return he, notes
+}
+
+// parseResults reads an EvalPlus-format results file into one row per
+// task, in task order, with the file's dataset hash and the largest number
+// of samples of a task.
+func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err error) {
+	var res evalResults
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", 0, fmt.Errorf("is not valid JSON: %v", err)
+	}
+	ids := make([]string, 0, len(res.Eval))
+	for id := range res.Eval {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
+	rows = make([]TaskRow, 0, len(ids))
+	for _, id := range ids {
+		rows = append(rows, taskRow(id, res.Eval[id]))
+		maxSamples = max(maxSamples, len(res.Eval[id]))
+	}
+	return rows, res.Hash, maxSamples, nil
+}
+
+func taskRow(id string, entries []evalEntry) TaskRow {
+	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
+	for _, e := range entries {
+		for _, ph := range [][2]float64{{e.BaseElapsed, e.BaseLimit}, {e.PlusElapsed, e.PlusLimit}} {
+			if ph[1] > 0 && ph[0] >= 0 && (row.LimitSeconds == 0 || ph[0]/ph[1] > row.TimeShare()) {
+				row.Seconds, row.LimitSeconds = ph[0], ph[1]
+			}
+		}
+		basePass := e.BaseStatus == "pass"
+		plusPass := e.PlusStatus == nil || *e.PlusStatus == "pass"
+		if basePass {
+			row.BasePassed++
+		}
+		if basePass && plusPass {
+			row.Passed++
+			continue
+		}
+		if row.Phase != "" {
+			continue
+		}
+		if !basePass {
+			row.Phase, row.Reason, row.FailingInput = "base", e.BaseReason, firstInput(e.BaseFailTests)
+			if row.Reason == "" {
+				row.Reason = e.BaseStatus
+			}
+		} else {
+			row.Phase, row.Reason, row.FailingInput = "plus", e.PlusReason, firstInput(e.PlusFailTests)
+			if row.Reason == "" {
+				row.Reason = *e.PlusStatus
+			}
+		}
+		row.Reason = truncate(row.Reason, maxInputChars)
+	}
+	switch {
+	case row.Samples > 0 && row.Passed == row.Samples:
+		row.Status = "pass"
+	case row.Passed == 0:
+		row.Status = "fail"
+	default:
+		row.Status = "partial"
+	}
+	return row
+}
+
+func firstInput(tests []json.RawMessage) string {
+	if len(tests) == 0 {
+		return ""
+	}
+	// Re-encode compactly and without JSON's HTML escapes, so the input
+	// reads as written; numbers keep their digits.
+	dec := json.NewDecoder(bytes.NewReader(tests[0]))
+	dec.UseNumber()
+	var v any
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if dec.Decode(&v) != nil || enc.Encode(v) != nil {
+		return truncate(string(tests[0]), maxInputChars)
+	}
+	return truncate(strings.TrimSuffix(buf.String(), "\n"), maxInputChars)
+}
+
+// truncate cuts s to at most n runes, marking the cut with an ellipsis,
+// and replaces line breaks so a value stays on one line.
+func truncate(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// taskLess orders task ids by prefix, then by number: HumanEval/2 before
+// HumanEval/10.
+func taskLess(a, b string) bool {
+	pa, na := splitTask(a)
+	pb, nb := splitTask(b)
+	if pa != pb {
+		return pa < pb
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+func splitTask(id string) (string, int) {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 {
+		return id, -1
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil {
+		return id, -1
+	}
+	return id[:i], n
+}
