@@ -133,10 +133,13 @@ func ParseManifest(b []byte) (Manifest, error) {
 	return m, nil
 }
 
-// Tree walks root and returns its manifest. It never follows symbolic links.
-func Tree(root string) (Manifest, error) {
-	var m Manifest
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// WalkTree calls fn for every entry below root that is not a folder, in
+// lexical order, with its slash-separated path relative to root: the
+// entries a tree digest covers. A .git folder at the top is left out, and
+// symbolic links are passed to fn, never followed. An error from fn stops
+// the walk and is returned.
+func WalkTree(root string, fn func(p, rel string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -154,6 +157,14 @@ func Tree(root string) (Manifest, error) {
 			}
 			return nil
 		}
+		return fn(p, rel, d)
+	})
+}
+
+// Tree walks root and returns its manifest. It never follows symbolic links.
+func Tree(root string) (Manifest, error) {
+	var m Manifest
+	err := WalkTree(root, func(p, rel string, d fs.DirEntry) error {
 		if err := checkTreePath(rel); err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -46,24 +45,7 @@ func LoadFeed(dir string) (*Feed, error) {
 	f := &Feed{Dir: dir}
 	var m digest.Manifest
 	var total int64
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err = digest.WalkTree(dir, func(p, rel string, d fs.DirEntry) error {
 		if !utf8.ValidString(rel) || len(rel) > digest.MaxPathBytes || strings.ContainsFunc(rel, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			return fmt.Errorf("%q: a feed file name must be UTF-8 without control characters", rel)
 		}
