@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -154,13 +155,7 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 			if err != nil {
 				return err
 			}
-			e, err := sandbox.Connect(ctx)
-			if err != nil {
-				e = nil // the cached layer may do without the engine
-			} else {
-				defer e.Close()
-			}
-			sbom, err := sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+			sbom, err := pinnedSBOM(ctx, home)
 			if err != nil {
 				return err
 			}
@@ -231,13 +226,7 @@ differs from its pin.`,
 			if err != nil {
 				return err
 			}
-			e, err := sandbox.Connect(ctx)
-			if err != nil {
-				e = nil // the cached layer may do without the engine
-			} else {
-				defer e.Close()
-			}
-			sbom, err := sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+			sbom, err := pinnedSBOM(ctx, home)
 			if err != nil {
 				return err
 			}
@@ -304,4 +293,17 @@ differs from its pin.`,
 	cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
 	cmd.Flags().StringVar(&waivers, "waivers", "", "JSON file of reasoned, dated waivers")
 	return cmd
+}
+
+// pinnedSBOM returns the SBOM of the image pinned under home, checked
+// against its pinned digest, or made now for a pin that has none: from the
+// cached layer, or from the engine where one answers.
+func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
+	e, err := sandbox.Connect(ctx)
+	if err != nil {
+		e = nil // the cached layer may do without the engine
+	} else {
+		defer e.Close()
+	}
+	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
 }
