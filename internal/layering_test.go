@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
 	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"report":    {"exitcode", "runs", "safefile"},
+	"report":    {"exitcode", "humaneval", "runs", "safefile"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 }

@@ -102,8 +102,17 @@ func Summarize(tasks []*Task, results []*SampleResult, plus, subset bool) Summar
 	return s
 }
 
-// evalEntry is one sample in EvalPlus's results file, plus repro's reasons.
-type evalEntry struct {
+// ResultsFile is the part of an EvalPlus-format eval_results.json that
+// readers of a run (reports) need: the dataset hash and the entries of
+// each task. WriteResults writes the whole file.
+type ResultsFile struct {
+	Hash string                   `json:"hash"`
+	Eval map[string][]ResultEntry `json:"eval"`
+}
+
+// ResultEntry is one sample in EvalPlus's results file, plus repro's
+// reasons and phase times.
+type ResultEntry struct {
 	TaskID        string            `json:"task_id"`
 	Solution      string            `json:"solution"`
 	BaseStatus    Status            `json:"base_status"`
@@ -160,7 +169,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 				if i > 0 {
 					bw.WriteByte(',')
 				}
-				e := evalEntry{
+				e := ResultEntry{
 					TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
 					BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
 					BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit,

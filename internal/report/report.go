@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 )
@@ -276,26 +277,6 @@ func recast(v any, into any) bool {
 	return err == nil && json.Unmarshal(b, into) == nil
 }
 
-// evalResults is the part of an EvalPlus-format eval_results.json a
-// report reads.
-type evalResults struct {
-	Hash string                 `json:"hash"`
-	Eval map[string][]evalEntry `json:"eval"`
-}
-
-type evalEntry struct {
-	BaseStatus    string            `json:"base_status"`
-	PlusStatus    *string           `json:"plus_status"`
-	BaseFailTests []json.RawMessage `json:"base_fail_tests"`
-	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
-	BaseReason    string            `json:"base_reason"`
-	PlusReason    string            `json:"plus_reason"`
-	BaseElapsed   float64           `json:"base_elapsed"`
-	BaseLimit     float64           `json:"base_limit"`
-	PlusElapsed   float64           `json:"plus_elapsed"`
-	PlusLimit     float64           `json:"plus_limit"`
-}
-
 func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 	he := &HumanEval{Rows: []TaskRow{}, BasePassAtK: map[string]float64{}}
 	var notes []string
@@ -370,7 +351,7 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 // task, in task order, with the file's dataset hash and the largest number
 // of samples of a task.
 func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err error) {
-	var res evalResults
+	var res humaneval.ResultsFile
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, "", 0, fmt.Errorf("is not valid JSON: %v", err)
 	}
@@ -387,7 +368,7 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err er
 	return rows, res.Hash, maxSamples, nil
 }
 
-func taskRow(id string, entries []evalEntry) TaskRow {
+func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
 		for _, ph := range [][2]float64{{e.BaseElapsed, e.BaseLimit}, {e.PlusElapsed, e.PlusLimit}} {
@@ -395,8 +376,8 @@ func taskRow(id string, entries []evalEntry) TaskRow {
 				row.Seconds, row.LimitSeconds = ph[0], ph[1]
 			}
 		}
-		basePass := e.BaseStatus == "pass"
-		plusPass := e.PlusStatus == nil || *e.PlusStatus == "pass"
+		basePass := e.BaseStatus == humaneval.StatusPass
+		plusPass := e.PlusStatus == nil || *e.PlusStatus == humaneval.StatusPass
 		if basePass {
 			row.BasePassed++
 		}
@@ -410,12 +391,12 @@ func taskRow(id string, entries []evalEntry) TaskRow {
 		if !basePass {
 			row.Phase, row.Reason, row.FailingInput = "base", e.BaseReason, firstInput(e.BaseFailTests)
 			if row.Reason == "" {
-				row.Reason = e.BaseStatus
+				row.Reason = string(e.BaseStatus)
 			}
 		} else {
 			row.Phase, row.Reason, row.FailingInput = "plus", e.PlusReason, firstInput(e.PlusFailTests)
 			if row.Reason == "" {
-				row.Reason = *e.PlusStatus
+				row.Reason = string(*e.PlusStatus)
 			}
 		}
 		row.Reason = truncate(row.Reason, maxInputChars)
