@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
 	"mllog":     {"exitcode", "safefile", "workpool"},
-	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
 	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},

@@ -20,8 +20,8 @@ func RemoveControl(e *Engine, control string) {
 		f = func(p *policy) { p.host.ReadonlyRootfs = false }
 	case "cap-drop":
 		f = func(p *policy) { p.host.CapDrop = nil }
-	case "pids":
-		f = func(p *policy) { p.host.PidsLimit = nil }
+	case "pids": // the cgroup, and under runsc the RLIMIT_NPROC that stands for it
+		f = func(p *policy) { p.host.PidsLimit = nil; p.host.Ulimits = dropUlimit(p, "nproc") }
 	case "memory":
 		f = func(p *policy) { p.host.Memory, p.host.MemorySwap = 0, 0 }
 	case "ipc":
