@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"report":    {"exitcode", "humaneval", "runs", "safefile"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"shard":     {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

@@ -38,6 +38,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
@@ -378,12 +379,12 @@ func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks 
 			return err
 		}
 	}
-	for _, name := range []string{"image.json", "sbom.cdx.json"} {
-		src := filepath.Join(st.Home(), "sandbox", name)
-		if _, err := os.Stat(src); err != nil {
+	from, to := layout.Home(st.Home()), layout.Home(home)
+	for _, f := range [][2]string{{from.ImagePin(), to.ImagePin()}, {from.ImageSBOM(), to.ImageSBOM()}} {
+		if _, err := os.Stat(f[0]); err != nil {
 			continue
 		}
-		if _, err := copyFile(src, filepath.Join(home, "sandbox", name), 0o644); err != nil {
+		if _, err := copyFile(f[0], f[1], 0o644); err != nil {
 			return err
 		}
 	}
