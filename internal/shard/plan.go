@@ -24,6 +24,7 @@
 package shard
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -319,6 +320,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	if p.Binary, err = copyFile(bin, filepath.Join(out, BinaryFile), 0o555); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot copy repro's binary %q into the bundle: %v", bin, err)
 	}
+	p.Binary.Path = BinaryFile
 	note("saving the evaluator image %s", img.ID)
 	if p.Image.Tarball, err = saveImage(ctx, e, img.ID, filepath.Join(out, ImageFile)); err != nil {
 		return nil, err
@@ -454,40 +456,65 @@ func ReadPlan(dir string) (*Plan, error) {
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the plan does not verify: %v", dir, err)
 	}
+	p, err := parsePlan(b)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", dir, err)
+	}
+	return p, nil
+}
+
+// parsePlan decodes a plan strictly and checks its shape: its format,
+// shards indexed 0..N-1 with their file names, and every task of the plan
+// in exactly one shard.
+func parsePlan(b []byte) (*Plan, error) {
 	var p Plan
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the plan is malformed: %v", dir, err)
+		return nil, fmt.Errorf("the plan is malformed: %v", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("the plan is malformed: data after the JSON document")
 	}
 	if p.Format != Format {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: plan format %d, this repro reads %d", dir, p.Format, Format)
+		return nil, fmt.Errorf("plan format %d, this repro reads %d", p.Format, Format)
 	}
 	if len(p.Shards) < 1 || len(p.Shards) > maxShards {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the plan has %d shards", dir, len(p.Shards))
+		return nil, fmt.Errorf("the plan has %d shards", len(p.Shards))
 	}
 	owner := map[string]int{}
+	samples := 0
 	for i, s := range p.Shards {
 		if s.Index != i {
-			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: shard %d of the plan has index %d", dir, i, s.Index)
+			return nil, fmt.Errorf("shard %d of the plan has index %d", i, s.Index)
 		}
 		if s.File.Path != filepath.Join(ShardsDir, fmt.Sprintf("shard-%03d.jsonl", i)) {
-			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: shard %d names file %q", dir, i, s.File.Path)
+			return nil, fmt.Errorf("shard %d names file %q", i, s.File.Path)
 		}
+		if s.Samples < 0 {
+			return nil, fmt.Errorf("shard %d has %d samples", i, s.Samples)
+		}
+		samples += s.Samples
 		for _, t := range s.Tasks {
 			if k, dup := owner[t]; dup {
-				return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: task %s is in shards %d and %d", dir, t, k, i)
+				return nil, fmt.Errorf("task %s is in shards %d and %d", t, k, i)
 			}
 			owner[t] = i
 		}
 	}
+	if samples != p.Samples.Count {
+		return nil, fmt.Errorf("the shards hold %d samples, the plan %d", samples, p.Samples.Count)
+	}
 	if len(owner) != len(p.Tasks) {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the shards hold %d tasks, the plan %d", dir, len(owner), len(p.Tasks))
+		return nil, fmt.Errorf("the shards hold %d tasks, the plan %d", len(owner), len(p.Tasks))
 	}
 	for _, t := range p.Tasks {
 		if _, ok := owner[t]; !ok {
-			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: task %s is in no shard", dir, t)
+			return nil, fmt.Errorf("task %s is in no shard", t)
 		}
+	}
+	if p.Image.Tarball.Path != ImageFile || p.Binary.Path != BinaryFile {
+		return nil, fmt.Errorf("the plan names image %q and binary %q", p.Image.Tarball.Path, p.Binary.Path)
 	}
 	return &p, nil
 }
