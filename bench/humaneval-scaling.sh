@@ -45,10 +45,10 @@ with gzip.open(blob, "rt") as f, open(out, "w") as o:
 PY
 samples=$(wc -l <"$work/samples.jsonl")
 echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
-"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null
+"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
 printf '%-10s %10s %12s %10s\n' parallel samples/s scoring_s wall_s
 for p in $levels; do
-  "$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --parallel "$p" --json >"$work/run.json"
+  "$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --parallel "$p" --json >"$work/run.json" 2>>"$work/progress.jsonl"
   /usr/bin/python3 - "$work/run.json" "$p" "$samples" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
