@@ -78,7 +78,11 @@ print("sharded total:    %6.1f s  = plan %.1f s + array and merge %.1f s" % (pla
 for s in merged["shards"]:
     print("  shard %d: %3d tasks, %4d samples, estimated %6.1f s CPU, wall %6.1f s" % (s["index"], s["tasks"], s["samples"], s["cost_seconds"], s["wall_seconds"]))
 print("overhead:         %.2fx the unsharded run" % ((plan + array) / single))
-same = one["summary"]["base_passed"] == merged["summary"]["base_passed"] and one["summary"]["plus_passed"] == merged["summary"]["plus_passed"]
-print("same counts:      %s (base %d, plus %d)" % (same, merged["summary"]["base_passed"], merged["summary"]["plus_passed"]))
+a, b = json.load(open(one["results_file"]))["eval"], json.load(open(merged["results_file"]))["eval"]
+key = lambda e: (e["solution"], e["base_status"], e["plus_status"], json.dumps(e["base_fail_tests"]), json.dumps(e["plus_fail_tests"]))
+diff = [t for t in a if [key(e) for e in a[t]] != [key(e) for e in b.get(t, [])]] + [t for t in b if t not in a]
+n = sum(len(v) for v in a.values())
+print("verdicts:         %d compared, %d tasks differ %s; base passed %d / %d, plus %d / %d" % (n, len(diff), diff[:5],
+      one["summary"]["base_passed"], merged["summary"]["base_passed"], one["summary"]["plus_passed"], merged["summary"]["plus_passed"]))
 PY
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
