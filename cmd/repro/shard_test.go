@@ -307,3 +307,27 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 func shardRunArgs(bundle string, k int) []string {
 	return []string{"shard", "run", bundle, "--index", fmt.Sprint(k)}
 }
+
+// TestShardUsage checks the shard commands' usage errors and
+// preconditions, which need neither engine nor cluster.
+func TestShardUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"shard", "plan", "--shards", "2", "--out", filepath.Join(dir, "b")}, 2, "--samples PATH is required"},
+		{[]string{"shard", "plan", "--samples", "x.jsonl", "--out", filepath.Join(dir, "b")}, 2, "--shards 0"},
+		{[]string{"shard", "plan", "--samples", "x.jsonl", "--shards", "2", "--out", dir}, 2, "already exists"},
+		{[]string{"shard", "merge", dir}, 2, "is not a shard bundle"},
+		{[]string{"shard", "run", dir, "--index", "0"}, 2, "is not a shard bundle"},
+		{[]string{"shard", "run", dir}, 2, "give --index K"},
+		{[]string{"shard", "submit", dir}, 2, "is not a shard bundle"},
+	} {
+		r := repro(t, []string{"SLURM_ARRAY_TASK_ID="}, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("repro %v: exit %d, %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}

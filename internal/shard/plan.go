@@ -452,6 +452,9 @@ func readSigned(path, sigPath, home, payloadType string) ([]byte, error) {
 // well formed (indexes 0..N-1, tasks of the plan each in exactly one
 // shard). Any problem is an integrity error (exit 4).
 func ReadPlan(dir string) (*Plan, error) {
+	if _, err := os.Lstat(filepath.Join(dir, PlanFile)); os.IsNotExist(err) {
+		return nil, exitcode.Errorf(exitcode.Usage, "%q is not a shard bundle: it has no %s (repro shard plan writes one)", dir, PlanFile)
+	}
 	b, err := readSigned(filepath.Join(dir, PlanFile), filepath.Join(dir, PlanSigFile), filepath.Join(dir, HomeDir), planPayload)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the plan does not verify: %v", dir, err)
