@@ -133,6 +133,24 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 		t.Fatalf("single run: exit %d: %s", one.code, one.stderr)
 	}
 	single := readShardEvalResults(t, parseHumanEvalJSON(t, one).ResultsFile)
+	// Under --json, progress comes as JSON lines on stderr.
+	sawEnd := false
+	for _, line := range strings.Split(strings.TrimSpace(one.stderr), "\n") {
+		var p struct {
+			Type  string   `json:"message_type"`
+			Stage string   `json:"stage"`
+			Done  int      `json:"done"`
+			Total int      `json:"total"`
+			Rate  *float64 `json:"per_second"`
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil || p.Type != "progress" || p.Rate == nil {
+			t.Errorf("stderr line %q is not a JSON progress message (%v)", line, err)
+		}
+		sawEnd = sawEnd || p.Stage == "scoring" && p.Done == p.Total && p.Total > 0
+	}
+	if !sawEnd {
+		t.Errorf("no scoring progress on stderr: %q", one.stderr)
+	}
 	step("single run")
 
 	bundle := filepath.Join(t.TempDir(), "bundle")
