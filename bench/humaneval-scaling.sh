@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tasks=${TASKS:-0-19}
 n=${N:-10}
-levels=${LEVELS:-"1 2 $(nproc)"}
+levels=${LEVELS:-$(printf "%s\n" 1 2 "$(nproc)" | sort -nu | tr "\n" " ")}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/repro" ./cmd/repro
