@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -305,6 +306,19 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 		}
 		refused("a failed shard", fmt.Sprintf("shard %d: it failed on", k))
 	})
+	// Another build of repro: refused before anything runs.
+	other := filepath.Join(t.TempDir(), "repro")
+	b, err := os.ReadFile(reproBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, append(b, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBinary(t, other, shardRunArgs(bundle, k)...); r.code != 4 || !strings.Contains(r.stderr, "this repro binary") {
+		t.Fatalf("shard run by another binary: exit %d, %s", r.code, r.stderr)
+	}
+	refused("a shard run by another binary", fmt.Sprintf("shard %d: it failed on", k))
 	if r := repro(t, nil, shardRunArgs(bundle, k)...); r.code != 0 {
 		t.Fatalf("shard %d run again: exit %d: %s", k, r.code, r.stderr)
 	}
@@ -348,4 +362,21 @@ func TestShardUsage(t *testing.T) {
 			t.Errorf("repro %v: exit %d, %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.want)
 		}
 	}
+}
+
+// runBinary runs bin (another build of repro) with a fresh REPRO_HOME.
+func runBinary(t *testing.T, bin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "REPRO_HOME="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, o.String(), e.String()}
 }
