@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/shard"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -113,21 +116,22 @@ func newShardSubmitCommand() *cobra.Command {
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "sbatch not found: run this on a Slurm login node (or install slurm-wlm)")
 			}
-			sargs := []string{"--parsable"}
-			if wait {
-				sargs = append(sargs, "--wait")
-			}
-			c := exec.CommandContext(cmd.Context(), sbatch, append(sargs, shard.SbatchFile)...)
+			c := exec.CommandContext(cmd.Context(), sbatch, "--parsable", shard.SbatchFile)
 			c.Dir = dir
 			out, err := c.Output()
 			job := strings.TrimSpace(strings.Split(string(out), ";")[0])
 			t := terminal(cmd, asJSON)
-			if err != nil && (job == "" || !wait) {
-				msg := err.Error()
+			if err != nil || job == "" {
+				msg := fmt.Sprint(err)
 				if ee, ok := err.(*exec.ExitError); ok {
 					msg = strings.TrimSpace(string(ee.Stderr))
 				}
 				return exitcode.Errorf(exitcode.Precondition, "sbatch refused the job array of %q: %s", dir, msg)
+			}
+			if wait {
+				if err := waitForJob(cmd.Context(), job, t); err != nil {
+					return err
+				}
 			}
 			if !wait {
 				if asJSON {
@@ -140,7 +144,7 @@ func newShardSubmitCommand() *cobra.Command {
 			return mergeBundle(cmd, dir, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the job array to end, then merge")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the job array to end (polling squeue), then merge")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
@@ -236,4 +240,32 @@ func mergeBundle(cmd *cobra.Command, dir string, asJSON bool) error {
 		fmt.Fprintf(t.Human(), "results: %q\n", rep.ResultsFile)
 	}
 	return err
+}
+
+// waitForJob polls squeue every second until job (all its array tasks)
+// has left the queue. sbatch --wait would do, but it polls ever more
+// rarely, up to half a minute apart.
+func waitForJob(ctx context.Context, job string, t *ui.Terminal) error {
+	squeue, err := exec.LookPath("squeue")
+	if err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "squeue not found: run this on a Slurm login node (or install slurm-wlm)")
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		out, err := exec.CommandContext(ctx, squeue, "-h", "-j", job, "-o", "%T").CombinedOutput()
+		states := strings.Fields(string(out))
+		switch {
+		case err == nil && len(states) == 0, err != nil && strings.Contains(string(out), "Invalid job id"):
+			return nil
+		case err != nil:
+			return fmt.Errorf("squeue -j %s: %v: %s", job, err, strings.TrimSpace(string(out)))
+		}
+		t.Status(fmt.Sprintf("job array %s: %d array tasks queued or running", job, len(states)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

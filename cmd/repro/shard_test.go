@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,8 @@ import (
 
 // shardSamples writes samples over the first n tasks of HumanEval+: per
 // task the canonical solution, a wrong answer and one that raises, and on
-// task 3 one that runs out of time and one that exits before answering.
+// task 3 one that exits before answering. (No sample that times out: each
+// costs 8 s of CPU per phase and run, which CI time cannot spare.)
 func shardSamples(t *testing.T, n int) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(sharedData(t), "humanevalplus-v0.1.10", "HumanEvalPlus.jsonl.gz"))
@@ -48,7 +48,6 @@ func shardSamples(t *testing.T, n int) string {
 			sampleLine(task.TaskID, task.Prompt+"    raise ValueError('no')\n"))
 		if i == 3 {
 			lines = append(lines,
-				sampleLine(task.TaskID, task.Prompt+"    while True:\n        pass\n"),
 				sampleLine(task.TaskID, "import os\nos._exit(0)\n"+task.Prompt+task.Canonical))
 		}
 	}
@@ -283,21 +282,8 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 
 	// Failed: a shard runs on changed samples and fails closed; merged, it
 	// is named. Run again on the right samples, as a requeued task is, it
-	// merges to the same verdicts. (The shard without the slow sample, to
-	// keep the test short.)
-	var plan struct {
-		Shards []struct {
-			Tasks []string `json:"tasks"`
-		} `json:"shards"`
-	}
-	pb, _ := os.ReadFile(filepath.Join(bundle, "plan.json"))
-	json.Unmarshal(pb, &plan)
-	k := 0
-	for i, s := range plan.Shards {
-		if !slices.Contains(s.Tasks, "HumanEval/3") {
-			k = i
-		}
-	}
+	// merges to the same verdicts.
+	k := 2
 	swap(shardFile(k, ".jsonl"), func(b []byte) []byte {
 		return bytes.Replace(b, []byte(`return None`), []byte(`return 0   `), 1)
 	}, func() {
