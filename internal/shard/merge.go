@@ -211,7 +211,10 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 	}
 	run, err := runs.Open(home, rec.RunID)
 	if err != nil {
-		return nil, shardProblem(k, "its run %s: %v", rec.RunID, err)
+		return nil, shardProblem(k, "its run %q: %v", rec.RunID, err)
+	}
+	if run.ID != rec.RunID {
+		return nil, shardProblem(k, "its record names run %q, not a whole run id", rec.RunID)
 	}
 	rr, _, err := run.Verify()
 	if err != nil {
