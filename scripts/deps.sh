@@ -19,7 +19,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 3
 fi
 
-pkgs=(docker.io debootstrap ca-certificates)
+pkgs=(docker.io debootstrap ca-certificates openssl)
 if [ "$want_all" = 1 ]; then
 	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml slurm-wlm munge shellcheck bc time)
 fi
