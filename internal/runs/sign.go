@@ -175,7 +175,7 @@ func RotateKey(home string, now time.Time) (oldID, newID string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	now = now.UTC().Truncate(time.Second)
+	now = now.UTC()
 	oldID, newID = keys.ID(old.PublicKey()), keys.ID(next.PublicKey())
 	found := false
 	for i := range t.Keys {
@@ -189,13 +189,13 @@ func RotateKey(home string, now time.Time) (oldID, newID string, err error) {
 			k.NotAfter = &end
 		}
 		if k.NotBefore != nil && !k.NotBefore.Before(*k.NotAfter) {
-			return "", "", fmt.Errorf("the run key %s became valid at %s, not before now; wait a second and rotate again", oldID, k.NotBefore.Format(time.RFC3339))
+			return "", "", fmt.Errorf("the run key %s became valid at %s, not before now; rotate again", oldID, k.NotBefore.Format(time.RFC3339Nano))
 		}
 	}
 	if !found {
 		return "", "", exitcode.Errorf(exitcode.Precondition, "the trust file %q does not list the run key %s; add it (repro keys export) before rotating", layout.Home(home).Trust(), oldID)
 	}
-	name := LocalKeyName + "-" + now.Format("20060102T150405Z")
+	name := LocalKeyName + "-" + now.Format("20060102T150405.000000000Z")
 	start := now
 	t.Keys = append(t.Keys, trust.NewKey(name, next.PublicKey(), []trust.Purpose{trust.RunRecords}, &start, nil))
 	if err := WriteTrust(layout.Home(home).Trust(), t); err != nil {
