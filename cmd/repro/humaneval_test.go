@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
 )
@@ -166,6 +167,7 @@ func TestHumanEvalCanonicalMini(t *testing.T) {
 	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
 		t.Fatalf("runs verify: %d %s %s", v.code, v.stdout, v.stderr)
 	}
+	runstest.Verified(t, h.RunDir)
 	rec, err := os.ReadFile(filepath.Join(h.RunDir, "record.json"))
 	if err != nil {
 		t.Fatal(err)
