@@ -40,9 +40,12 @@ var sharedHome struct {
 // sharedHomeDir is kept between test runs, so that ground truth is
 // computed once per machine (REPRO_TEST_HUMANEVAL_HOME moves it). Run
 // folders older than a day are removed; younger ones may belong to a test
-// process running beside this one.
+// process running beside this one. The path names the run-key format
+// (PKCS #8, with a trust file): a home whose key an earlier repro made
+// keeps its own path, so builds of either format can share a machine
+// without one migrating the other's key.
 func sharedHomeDir(t *testing.T) string {
-	d := "/var/tmp/repro-test-humaneval-home"
+	d := "/var/tmp/repro-test-humaneval-home-pkcs8"
 	if env := os.Getenv("REPRO_TEST_HUMANEVAL_HOME"); env != "" {
 		d = env
 	}
