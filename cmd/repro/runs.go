@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/reprolab/repro/internal/exitcode"
 
@@ -125,6 +126,14 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
+			var r *runs.Run
+			if bundle == "" {
+				if r, err = runs.Open(home, args[0]); err != nil {
+					return err
+				}
+			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
+				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
+			}
 			tf, err := runs.LoadTrust(home, trustPath)
 			if err != nil {
 				return err
@@ -135,10 +144,6 @@ EXIT STATUS
 			if bundle != "" {
 				v, verr = runs.VerifyBundle(bundle, tf)
 			} else {
-				r, err := runs.Open(home, args[0])
-				if err != nil {
-					return err
-				}
 				name = r.ID
 				v, verr = r.VerifyWith(tf)
 				if v != nil && v.Record.ID != r.ID {
