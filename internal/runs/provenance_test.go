@@ -564,3 +564,40 @@ func FuzzReadBundle(f *testing.F) {
 		}
 	})
 }
+
+// TestConcurrentFirstUseAgreesOnOneKey starts several first signings in a
+// fresh home at once: they must end with one key, trusted, and every run
+// must verify.
+func TestConcurrentFirstUseAgreesOnOneKey(t *testing.T) {
+	home := t.TempDir()
+	const n = 8
+	errs := make(chan error, n)
+	rs := make(chan *Run, n)
+	for range n {
+		go func() {
+			r, err := Create(home, "humaneval")
+			if err == nil {
+				err = r.Finish(r.NewRecord("test"), 0)
+			}
+			rs <- r
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		r := <-rs
+		if _, _, err := r.Verify(); err != nil {
+			t.Fatalf("run %s: %v", r.ID, err)
+		}
+	}
+	tf, err := LoadTrust(home, "")
+	if err != nil || len(tf.Keys) != 1 {
+		t.Fatalf("trust file: %+v %v", tf, err)
+	}
+	ents, _ := os.ReadDir(layout.Home(home).Keys())
+	if len(ents) != 2 {
+		t.Fatalf("keys folder holds %d files, want the key pair", len(ents))
+	}
+}

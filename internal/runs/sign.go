@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -60,8 +61,19 @@ func LocalKey(home string) (*keys.Signer, error) {
 		if s, err = keys.Generate(); err != nil {
 			return nil, err
 		}
-		if err := keys.WritePrivate(p, s); err != nil {
+		der, err := s.MarshalPrivate()
+		if err != nil {
 			return nil, err
+		}
+		created, err := createExclusive(p, der, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if !created {
+			// Another repro process made the key first: use that one.
+			if s, err = keys.LoadPrivate(p); err != nil {
+				return nil, err
+			}
 		}
 	case err != nil:
 		var perm *keys.PermissionError
@@ -124,7 +136,33 @@ func ensureTrust(home string, s *keys.Signer) error {
 		return err
 	}
 	t := &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey(LocalKeyName, s.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
-	return WriteTrust(p, t)
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = createExclusive(p, append(b, '\n'), 0o644)
+	return err
+}
+
+// createExclusive writes data to path, complete and synced, unless path
+// exists: it reports whether it created the file. Two processes racing to
+// make the same file thus agree on one content.
+func createExclusive(path string, data []byte, perm os.FileMode) (bool, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return false, err
+	}
+	tmp := fmt.Sprintf("%s.new-%x", path, rnd)
+	if err := atomicfile.WriteFile(tmp, data, perm); err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // WriteTrust writes t to path atomically (mode 0644) after checking that
