@@ -601,3 +601,62 @@ func TestConcurrentFirstUseAgreesOnOneKey(t *testing.T) {
 		t.Fatalf("keys folder holds %d files, want the key pair", len(ents))
 	}
 }
+
+// TestBundleCarriesImageEvidence: a run that used the evaluator image is
+// exported with the image's SBOM and signed scan attestation, which the
+// bundle check ties to the record's image; another image's scan is refused.
+func TestBundleCarriesImageEvidence(t *testing.T) {
+	home := t.TempDir()
+	imageID := "sha256:" + strings.Repeat("1", 64)
+	sbom := []byte(`{"bomFormat":"CycloneDX"}`)
+	os.MkdirAll(filepath.Dir(layout.Home(home).ImageSBOM()), 0o700)
+	os.WriteFile(layout.Home(home).ImageSBOM(), sbom, 0o644)
+	scan := func(id string) []byte {
+		payload := []byte(`{"_type":"https://in-toto.io/Statement/v1","predicate":{"image_id":"` + id + `","scanned_at":"` + time.Now().UTC().Format(time.RFC3339) + `"}}`)
+		eb, err := SignEnvelope(home, PayloadType, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eb
+	}
+	os.WriteFile(layout.Home(home).ImageScan(), scan(imageID), 0o644)
+	r, err := Create(home, "humaneval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "eval_results.json"), []byte("{}"), 0o644)
+	rec := r.NewRecord("test")
+	rec.Image = map[string]string{"id": imageID, "sbom_digest": digest.Of(sbom).String()}
+	if err := r.Finish(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "run.tar")
+	if _, err := Export(home, r.ID, bundle); err != nil {
+		t.Fatal(err)
+	}
+	es := readTar(t, bundle)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.h.Name)
+	}
+	if !slices.Contains(names, bundleSBOM) || !slices.Contains(names, bundleScan) {
+		t.Fatalf("bundle entries %q lack the image evidence", names)
+	}
+	tf, err := LoadTrust(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifyBundle(bundle, tf); err != nil {
+		t.Fatal(err)
+	}
+	other := scan("sha256:" + strings.Repeat("2", 64))
+	for i := range es {
+		if es[i].h.Name == bundleScan {
+			es[i].data = other
+		}
+	}
+	writeTar(t, bundle, es)
+	if _, err := VerifyBundle(bundle, tf); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "image/scan.dsse.json: is a scan of image") {
+		t.Fatalf("another image's scan: %v", err)
+	}
+}
