@@ -26,6 +26,8 @@ var allowed = map[string][]string{
 	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
 	"report":    {"exitcode", "humaneval", "runs", "safefile"},
+	"rundiff":   {"exitcode", "report", "runs"},
+	"dashboard": {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 }

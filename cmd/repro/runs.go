@@ -20,7 +20,7 @@ limits, host facts, self-check and results, with the SHA-256 of every file in
 the folder. The record is signed with the local run key (REPRO_HOME/keys) as a
 DSSE envelope (record.dsse.json).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsDiffCommand())
 	return cmd
 }
 
