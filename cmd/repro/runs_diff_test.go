@@ -25,7 +25,9 @@ func TestRunsDiffCommand(t *testing.T) {
 	var doc struct {
 		Flipped []struct {
 			Task string
-			A    struct{ FailingInput string `json:"failing_input"` }
+			A    struct {
+				FailingInput string `json:"failing_input"`
+			}
 		}
 	}
 	if code != exitcode.OK || json.Unmarshal([]byte(stdout), &doc) != nil || len(doc.Flipped) != 1 || doc.Flipped[0].A.FailingInput != "[3]" {

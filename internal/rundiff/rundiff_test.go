@@ -24,7 +24,7 @@ func twoRuns(t *testing.T) (home, a, b string) {
 	b = runstest.HumanEvalRun(t, home, []runstest.Sample{
 		{Task: "HumanEval/0", Pass: true},
 		{Task: "HumanEval/1", Pass: true},
-		{Task: "HumanEval/2", FailingInput: `["\u001b[2J\nok HumanEval/9"]`, Reason: "wrong output\nforged line"},
+		{Task: "HumanEval/2", FailingInput: `["\u001b[2J\nok HumanEval/9"]`, Reason: "wrong output\u001b[2J\nforged line"},
 	}, runstest.HumanEvalOptions{ImageID: "sha256:" + strings.Repeat("9", 64), Hostname: "lab-2"})
 	return home, a, b
 }
