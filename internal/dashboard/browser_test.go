@@ -95,6 +95,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		p := filepath.Join(d, "dashboard-compare.png")
 		if err := os.WriteFile(p, shot, 0o644); err != nil {
 			t.Fatal(err)
