@@ -67,9 +67,31 @@ func mllogSection(dir string, rec *runs.Record) (*MLLOG, []string) {
 	if err != nil {
 		return nil, []string{"mllog.json cannot be read: " + err.Error()}
 	}
+	m, err := parseMLLOG(b)
+	if err != nil {
+		return nil, []string{"mllog.json " + err.Error()}
+	}
+	return m, nil
+}
+
+// maxMLLOGLogs bounds the logs a report lists.
+const maxMLLOGLogs = 10000
+
+// parseMLLOG reads a mllog run's report (untrusted: it is shown even when
+// the run does not verify) into the section, bounding the logs listed and
+// the points drawn per log.
+func parseMLLOG(b []byte) (*MLLOG, error) {
 	var rep mllog.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, []string{"mllog.json is not valid JSON: " + truncate(err.Error(), maxInputChars)}
+		return nil, fmt.Errorf("is not valid JSON: %s", truncate(err.Error(), maxInputChars))
+	}
+	if len(rep.Files) > maxMLLOGLogs {
+		rep.Files = rep.Files[:maxMLLOGLogs]
+	}
+	for _, r := range rep.Files {
+		if r != nil && len(r.Accuracy) > mllog.MaxAccuracyPoints {
+			r.Accuracy = r.Accuracy[:mllog.MaxAccuracyPoints]
+		}
 	}
 	m := &MLLOG{Ruleset: truncate(rep.Ruleset, 20), Strict: rep.Strict, Compliant: rep.Compliant, Logs: []MLLOGLog{}, Scores: []MLLOGScore{}}
 	for _, r := range rep.Files {
