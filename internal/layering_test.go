@@ -27,7 +27,9 @@ var allowed = map[string][]string{
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
 	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"report":    {"exitcode", "humaneval", "runs", "safefile"},
+	"report":    {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"rundiff":   {"exitcode", "report", "runs"},
+	"dashboard": {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 }

@@ -25,7 +25,7 @@ subjects are the folder's files, signed with the local run key
 (REPRO_HOME/keys) as a DSSE envelope (record.dsse.json). See
 docs/provenance.md.`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand())
 	return cmd
 }
 
