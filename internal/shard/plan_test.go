@@ -120,12 +120,10 @@ func TestReadPlanChecksTheSignature(t *testing.T) {
 	refused("a shard record's envelope")
 	write()
 
-	// Another key: a new bundle home signs the same plan.
-	os.RemoveAll(filepath.Join(dir, HomeDir, "keys"))
+	// Another key: the bundle home is made anew (a new key and trust
+	// file); the old signature no longer verifies.
 	sig, _ := os.ReadFile(filepath.Join(dir, PlanSigFile))
-	write()
-	os.WriteFile(filepath.Join(dir, PlanSigFile), sig, 0o644)
-	os.RemoveAll(filepath.Join(dir, HomeDir, "keys"))
+	os.RemoveAll(filepath.Join(dir, HomeDir))
 	write()
 	os.WriteFile(filepath.Join(dir, PlanSigFile), sig, 0o644)
 	refused("a signature by another key")
