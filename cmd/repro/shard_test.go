@@ -273,7 +273,7 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 	res0 := filepath.Join(bundle, "home", "runs", rec.RunID, "eval_results.json")
 	swap(res0, func(b []byte) []byte {
 		return bytes.Replace(b, []byte(`"base_status":"fail"`), []byte(`"base_status":"pass"`), 1)
-	}, func() { refused("tampered results", "shard 0: run "+rec.RunID+" does not match its record") })
+	}, func() { refused("tampered results", "shard 0: run "+rec.RunID+" does not match its") })
 
 	// A changed plan.
 	swap(filepath.Join(bundle, "plan.json"), func(b []byte) []byte {
