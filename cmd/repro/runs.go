@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/spf13/cobra"
 )
@@ -18,9 +20,10 @@ func newRunsCommand() *cobra.Command {
 record (record.json) of what ran: assets and their digests, image, harness,
 limits, host facts, self-check and results, with the SHA-256 of every file in
 the folder. The record is signed with the local run key (REPRO_HOME/keys) as a
-DSSE envelope (record.dsse.json).`,
+DSSE envelope (record.dsse.json). REPRO_HOME/index/runs.db indexes the
+folders for list; it is a cache that reindex rebuilds from them.`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsReindexCommand())
 	return cmd
 }
 
@@ -34,32 +37,119 @@ func openRun(id string) (*runs.Run, error) {
 }
 
 func newRunsListCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON             bool
+		f                  runindex.Filter
+		digestArg          string
+		sinceArg, untilArg string
+	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List runs, oldest first",
-		Args:  cobra.NoArgs,
+		Short: "List runs, newest first, from the run index",
+		Long: `list reads the run index (REPRO_HOME/index/runs.db), after bringing it up to
+date with the run folders: a new folder is indexed, a vanished one dropped, and
+every run shown is checked against its record.json first. A corrupt index is
+reported on stderr and rebuilt from the folders. The columns are what each
+record says; ` + "`repro runs verify ID`" + ` checks a record's signature and files.
+
+Filters combine: --kind and --status match exactly, --dataset matches the
+catalog id of any asset the run read (a dataset or a model checkpoint),
+--digest a SHA-256 prefix of any input (asset or samples), --since and
+--until the start time (YYYY-MM-DD, both days included, or RFC 3339).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
+			if f.Limit < 0 {
+				return exitcode.Errorf(exitcode.Usage, "--limit %d: give 0 (all runs) or more", f.Limit)
+			}
+			var err error
+			if digestArg != "" {
+				if f.Digest, err = runindex.ParseDigestPrefix(digestArg); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--digest: %v", err)
+				}
+			}
+			if sinceArg != "" {
+				if f.Since, err = runindex.ParseDate(sinceArg, false); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--since: %v", err)
+				}
+			}
+			if untilArg != "" {
+				if f.Until, err = runindex.ParseDate(untilArg, true); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
+				}
+			}
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			rows, err := ix.List(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if f.Limit > 0 && len(rows) == f.Limit {
+				t.Notef("the newest %d runs that match; --limit 0 lists all", f.Limit)
+			}
+			if asJSON {
+				if rows == nil {
+					rows = []runindex.Entry{}
+				}
+				return t.Document(map[string]any{"runs": rows})
+			}
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
+			for _, r := range rows {
+				finished := ""
+				if !r.Finished.IsZero() {
+					finished = r.Finished.Format("2006-01-02 15:04:05Z")
+				}
+				table = append(table, []string{r.ID, r.Kind, r.Status, finished})
+			}
+			return t.Table(table)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
+	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity, unreadable)")
+	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
+	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
+	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
+	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
+	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
+	return cmd
+}
+
+func newRunsReindexCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the run index from the run folders",
+		Long: `reindex deletes the run index (REPRO_HOME/index/runs.db) and builds it again
+from the run folders alone. The index is a cache; the folders are the record.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			rows, err := runs.Summaries(home)
+			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			n, err := ix.Rebuild(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if rows == nil {
-					rows = []runs.Summary{}
-				}
-				return t.Document(map[string]any{"runs": rows})
+				return t.Document(map[string]any{"indexed": n})
 			}
-			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
-			for _, r := range rows {
-				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
-			}
-			return t.Table(table)
+			fmt.Fprintf(t.Stdout(), "indexed %d runs\n", n)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
