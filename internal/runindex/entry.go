@@ -9,9 +9,14 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 )
 
-// StatusUnreadable is the status of a run whose record cannot be read or
-// decoded, or names another run.
-const StatusUnreadable = "unreadable"
+// Statuses of runs whose record says nothing: StatusIncomplete for a
+// folder without record.json (the run is in progress, or ended without
+// writing it), StatusUnreadable for a record that cannot be read or
+// decoded, or that names another run.
+const (
+	StatusIncomplete = "incomplete"
+	StatusUnreadable = "unreadable"
+)
 
 // Bounds on what one record may put into the index; a record is untrusted
 // input, and past these the rest is left out.
@@ -56,6 +61,10 @@ func entryOf(id string, raw []byte) Entry {
 		e.Problem = "no readable record.json"
 		return e
 	}
+	if len(raw) == 0 {
+		e.Problem = "record.json is empty"
+		return e
+	}
 	e.RecordSHA256 = digest.Of(raw).Hex()
 	rec, err := runs.DecodeRecord(raw)
 	if err != nil {
@@ -66,8 +75,11 @@ func entryOf(id string, raw []byte) Entry {
 		e.Problem = clip("the record names run " + quote(rec.ID))
 		return e
 	}
-	e.Kind, e.Status, e.ExitCode = clip(rec.Kind), clip(rec.Status), rec.ExitCode
-	if e.Status == "" || e.Status == StatusUnreadable {
+	if rec.Kind != "" {
+		e.Kind = clip(rec.Kind)
+	}
+	e.Status, e.ExitCode = clip(rec.Status), rec.ExitCode
+	if e.Status == "" || e.Status == StatusUnreadable || e.Status == StatusIncomplete {
 		e.Status = "unknown"
 	}
 	if !rec.StartedAt.IsZero() {

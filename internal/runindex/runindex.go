@@ -213,6 +213,9 @@ func (ix *Index) openDB() error {
 	if err != nil {
 		return fmt.Errorf("cannot open the run index: %w", err)
 	}
+	// One connection: a process keeps using the file it opened, even if
+	// another process replaces it meanwhile.
+	db.SetMaxOpenConns(1)
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return fmt.Errorf("cannot open the run index: %w", err)
@@ -338,5 +341,5 @@ func NoteRun(home, id string) error {
 		return err
 	}
 	defer ix.Close()
-	return ix.update(ctx, []string{id}, nil)
+	return ix.update(ctx, []string{id}, nil, nil)
 }

@@ -46,6 +46,7 @@ func readRecord(home, id string) (string, Entry) {
 	if err != nil {
 		e := entryOf(id, nil)
 		if errors.Is(err, os.ErrNotExist) {
+			e.Status, e.Problem = StatusIncomplete, "no record.json: the run is in progress, or ended without its record"
 			return fingerprintMissing, e
 		}
 		e.Problem = clip("record.json: " + err.Error())
@@ -75,17 +76,18 @@ func (ix *Index) Sync(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("cannot list the run folders in %q: %w", layout.Home(ix.home).Runs(), err)
 	}
 	indexed := make(map[string]string, len(ids))
-	rows, err := ix.db.QueryContext(ctx, "SELECT id, fingerprint FROM runs")
+	digests := make(map[string]string, len(ids))
+	rows, err := ix.db.QueryContext(ctx, "SELECT id, fingerprint, record_sha256 FROM runs")
 	if err != nil {
 		return 0, err
 	}
 	for rows.Next() {
-		var id, fp string
-		if err := rows.Scan(&id, &fp); err != nil {
+		var id, fp, d string
+		if err := rows.Scan(&id, &fp, &d); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		indexed[id] = fp
+		indexed[id], digests[id] = fp, d
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -106,7 +108,7 @@ func (ix *Index) Sync(ctx context.Context) (int, error) {
 	if len(stale)+len(gone) == 0 {
 		return 0, nil
 	}
-	return len(stale) + len(gone), ix.update(ctx, stale, gone)
+	return len(stale) + len(gone), ix.update(ctx, stale, gone, digests)
 }
 
 type indexed struct {
@@ -116,8 +118,10 @@ type indexed struct {
 
 // update indexes the runs ids again from their folders and drops the
 // entries of gone, in one transaction. A run whose folder no longer exists
-// is dropped too.
-func (ix *Index) update(ctx context.Context, ids, gone []string) error {
+// is dropped too. was holds the record digests indexed before: a record
+// that was indexed and now has another digest is reported (records are
+// written once, when the run ends).
+func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]string) error {
 	fresh := make([]indexed, 0, len(ids))
 	for _, id := range ids {
 		if !runs.ValidID(id) {
@@ -130,6 +134,9 @@ func (ix *Index) update(ctx context.Context, ids, gone []string) error {
 				gone = append(gone, id)
 				continue
 			}
+		}
+		if old := was[id]; old != "" && old != e.RecordSHA256 {
+			ix.warn(fmt.Sprintf("run %s: its record.json changed since it was indexed (sha256 %s, now %s); `repro runs verify %s` checks it", id, old, orNone(e.RecordSHA256), id))
 		}
 		fresh = append(fresh, indexed{e, fp})
 	}
@@ -181,6 +188,13 @@ func (ix *Index) update(ctx context.Context, ids, gone []string) error {
 		return fmt.Errorf("cannot update the run index: %w", err)
 	}
 	return nil
+}
+
+func orNone(d string) string {
+	if d == "" {
+		return "none"
+	}
+	return d
 }
 
 var (
@@ -258,32 +272,59 @@ func ParseDate(s string, endOfDay bool) (time.Time, error) {
 // List reconciles the index with the run folders (Sync) and returns the
 // runs f selects, newest first. Every entry returned was checked against
 // its record.json just before: an entry that differs is reported through
-// warn, indexed again and the query repeated.
+// warn (unless its run merely ended since), indexed again and the query
+// repeated; if records keep changing, the entries read from the folders
+// are returned as they are.
 func (ix *Index) List(ctx context.Context, f Filter) ([]Entry, error) {
 	if _, err := ix.Sync(ctx); err != nil {
 		return nil, err
 	}
-	for range 3 {
+	for attempt := 0; ; attempt++ {
 		entries, err := ix.query(ctx, f)
 		if err != nil {
 			return nil, err
 		}
 		var changed []string
+		kept := entries[:0:0]
 		for _, e := range entries {
 			_, now := readRecord(ix.home, e.ID)
-			if !sameEntry(e, now) {
+			if sameEntry(e, now) {
+				kept = append(kept, e)
+				continue
+			}
+			changed = append(changed, e.ID)
+			if e.Status != StatusIncomplete {
 				ix.warn(fmt.Sprintf("run %s: its record.json is not what the run index holds (changed since it was indexed, or the index was altered); indexing it again", e.ID))
-				changed = append(changed, e.ID)
+			}
+			if f.matches(now) {
+				kept = append(kept, now)
 			}
 		}
 		if len(changed) == 0 {
 			return entries, nil
 		}
-		if err := ix.update(ctx, changed, nil); err != nil {
+		if err := ix.update(ctx, changed, nil, nil); err != nil {
 			return nil, err
 		}
+		if attempt == 2 {
+			return kept, nil
+		}
 	}
-	return nil, errors.New("run records kept changing while they were listed; try again")
+}
+
+// matches applies f to one entry as the query does (all but Limit).
+func (f Filter) matches(e Entry) bool {
+	ns := toNS(e.Started)
+	if f.Kind != "" && e.Kind != f.Kind || f.Status != "" && e.Status != f.Status ||
+		!f.Since.IsZero() && ns < toNS(f.Since) || !f.Until.IsZero() && ns >= toNS(f.Until) {
+		return false
+	}
+	input, dig := f.Input == "", f.Digest == ""
+	for _, in := range e.Inputs {
+		input = input || in.Name == f.Input
+		dig = dig || strings.HasPrefix(in.SHA256, f.Digest)
+	}
+	return input && dig
 }
 
 // sameEntry compares an indexed entry with one derived from the folder, as
