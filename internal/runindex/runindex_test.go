@@ -88,8 +88,8 @@ func list(t testing.TB, ix *Index, f Filter) []string {
 
 // world is a home with six runs of every kind of difference.
 type world struct {
-	home                                                string
-	he1, he2, heFail, fid, ingest, broken               string
+	home                                               string
+	he1, he2, heFail, fid, ingest, broken              string
 	humaneval, humanevalplus, edmModel, samples, cifar string
 }
 
@@ -287,7 +287,9 @@ func TestAlteredIndexIsNotTrusted(t *testing.T) {
 // folders, with no run lost.
 func TestBrokenDatabaseIsRebuilt(t *testing.T) {
 	for name, breakIt := range map[string]func(t *testing.T, db string){
-		"garbage": func(t *testing.T, db string) { os.WriteFile(db, []byte("not a database at all, but long enough to look like one"), 0o600) },
+		"garbage": func(t *testing.T, db string) {
+			os.WriteFile(db, []byte("not a database at all, but long enough to look like one"), 0o600)
+		},
 		"truncated to a page": func(t *testing.T, db string) {
 			if err := os.Truncate(db, 4096); err != nil {
 				t.Fatal(err)
