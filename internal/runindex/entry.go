@@ -56,7 +56,7 @@ type Input struct {
 // fields; a record that cannot be decoded or names another run gives an
 // entry of status "unreadable".
 func entryOf(id string, raw []byte) Entry {
-	e := Entry{ID: id, Kind: kindOf(id), Status: StatusUnreadable, Started: idTime(id), Inputs: []Input{}}
+	e := Entry{ID: id, Kind: clip(kindOf(id)), Status: StatusUnreadable, Started: idTime(id), Inputs: []Input{}}
 	if raw == nil {
 		e.Problem = "no readable record.json"
 		return e
