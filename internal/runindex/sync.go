@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
@@ -24,18 +26,49 @@ func fingerprint(fi os.FileInfo) string {
 	if !ok || !fi.Mode().IsRegular() {
 		return "not-regular"
 	}
-	return fmt.Sprintf("%d:%d:%d:%d.%09d:%d.%09d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	return fingerprintOf(st.Dev, st.Ino, st.Size, st.Mtim, st.Ctim)
+}
+
+func fingerprintOf(dev, ino uint64, size int64, mtim, ctim syscall.Timespec) string {
+	return fmt.Sprintf("%d:%d:%d:%d.%09d:%d.%09d", dev, ino, size, mtim.Sec, mtim.Nsec, ctim.Sec, ctim.Nsec)
 }
 
 const fingerprintMissing = "missing"
 
-// statRecord is the fingerprint of run id's record.json, without reading it.
-func statRecord(home, id string) string {
-	fi, err := os.Lstat(runs.RecordPath(home, id))
-	if err != nil {
-		return fingerprintMissing
+// runFolders lists the run folders under home with the fingerprint of
+// each one's record.json, statting it relative to the open runs folder.
+// Names in known are run ids already (the index holds only those).
+func runFolders(home string, known map[string]string) (map[string]string, error) {
+	dir, err := os.Open(layout.Home(home).Runs())
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
 	}
-	return fingerprint(fi)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	ents, err := dir.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ents))
+	for _, e := range ents {
+		id := e.Name()
+		if _, ok := known[id]; !e.IsDir() || !ok && !runs.ValidID(id) {
+			continue // as runs.List: a link or a file named like a run is not a run
+		}
+		var st unix.Stat_t
+		err := unix.Fstatat(int(dir.Fd()), id+"/"+runs.RecordFile, &st, unix.AT_SYMLINK_NOFOLLOW)
+		switch {
+		case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
+			out[id] = fingerprintOf(st.Dev, st.Ino, st.Size, syscall.Timespec(st.Mtim), syscall.Timespec(st.Ctim))
+		case err == nil:
+			out[id] = "not-regular"
+		default:
+			out[id] = fingerprintMissing
+		}
+	}
+	return out, nil
 }
 
 // readRecord reads run id's record.json (bounded, no symlinks, regular
@@ -71,12 +104,8 @@ func readRecord(home, id string) (string, Entry) {
 // index lacks or whose record.json changed (by fingerprint) and drops the
 // entries whose folder is gone. It returns how many entries changed.
 func (ix *Index) Sync(ctx context.Context) (int, error) {
-	ids, err := runs.List(ix.home)
-	if err != nil {
-		return 0, fmt.Errorf("cannot list the run folders in %q: %w", layout.Home(ix.home).Runs(), err)
-	}
-	indexed := make(map[string]string, len(ids))
-	digests := make(map[string]string, len(ids))
+	indexed := map[string]string{}
+	digests := map[string]string{}
 	rows, err := ix.db.QueryContext(ctx, "SELECT id, fingerprint, record_sha256 FROM runs")
 	if err != nil {
 		return 0, err
@@ -93,10 +122,13 @@ func (ix *Index) Sync(ctx context.Context) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
+	folders, err := runFolders(ix.home, indexed)
+	if err != nil {
+		return 0, fmt.Errorf("cannot list the run folders in %q: %w", layout.Home(ix.home).Runs(), err)
+	}
 	var stale []string
-	for _, id := range ids {
-		fp, ok := indexed[id]
-		if !ok || fp != statRecord(ix.home, id) {
+	for id, fp := range folders {
+		if was, ok := indexed[id]; !ok || was != fp {
 			stale = append(stale, id)
 		}
 		delete(indexed, id)

@@ -241,6 +241,9 @@ func (r *Run) ReadRecord() (*Record, []byte, error) {
 // under REPRO_HOME/runs are run folders.
 func ValidID(id string) bool { return idPattern.MatchString(id) }
 
+// RecordFile is the name of the record in a run folder.
+const RecordFile = recordFile
+
 // RecordPath is the path of the record of run id under home. id must be a
 // ValidID.
 func RecordPath(home, id string) string {
