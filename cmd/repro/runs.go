@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
@@ -91,22 +92,19 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 			if err != nil {
 				return err
 			}
-			if f.Limit > 0 && len(rows) == f.Limit {
+			if f.Limit > 0 && len(rows) == f.Limit && !cmd.Flags().Changed("limit") {
 				t.Notef("the newest %d runs that match; --limit 0 lists all", f.Limit)
 			}
+			out := make([]listedRun, len(rows))
+			for i, r := range rows {
+				out[i] = listedRun{Entry: r, Started: listTime(r.Started), Finished: listTime(r.Finished)}
+			}
 			if asJSON {
-				if rows == nil {
-					rows = []runindex.Entry{}
-				}
-				return t.Document(map[string]any{"runs": rows})
+				return t.Document(map[string]any{"runs": out})
 			}
 			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
-			for _, r := range rows {
-				finished := ""
-				if !r.Finished.IsZero() {
-					finished = r.Finished.Format("2006-01-02 15:04:05Z")
-				}
-				table = append(table, []string{r.ID, r.Kind, r.Status, finished})
+			for _, r := range out {
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
 			}
 			return t.Table(table)
 		},
@@ -120,6 +118,21 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
+}
+
+// listedRun is a run as `runs list` prints it: times in the format the
+// list has always used, "" when the record has none.
+type listedRun struct {
+	runindex.Entry
+	Started  string `json:"started_at"`
+	Finished string `json:"finished_at"`
+}
+
+func listTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
 func newRunsReindexCommand() *cobra.Command {

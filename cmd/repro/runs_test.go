@@ -3,8 +3,10 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,6 +74,12 @@ func TestRunsListFilters(t *testing.T) {
 		if r.code != 0 || strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("runs list %v: exit %d, %v; want %v\n%s", tc.args, r.code, got, tc.want, r.stderr)
 		}
+	}
+	rows, _ := listRuns(t, home, "--limit", "1")
+	stamp := regexp.MustCompile(`^20\d\d-\d\d-\d\d \d\d:\d\d:\d\dZ$`)
+	if len(rows) != 1 || !stamp.MatchString(fmt.Sprint(rows[0]["finished_at"])) || !stamp.MatchString(fmt.Sprint(rows[0]["started_at"])) ||
+		len(rows[0]["inputs"].([]any)) != 1 || len(fmt.Sprint(rows[0]["record_sha256"])) != 64 {
+		t.Errorf("runs list --json row: %v", rows)
 	}
 	text := repro(t, []string{"REPRO_HOME=" + home}, "runs", "list", "--kind", "edm-fid")
 	if text.code != 0 || !strings.Contains(text.stdout, ids[1]+"  edm-fid  precondition") {
