@@ -84,7 +84,10 @@ var buildRepro = sync.OnceValues(func() (string, error) {
 })
 
 type listed struct {
-	Runs []runindex.Entry `json:"runs"`
+	Runs []struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	} `json:"runs"`
 }
 
 func reproList(t *testing.T, bin, home string, args ...string) (listed, string, error) {

@@ -309,7 +309,7 @@ func TestBrokenDatabaseIsRebuilt(t *testing.T) {
 		"another schema version": func(t *testing.T, db string) { execDB(t, db, "PRAGMA user_version = 99") },
 		"another application's database": func(t *testing.T, db string) {
 			os.Remove(db)
-			execDB(t, db, "CREATE TABLE runs (id TEXT)")
+			execDB(t, db, "CREATE TABLE runs (id TEXT); PRAGMA user_version = 1")
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -388,7 +388,7 @@ func TestRebuildKeepsEverything(t *testing.T) {
 // the run stays listed.
 func TestHostileRecords(t *testing.T) {
 	id := fmt.Sprintf("humaneval-%s-%08x", base.Format("20060102T150405Z"), 1)
-	long := strings.Repeat("\x1b[31m", 10000)
+	long := strings.Repeat(`\u001b[31m`, 10000)
 	for name, body := range map[string]string{
 		"other run":        `{"id": "humaneval-20990101T000000Z-00000000", "status": "ok"}`,
 		"huge fields":      `{"id": "` + id + `", "kind": "` + strings.Repeat("k", 100000) + `", "status": "` + long + `", "assets": [{"id": "` + long + `", "sha256": "zz"}]}`,
