@@ -150,3 +150,18 @@ func TestIndexNeverVouchesForARun(t *testing.T) {
 		t.Errorf("runs list after the forged row: %d %v %s", r.code, rows, r.stderr)
 	}
 }
+
+// TestRunsListWithoutAUsableIndex: where the index cannot be made (here a
+// file sits where its folder goes), list says so and lists the folders.
+func TestRunsListWithoutAUsableIndex(t *testing.T) {
+	home, ids := endedRuns(t, nil, "humaneval", "edm-fid")
+	idx := layout.Home(home).Index()
+	os.RemoveAll(idx)
+	if err := os.WriteFile(idx, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows, r := listRuns(t, home, "--kind", "edm-fid")
+	if r.code != 0 || len(rows) != 1 || rows[0]["id"] != ids[1] || !strings.Contains(r.stderr, "listing from the run folders without it") {
+		t.Errorf("runs list: exit %d, %v, stderr %q", r.code, rows, r.stderr)
+	}
+}

@@ -426,3 +426,43 @@ func TestHostileRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkAtDatabasePath: a symbolic link planted where the database goes
+// is not followed: the file it points at stays as it was.
+func TestLinkAtDatabasePath(t *testing.T) {
+	w := newWorld(t)
+	other := filepath.Join(t.TempDir(), "other.db")
+	execDB(t, other, "CREATE TABLE precious (x TEXT); INSERT INTO precious VALUES ('keep me')")
+	before, _ := os.ReadFile(other)
+	os.MkdirAll(layout.Home(w.home).Index(), 0o700)
+	if err := os.Symlink(other, layout.Home(w.home).RunIndex()); err != nil {
+		t.Fatal(err)
+	}
+	ix, warnings := openIndex(t, w.home)
+	if got := list(t, ix, Filter{}); len(got) != 6 || len(*warnings) != 1 || !strings.Contains((*warnings)[0], "not a regular file") {
+		t.Errorf("listed %v, warnings %q", got, *warnings)
+	}
+	if after, _ := os.ReadFile(other); string(after) != string(before) {
+		t.Error("the file behind the link was changed")
+	}
+	if fi, err := os.Lstat(layout.Home(w.home).RunIndex()); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the database is not a regular file now: %v", err)
+	}
+}
+
+// TestOpenFromFolders: without a usable index on disk, the same filters
+// work on an index held in memory, and nothing is written.
+func TestOpenFromFolders(t *testing.T) {
+	w := newWorld(t)
+	ix, err := OpenFromFolders(context.Background(), w.home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got := list(t, ix, Filter{Kind: "humaneval", Status: "ok"}); !slices.Equal(got, []string{w.he2, w.he1}) {
+		t.Errorf("ok humaneval runs: %v", got)
+	}
+	if _, err := os.Stat(layout.Home(w.home).Index()); !os.IsNotExist(err) {
+		t.Errorf("the index folder was created: %v", err)
+	}
+}
