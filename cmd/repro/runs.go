@@ -83,7 +83,13 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 			if err != nil {
 				return err
 			}
-			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
+			warn := func(w string) { t.Warnf("%s", w) }
+			ix, err := runindex.Open(cmd.Context(), home, warn)
+			if err != nil && cmd.Context().Err() == nil {
+				// The index is a cache; the folders can still be listed.
+				t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
+				ix, err = runindex.OpenFromFolders(cmd.Context(), home, warn)
+			}
 			if err != nil {
 				return err
 			}

@@ -122,14 +122,10 @@ func open(ctx context.Context, home string, warn func(string), repair bool, wait
 		return nil, err
 	}
 	fi, statErr := os.Lstat(h.RunIndex())
-	existed := statErr == nil && fi.Size() > 0
-	problem := ix.openDB()
+	existed := statErr == nil && (fi.Size() > 0 || !fi.Mode().IsRegular())
+	problem := ix.openChecked(ctx)
 	if problem == nil {
-		if problem = ix.check(ctx); problem == nil {
-			return ix, nil
-		}
-		ix.db.Close()
-		ix.db = nil
+		return ix, nil
 	}
 	if !repair && !errors.Is(problem, errNotInitialized) {
 		ix.Close()
@@ -160,14 +156,9 @@ func open(ctx context.Context, home string, warn func(string), repair bool, wait
 // opened it: only then is a rebuild worth a warning.
 func (ix *Index) rebuildIfUnusable(ctx context.Context, existed bool) error {
 	path := layout.Home(ix.home).RunIndex()
-	var problem error
-	if err := ix.openDB(); err != nil {
-		problem = err
-	} else if problem = ix.check(ctx); problem == nil {
+	problem := ix.openChecked(ctx)
+	if problem == nil {
 		return nil
-	} else {
-		ix.db.Close()
-		ix.db = nil
 	}
 	if existed && !errors.Is(problem, errNotInitialized) {
 		ix.warn(fmt.Sprintf("the run index %q is not usable (%v); rebuilding it from the run folders", path, problem))
@@ -198,6 +189,50 @@ func (ix *Index) recreate(ctx context.Context) error {
 	}
 	_, err := ix.Sync(ctx)
 	return err
+}
+
+// openChecked opens the database and checks it; on failure it leaves no
+// database open and returns why. Anything but a regular file at the
+// database's path (a symbolic link planted there) is not opened at all.
+func (ix *Index) openChecked(ctx context.Context) error {
+	path := layout.Home(ix.home).RunIndex()
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("it is not a regular file (%s)", fi.Mode().Type())
+	}
+	if err := ix.openDB(); err != nil {
+		return err
+	}
+	if err := ix.check(ctx); err != nil {
+		ix.db.Close()
+		ix.db = nil
+		return err
+	}
+	return nil
+}
+
+// OpenFromFolders returns an index held in memory and built from the run
+// folders of home, for when the index in REPRO_HOME cannot be used (a
+// read-only home, a full disk). It changes nothing on disk.
+func OpenFromFolders(ctx context.Context, home string, warn func(string)) (*Index, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // the one connection is the database
+	db.SetConnMaxLifetime(0)
+	ix := &Index{home: home, db: db, warn: warn}
+	if err := ix.initSchema(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if _, err := ix.Sync(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return ix, nil
 }
 
 // openDB opens the database file with the connection settings every
@@ -316,6 +351,9 @@ func (ix *Index) Close() error {
 // Rebuild deletes the database and builds it again from the run folders
 // alone; it returns the number of runs indexed.
 func (ix *Index) Rebuild(ctx context.Context) (int, error) {
+	if ix.lock == nil {
+		return 0, errors.New("an index held in memory has nothing to rebuild")
+	}
 	unix.Flock(int(ix.lock.Fd()), unix.LOCK_UN)
 	if err := ix.flock(ctx, unix.LOCK_EX, lockWait); err != nil {
 		return 0, err
