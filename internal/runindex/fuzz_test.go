@@ -3,6 +3,7 @@ package runindex
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,26 @@ func FuzzEntryOf(f *testing.F) {
 		}
 		if !sameEntry(e, entryOf(id, raw)) {
 			t.Fatal("entryOf is not deterministic")
+		}
+	})
+}
+
+// FuzzFilterFlags: what --digest and --since/--until accept is a hex
+// prefix the query can range over, and a time.
+func FuzzFilterFlags(f *testing.F) {
+	for _, s := range []string{"sha256:ABCDEF", "abcdef0123", "2026-03-01", "2026-03-01T12:00:00+01:00", "' OR 1=1 --", "g00000", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseDigestPrefix(s); err == nil {
+			if len(d) < MinDigestPrefix || len(d) > 64 || strings.Trim(d, "0123456789abcdef") != "" {
+				t.Fatalf("ParseDigestPrefix(%q) = %q", s, d)
+			}
+		}
+		for _, end := range []bool{false, true} {
+			if tm, err := ParseDate(s, end); err == nil && tm.Location() != time.UTC {
+				t.Fatalf("ParseDate(%q) = %v, not UTC", s, tm)
+			}
 		}
 	})
 }
