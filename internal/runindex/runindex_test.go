@@ -357,6 +357,15 @@ func TestDeletedDatabaseIsRebuilt(t *testing.T) {
 	if got := list(t, ix2, Filter{}); !slices.Equal(got, want) {
 		t.Errorf("after deleting the database: %v, want %v", got, want)
 	}
+	ix2.Close()
+	// truncated to nothing, it is a database not yet made
+	if err := os.Truncate(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	ix3, _ := openIndex(t, w.home)
+	if got := list(t, ix3, Filter{}); !slices.Equal(got, want) {
+		t.Errorf("after truncating the database to 0 bytes: %v, want %v", got, want)
+	}
 }
 
 func execDB(t *testing.T, path, stmt string) {
