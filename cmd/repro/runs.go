@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -16,15 +17,17 @@ func init() { register(newRunsCommand) }
 func newRunsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show and verify the records of past runs",
+		Short: "List, show, verify and export the records of past runs",
 		Long: `Every workload run leaves a folder REPRO_HOME/runs/<id> with its results and a
 record (record.json) of what ran: assets and their digests, image, harness,
 limits, host facts, self-check and results, with the SHA-256 of every file in
-the folder. The record is signed with the local run key (REPRO_HOME/keys) as a
-DSSE envelope (record.dsse.json). REPRO_HOME/index/runs.db indexes the
-folders for list; it is a cache that reindex rebuilds from them.`,
+the folder. The record is the predicate of an in-toto Statement v1 whose
+subjects are the folder's files, signed with the local run key
+(REPRO_HOME/keys) as a DSSE envelope (record.dsse.json). See
+docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
+it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsReindexCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
 	return cmd
 }
 
@@ -199,28 +202,79 @@ func newRunsShowCommand() *cobra.Command {
 
 func newRunsVerifyCommand() *cobra.Command {
 	var asJSON bool
+	var trustPath, bundle string
 	cmd := &cobra.Command{
-		Use:   "verify ID",
-		Short: "Check a run folder against its signed record",
-		Long: `verify checks the record's DSSE signature with the local public run key,
-that record.json is the signed payload, and that the run folder holds exactly
-the recorded files with the recorded SHA-256.
+		Use:   "verify ID | verify --bundle FILE.tar",
+		Short: "Check a run folder or an evidence bundle against its signed record",
+		Long: `verify checks that the record's DSSE envelope is signed by a key the trust
+file trusts for run records at the time the record was signed, that its
+in-toto statement names record.json and every other file of the run with
+the SHA-256 they have now and no other file, and that record.json is the
+signed predicate. Records signed before records became in-toto statements
+verify too and are reported as legacy.
+
+With --bundle it checks an evidence bundle made by 'repro runs export' on a
+machine that need not have seen the run: also that the bundle holds nothing
+else, that signer.pub is the signing key, and that an SBOM or scan
+attestation in it is the one the record names. The trust file is --trust,
+else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run). See
+docs/provenance.md.
 
 EXIT STATUS
-  0 the run matches its record, 2 unknown run, 4 anything differs.`,
-		Args: cobra.ExactArgs(1),
+  0 the run matches its signed record, 2 unknown run or unreadable bundle,
+  3 no trust file, 4 anything differs (each difference is named).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, asJSON)
-			r, err := openRun(args[0])
+			if (bundle == "") == (len(args) == 0) {
+				return exitcode.Errorf(exitcode.Usage, "name a run ID or --bundle FILE.tar, not both")
+			}
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			rec, problems, verr := r.Verify()
-			if asJSON {
-				if problems == nil {
-					problems = []runs.Problem{}
+			var r *runs.Run
+			if bundle == "" {
+				if r, err = runs.Open(home, args[0]); err != nil {
+					return err
 				}
-				if err := t.Document(map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
+			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
+				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
+			}
+			tf, err := runs.LoadTrust(home, trustPath)
+			if err != nil {
+				return err
+			}
+			var v *runs.Verification
+			var verr error
+			name := bundle
+			if bundle != "" {
+				v, verr = runs.VerifyBundle(bundle, tf)
+			} else {
+				name = r.ID
+				v, verr = r.VerifyWith(tf)
+				if v != nil && v.Record.ID != r.ID {
+					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", v.Record.ID, r.ID)})
+					if verr == nil {
+						verr = exitcode.Errorf(exitcode.Integrity, "run folder %q holds the record of run %q", r.ID, v.Record.ID)
+					}
+				}
+			}
+			if v == nil {
+				return verr
+			}
+			if asJSON {
+				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems}
+				if v.Problems == nil {
+					doc["problems"] = []runs.Problem{}
+				}
+				if bundle != "" {
+					doc["bundle"] = bundle
+				}
+				if v.Key != nil {
+					doc["key"] = map[string]string{"name": v.Key.Name, "key_id": v.Key.ID}
+				}
+				if err := t.Document(doc); err != nil {
 					return err
 				}
 				return verr
@@ -228,10 +282,56 @@ EXIT STATUS
 			if verr != nil {
 				return verr
 			}
-			fmt.Fprintf(t.Stdout(), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
+			legacy := ""
+			if v.Legacy {
+				legacy = " (legacy record: signed before run records were in-toto statements)"
+			}
+			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
+				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
+	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
+	return cmd
+}
+
+func newRunsExportCommand() *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export ID --out FILE.tar",
+		Short: "Write an evidence bundle of a run for checking elsewhere",
+		Long: `export checks the run against its signed record first (a run that does not
+verify is not exported) and writes a tar file with the record, its DSSE
+envelope, every other file of the run folder, the signing public key
+(signer.pub) and, when the run used the evaluator image, the image's SBOM
+and signed scan attestation when present. 'repro runs verify --bundle
+FILE.tar --trust FILE' checks it on another machine. See docs/provenance.md.
+
+EXIT STATUS
+  0 written, 2 unknown run, 3 no trust file, 4 the run does not verify.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			v, err := runs.Export(home, args[0], out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
+			}
+			fmt.Fprintf(t.Stdout(), "run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "bundle file to write (tar)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

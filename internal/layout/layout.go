@@ -90,6 +90,10 @@ func (h Home) RunIndexLock() string { return h.join("index", "runs.lock") }
 // Keys is the folder of the local run key pair.
 func (h Home) Keys() string { return h.join("keys") }
 
+// Trust is the default trust file (see internal/trust); --trust names
+// another.
+func (h Home) Trust() string { return h.join("trust.json") }
+
 // Sandbox is the folder of the pinned evaluator image and its cache.
 func (h Home) Sandbox() string { return h.join("sandbox") }
 
