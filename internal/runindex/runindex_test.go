@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -473,5 +474,41 @@ func TestOpenFromFolders(t *testing.T) {
 	}
 	if _, err := os.Stat(layout.Home(w.home).Index()); !os.IsNotExist(err) {
 		t.Errorf("the index folder was created: %v", err)
+	}
+}
+
+// TestRecordThatIsNotAFile: a record.json that is a link (to a record
+// that would read as ok), a folder or a FIFO is not read; the run is
+// listed as unreadable, the same way every time.
+func TestRecordThatIsNotAFile(t *testing.T) {
+	for name, plant := range map[string]func(t *testing.T, p, elsewhere string){
+		"link":   func(t *testing.T, p, elsewhere string) { os.Symlink(elsewhere, p) },
+		"folder": func(t *testing.T, p, _ string) { os.Mkdir(p, 0o700) },
+		"fifo": func(t *testing.T, p, _ string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			id := writeRun(t, home, 1, fakeRun{kind: "humaneval", at: base, status: "ok"})
+			p := runs.RecordPath(home, id)
+			elsewhere := filepath.Join(t.TempDir(), "record.json")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(elsewhere, b, 0o644)
+			os.Remove(p)
+			plant(t, p, elsewhere)
+			ix, warnings := openIndex(t, home)
+			for range 2 {
+				es, err := ix.List(context.Background(), Filter{})
+				if err != nil || len(es) != 1 || es[0].Status != StatusUnreadable {
+					t.Fatalf("List: %+v, %v", es, err)
+				}
+			}
+			if n, err := ix.Sync(context.Background()); n != 0 || err != nil || len(*warnings) != 0 {
+				t.Errorf("the run is indexed again on every list (%d, %v) or warned about: %q", n, err, *warnings)
+			}
+		})
 	}
 }

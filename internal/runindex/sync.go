@@ -64,8 +64,10 @@ func runFolders(home string, known map[string]string) (map[string]string, error)
 			out[id] = fingerprintOf(st.Dev, st.Ino, st.Size, syscall.Timespec(st.Mtim), syscall.Timespec(st.Ctim))
 		case err == nil:
 			out[id] = "not-regular"
-		default:
+		case errors.Is(err, unix.ENOENT):
 			out[id] = fingerprintMissing
+		default: // as readRecord sees a record it cannot open
+			out[id] = "not-regular"
 		}
 	}
 	return out, nil
