@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,7 +19,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs/runstest"
-	"github.com/reprolab/repro/internal/workload"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // The test binary doubles as the child processes of the tests below,
@@ -30,19 +29,6 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("REPRO_RUNINDEX_CHILD") {
 	case "":
 		os.Exit(m.Run())
-	case "end-runs":
-		// ends runs through the one path a workload takes
-		n, _ := strconv.Atoi(os.Getenv("REPRO_RUNINDEX_RUNS"))
-		for i := range n {
-			err := workload.Do(home, "concurrent", "test", func(r *workload.Run) error {
-				return r.WriteJSON("out.json", map[string]int{"i": i}, 0o600)
-			})
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "run:", err)
-				os.Exit(1)
-			}
-		}
-		os.Exit(0)
 	case "rebuild-forever":
 		ix, err := runindex.Open(context.Background(), home, nil)
 		if err != nil {
@@ -103,31 +89,44 @@ func reproList(t *testing.T, bin, home string, args ...string) (listed, string, 
 	return l, e.String(), err
 }
 
-// TestConcurrentProcesses: four processes end runs at once while repro
-// binaries list them over and over. Every run ends and is signed, every
-// list succeeds without a warning, every run ends up indexed by the
-// process that ended it, and the last list shows them all.
+// TestConcurrentProcesses: four writers each run `repro mllog verify` on
+// a real MLPerf log ten times, so that repro binaries end runs at once,
+// while another repro binary lists the runs over and over. Every run ends
+// and is signed, every list succeeds without a warning, every run is
+// indexed by the process that ended it, and the last list shows them all.
 func TestConcurrentProcesses(t *testing.T) {
 	bin, err := buildRepro()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	// the first run makes the run key; the children share it
-	if err := workload.Do(home, "first", "test", func(*workload.Run) error { return nil }); err != nil {
-		t.Fatal(err)
+	logs, _ := filepath.Glob(filepath.Join(testenv.MLPerfLogsDir(t), "dgxa100_ngc22.04_merlin_hugectr", "dlrm", "result_*.txt"))
+	if len(logs) == 0 {
+		t.Fatal("no DLRM result logs")
 	}
-	const writers, perWriter = 4, 15
-	var children []*exec.Cmd
-	var outs []*bytes.Buffer
-	for range writers {
-		c := child(t, home, "end-runs", "REPRO_RUNINDEX_RUNS="+strconv.Itoa(perWriter))
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		children, outs = append(children, c), append(outs, &out)
+	home := t.TempDir()
+	reproRun := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "REPRO_HOME="+home)
+		return cmd.CombinedOutput()
+	}
+	// the first run makes the run key and the trust file
+	if out, err := reproRun("mllog", "verify", logs[0]); err != nil {
+		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	const writers, perWriter = 4, 10
+	var wg sync.WaitGroup
+	writerErrs := make([]error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				if out, err := reproRun("mllog", "verify", logs[(w+i)%len(logs)]); err != nil {
+					writerErrs[w] = fmt.Errorf("writer %d, run %d: %v\n%s", w, i, err, out)
+					return
+				}
+			}
+		}()
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	var lists, maxSeen int
@@ -149,13 +148,14 @@ func TestConcurrentProcesses(t *testing.T) {
 			maxSeen = max(maxSeen, len(l.Runs))
 		}
 	}()
-	for i, c := range children {
-		if err := c.Wait(); err != nil {
-			t.Errorf("writer %d: %v\n%s", i, err, outs[i])
-		}
-	}
+	wg.Wait()
 	close(stop)
 	<-done
+	for _, err := range writerErrs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
 	if listErr != nil {
 		t.Fatal(listErr)
 	}
@@ -163,6 +163,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	if lists < 2 {
 		t.Errorf("only %d lists ran beside the writers", lists)
 	}
+	const total = writers*perWriter + 1
 	// Every run was indexed when it ended, by its own process: the
 	// database holds them all before any further list.
 	db, err := sql.Open("sqlite", layout.Home(home).RunIndex()+"?_pragma=busy_timeout(10000)")
@@ -170,14 +171,14 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	err = db.QueryRow("SELECT count(*) FROM runs WHERE kind = 'concurrent' AND status = 'ok'").Scan(&n)
+	err = db.QueryRow("SELECT count(*) FROM runs WHERE kind = 'mllog' AND status = 'ok'").Scan(&n)
 	db.Close()
-	if err != nil || n != writers*perWriter {
-		t.Errorf("indexed ok runs: %d, %v; want %d", n, err, writers*perWriter)
+	if err != nil || n != total {
+		t.Errorf("indexed ok runs: %d, %v; want %d", n, err, total)
 	}
-	l, stderr, err := reproList(t, bin, home, "--kind", "concurrent", "--limit", "0")
-	if err != nil || stderr != "" || len(l.Runs) != writers*perWriter {
-		t.Fatalf("final list: %d runs, %v, stderr %q; want %d", len(l.Runs), err, stderr, writers*perWriter)
+	l, stderr, err := reproList(t, bin, home, "--kind", "mllog", "--status", "ok", "--limit", "0")
+	if err != nil || stderr != "" || len(l.Runs) != total {
+		t.Fatalf("final list: %d runs, %v, stderr %q; want %d", len(l.Runs), err, stderr, total)
 	}
 	for _, r := range l.Runs[:3] {
 		runstest.Verified(t, layout.Home(home).Run(r.ID))
