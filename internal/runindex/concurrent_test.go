@@ -92,8 +92,9 @@ func reproList(t *testing.T, bin, home string, args ...string) (listed, string, 
 // TestConcurrentProcesses: four writers each run `repro mllog verify` on
 // a real MLPerf log ten times, so that repro binaries end runs at once,
 // while another repro binary lists the runs over and over. Every run ends
-// and is signed, every list succeeds without a warning, every run is
-// indexed by the process that ended it, and the last list shows them all.
+// and is signed, every list succeeds without a warning, the database holds
+// every run, and the last list shows them all. (That a run is indexed by
+// the process that ends it is TestEndIndexesTheRun in internal/workload.)
 func TestConcurrentProcesses(t *testing.T) {
 	bin, err := buildRepro()
 	if err != nil {
@@ -164,8 +165,7 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Errorf("only %d lists ran beside the writers", lists)
 	}
 	const total = writers*perWriter + 1
-	// Every run was indexed when it ended, by its own process: the
-	// database holds them all before any further list.
+	// The database holds every run before any further list.
 	db, err := sql.Open("sqlite", layout.Home(home).RunIndex()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
