@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -86,18 +88,7 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 			if err != nil {
 				return err
 			}
-			warn := func(w string) { t.Warnf("%s", w) }
-			ix, err := runindex.Open(cmd.Context(), home, warn)
-			if err != nil && cmd.Context().Err() == nil {
-				// The index is a cache; the folders can still be listed.
-				t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
-				ix, err = runindex.OpenFromFolders(cmd.Context(), home, warn)
-			}
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			rows, err := ix.List(cmd.Context(), f)
+			rows, err := listIndexed(cmd.Context(), t, home, f)
 			if err != nil {
 				return err
 			}
@@ -120,13 +111,40 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
-	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity, unreadable)")
+	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity; incomplete, unreadable)")
 	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
 	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
 	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
 	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
+}
+
+// listIndexed lists the runs of home that f selects through the run index,
+// or, when the index cannot be opened or queried, through an index built
+// in memory from the folders: the index is a cache, and the folders can
+// still be listed.
+func listIndexed(ctx context.Context, t *ui.Terminal, home string, f runindex.Filter) ([]runindex.Entry, error) {
+	warn := func(w string) { t.Warnf("%s", w) }
+	ix, err := runindex.Open(ctx, home, warn)
+	if err == nil {
+		rows, lerr := ix.List(ctx, f)
+		ix.Close()
+		if lerr == nil || ctx.Err() != nil {
+			return rows, lerr
+		}
+		err = lerr
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
+	mem, err := runindex.OpenFromFolders(ctx, home, warn)
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	return mem.List(ctx, f)
 }
 
 // listedRun is a run as `runs list` prints it: times in the format the

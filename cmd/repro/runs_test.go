@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -162,6 +163,42 @@ func TestRunsListWithoutAUsableIndex(t *testing.T) {
 	}
 	rows, r := listRuns(t, home, "--kind", "edm-fid")
 	if r.code != 0 || len(rows) != 1 || rows[0]["id"] != ids[1] || !strings.Contains(r.stderr, "listing from the run folders without it") {
+		t.Errorf("runs list: exit %d, %v, stderr %q", r.code, rows, r.stderr)
+	}
+}
+
+// TestRunsListPastAStuckWriter: a process that holds the index's write
+// lock past the busy timeout does not stop a list: it says so and lists
+// the folders.
+func TestRunsListPastAStuckWriter(t *testing.T) {
+	home, ids := endedRuns(t, nil, "humaneval")
+	if rows, r := listRuns(t, home); r.code != 0 || len(rows) != 1 {
+		t.Fatalf("runs list: %d %v %s", r.code, rows, r.stderr)
+	}
+	db, err := sql.Open("sqlite", layout.Home(home).RunIndex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	running, err := runs.Create(home, "edm-fid") // a new folder: the list must write
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, r := listRuns(t, home)
+	status := map[any]any{}
+	for _, row := range rows {
+		status[row["id"]] = row["status"]
+	}
+	if r.code != 0 || len(rows) != 2 || status[running.ID] != "incomplete" || status[ids[0]] != "ok" || !strings.Contains(r.stderr, "listing from the run folders without it") {
 		t.Errorf("runs list: exit %d, %v, stderr %q", r.code, rows, r.stderr)
 	}
 }
