@@ -42,6 +42,6 @@ echo "== HumanEval+: examples/humaneval-samples.jsonl"
 bin/repro humaneval --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
 bin/repro runs list
 echo "== report"
-run_id=$(bin/repro runs list | awk '$2 == "humaneval" { id = $1 } END { print id }')
+run_id=$(bin/repro runs list --kind humaneval --limit 1 | awk 'NR == 2 { print $1 }')
 bin/repro report "$run_id" --out "$PWD/bin/report-$run_id.html"
 echo "open $PWD/bin/report-$run_id.html to see the score, what failed and why, and that the run verifies"

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
-
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -23,9 +26,10 @@ limits, host facts, self-check and results, with the SHA-256 of every file in
 the folder. The record is the predicate of an in-toto Statement v1 whose
 subjects are the folder's files, signed with the local run key
 (REPRO_HOME/keys) as a DSSE envelope (record.dsse.json). See
-docs/provenance.md.`,
+docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
+it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
 	return cmd
 }
 
@@ -39,32 +43,153 @@ func openRun(id string) (*runs.Run, error) {
 }
 
 func newRunsListCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON             bool
+		f                  runindex.Filter
+		digestArg          string
+		sinceArg, untilArg string
+	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List runs, oldest first",
-		Args:  cobra.NoArgs,
+		Short: "List runs, newest first, from the run index",
+		Long: `list reads the run index (REPRO_HOME/index/runs.db), after bringing it up to
+date with the run folders: a new folder is indexed, a vanished one dropped, and
+every run shown is checked against its record.json first. A corrupt index is
+reported on stderr and rebuilt from the folders. The columns are what each
+record says; ` + "`repro runs verify ID`" + ` checks a record's signature and files.
+
+Filters combine: --kind and --status match exactly, --dataset matches the
+catalog id of any asset the run read (a dataset or a model checkpoint),
+--digest a SHA-256 prefix of any input (asset or samples), --since and
+--until the start time (YYYY-MM-DD, both days included, or RFC 3339).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
+			if f.Limit < 0 {
+				return exitcode.Errorf(exitcode.Usage, "--limit %d: give 0 (all runs) or more", f.Limit)
+			}
+			var err error
+			if digestArg != "" {
+				if f.Digest, err = runindex.ParseDigestPrefix(digestArg); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--digest: %v", err)
+				}
+			}
+			if sinceArg != "" {
+				if f.Since, err = runindex.ParseDate(sinceArg, false); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--since: %v", err)
+				}
+			}
+			if untilArg != "" {
+				if f.Until, err = runindex.ParseDate(untilArg, true); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
+				}
+			}
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			rows, err := listIndexed(cmd.Context(), t, home, f)
+			if err != nil {
+				return err
+			}
+			if f.Limit > 0 && len(rows) == f.Limit && !cmd.Flags().Changed("limit") {
+				t.Notef("the newest %d runs that match; --limit 0 lists all", f.Limit)
+			}
+			out := make([]listedRun, len(rows))
+			for i, r := range rows {
+				out[i] = listedRun{Entry: r, Started: listTime(r.Started), Finished: listTime(r.Finished)}
+			}
+			if asJSON {
+				return t.Document(map[string]any{"runs": out})
+			}
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
+			for _, r := range out {
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
+			}
+			return t.Table(table)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
+	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity; incomplete, unreadable)")
+	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
+	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
+	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
+	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
+	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
+	return cmd
+}
+
+// listIndexed lists the runs of home that f selects through the run index,
+// or, when the index cannot be opened or queried, through an index built
+// in memory from the folders: the index is a cache, and the folders can
+// still be listed.
+func listIndexed(ctx context.Context, t *ui.Terminal, home string, f runindex.Filter) ([]runindex.Entry, error) {
+	warn := func(w string) { t.Warnf("%s", w) }
+	ix, err := runindex.Open(ctx, home, warn)
+	if err == nil {
+		rows, lerr := ix.List(ctx, f)
+		ix.Close()
+		if lerr == nil || ctx.Err() != nil {
+			return rows, lerr
+		}
+		err = lerr
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
+	mem, err := runindex.OpenFromFolders(ctx, home, warn)
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	return mem.List(ctx, f)
+}
+
+// listedRun is a run as `runs list` prints it: times in the format the
+// list has always used, "" when the record has none.
+type listedRun struct {
+	runindex.Entry
+	Started  string `json:"started_at"`
+	Finished string `json:"finished_at"`
+}
+
+func listTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func newRunsReindexCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the run index from the run folders",
+		Long: `reindex deletes the run index (REPRO_HOME/index/runs.db) and builds it again
+from the run folders alone. The index is a cache; the folders are the record.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			rows, err := runs.Summaries(home)
+			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			n, err := ix.Rebuild(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if rows == nil {
-					rows = []runs.Summary{}
-				}
-				return t.Document(map[string]any{"runs": rows})
+				return t.Document(map[string]any{"indexed": n})
 			}
-			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
-			for _, r := range rows {
-				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
-			}
-			return t.Table(table)
+			fmt.Fprintf(t.Stdout(), "indexed %d runs\n", n)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

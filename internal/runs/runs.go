@@ -254,11 +254,37 @@ func (r *Run) ReadRecord() (*Record, []byte, error) {
 	if err != nil {
 		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
 	}
+	rec, err := DecodeRecord(b)
+	if err != nil {
+		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: %v", r.ID, err)
+	}
+	return rec, b, nil
+}
+
+// ValidID reports whether id has the form of a run id; only such names
+// under REPRO_HOME/runs are run folders.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// RecordFile is the name of the record in a run folder.
+const RecordFile = recordFile
+
+// RecordPath is the path of the record of run id under home. id must be a
+// ValidID.
+func RecordPath(home, id string) string {
+	return filepath.Join(layout.Home(home).Run(id), recordFile)
+}
+
+// MaxRecordBytes bounds a record file; a larger one is not read.
+const MaxRecordBytes = maxRecordBytes
+
+// DecodeRecord decodes the bytes of a record.json. It checks only that
+// they are a JSON record; Verify decides whether to believe them.
+func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: record is not valid JSON: %v", r.ID, err)
+		return nil, fmt.Errorf("record is not valid JSON: %v", err)
 	}
-	return &rec, b, nil
+	return &rec, nil
 }
 
 func statusOf(code int) string {
