@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"dashboard": {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"shard":     {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"runtime"
-
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +58,7 @@ EXIT STATUS
 	f.BoolVar(&o.canonical, "canonical", false, "score the canonical solutions as candidates")
 	f.StringVar(&o.dataset, "dataset", "humanevalplus", "humanevalplus, humanevalplus-mini or humaneval")
 	f.BoolVar(&o.baseOnly, "base-only", false, "score the base inputs only")
-	f.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "sandbox containers at once")
+	f.IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once (default: what this machine holds: cores, and memory at the per-container limit)")
 	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12")
 	f.Float64Var(&o.minTime, "min-time-limit", humaneval.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
@@ -88,7 +86,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	t := terminal(cmd, o.asJSON)
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
-	opts.Progress = t.StageProgress()
+	opts.Progress = t.RateProgress(nil)
 	rep, err := humaneval.Score(cmd.Context(), st, opts)
 	switch {
 	case rep != nil && o.asJSON:
