@@ -250,7 +250,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	}
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
-		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
+		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
 	}
 	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs))}
@@ -262,6 +262,15 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
 		end, runErr = w.run(ctx, j, func(k int, r record) bool {
+			if task.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
+				// EvalPlus records whether the output is not None, as a
+				// bool, for these tasks (get_groundtruth's output_not_none).
+				v := Value{tagTrue}
+				if r.Kind == 'V' && len(r.Data) == 1 && r.Data[0] == tagNone {
+					v[0] = tagFalse
+				}
+				r.Kind, r.Data = 'V', v
+			}
 			switch r.Kind {
 			case 'V':
 				v, err := ParseValue(r.Data, DefaultBounds)

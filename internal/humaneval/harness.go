@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:5fba7295e23bd777aaee9558b6050fa01405ff6203aa96b49f16fecec6b9912a")
+var HarnessDigest = digest.MustParse("sha256:c57e6e373b42ef462885aa29cfe9658848b7bc93317890bea00617dca723d3e8")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -43,6 +43,7 @@ type job struct {
 	EntryPoint string
 	Program    []byte
 	Inputs     []byte    // a JSON array of argument lists
+	Rebuild    string    // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
 	Limits     []float64 // seconds per input
 	FirstExtra float64   // CPU seconds allowed for loading the program, on top of input 0's limit
 	PhaseLimit float64   // CPU seconds for the whole list
@@ -58,6 +59,7 @@ type jobHeader struct {
 	EntryPoint string    `json:"entry_point"`
 	ProgramLen int       `json:"program_len"`
 	InputsLen  int       `json:"inputs_len"`
+	Rebuild    string    `json:"rebuild,omitempty"`
 	N          int       `json:"n"`
 	Limits     []float64 `json:"limits"`
 	FirstExtra float64   `json:"first_extra"`
@@ -213,7 +215,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return jobEnd{}, err
 	}
 	hdr, err := json.Marshal(jobHeader{
-		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs),
+		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs), Rebuild: j.Rebuild,
 		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit, WallFactor: j.WallFactor,
 		RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
@@ -315,7 +317,9 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			default:
 				return lost(k, fmt.Sprintf("record of kind %q", rec.Kind))
 			}
-			if k >= len(j.Limits) {
+			if k >= len(j.Limits) && !(k == 0 && rec.Kind == 'M') {
+				// (A job without inputs still loads the program, which
+				// may fail: M.)
 				return lost(k, "more records than inputs")
 			}
 			if !cancelled && !onRecord(k, rec) {

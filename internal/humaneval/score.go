@@ -302,7 +302,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: s.Limits.ImportAllowance,
+		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: s.Limits.PhaseLimit(limits), WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}
@@ -311,7 +311,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{}, err
 	}
 	defer func() { exp.close() }()
-	orc := newOracle(task.Atol, task.EntryPoint)
+	orc := newOracle(task)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
 	judge := func(k int, r record) bool {
@@ -323,20 +323,25 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+clipString(string(r.Data))
 			return false
 		case 'U':
-			res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
-			return false
+			if !task.Rules.NotNone {
+				res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
+				return false
+			}
 		}
 		want, err := exp.next()
 		if err != nil {
 			fatal = err
 			return false
 		}
-		got, err := ParseValue(r.Data, DefaultBounds)
-		if err != nil {
+		var got Value
+		if r.Kind == 'U' {
+			// Not None (None always encodes): all the not-None oracle asks.
+			got = Value{tagOther, 0, 0, 0, 0}
+		} else if got, err = ParseValue(r.Data, DefaultBounds); err != nil {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
 			return false
 		}
-		if got[0] == tagOther {
+		if got[0] == tagOther && !task.Rules.NotNone {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
@@ -375,7 +380,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				if exp, err = s.Truth.open(task, p); err != nil {
 					return PhaseResult{}, err
 				}
-				orc = newOracle(task.Atol, task.EntryPoint)
+				orc = newOracle(task)
 				j.ID = nextJobID()
 				continue
 			}

@@ -168,7 +168,7 @@ func FuzzParseValue(f *testing.F) {
 			if okA && okB && (string(ka) == string(kb)) != Equal(va, vb) {
 				t.Fatalf("canonical keys and Equal disagree for %x and %x", a, b)
 			}
-			o := newOracle(1e-6, "f")
+			o := testOracle(MBPPPlus, 1e-6, "similar_elements")
 			o.check([]byte("[1]"), va, vb)
 			findZeroOK([]byte("[[1, 2]]"), va, 1e-4)
 		}

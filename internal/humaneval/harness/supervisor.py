@@ -302,6 +302,36 @@ def make_encoder(cap):
 # ------------------------------------------------------------------- child
 
 
+def _tuples(items):
+    return [tuple(x) for x in items]
+
+
+def _deep_tuple(v):
+    if type(v) is list:
+        return tuple(_deep_tuple(x) for x in v)
+    return v
+
+
+# The rebuilds of JSON inputs that EvalPlus applies to MBPP+ tasks (the host
+# names one per job, see mbpp.go): JSON holds no tuples, sets or complex
+# numbers. Each maps one argument list to the arguments of the call.
+REBUILD = {
+    "tuple_args": lambda a: [tuple(x) for x in a],
+    "tuple_items_of_args": lambda a: [_tuples(x) for x in a],
+    "tuple_items_of_first": lambda a: [_tuples(a[0]), a[1]],
+    "tuple_second": lambda a: [a[0], tuple(a[1])],
+    "sets_of_first": lambda a: [[set(x) if isinstance(x, list) and len(x) else {} for x in a[0]]],
+    "float_complex": lambda a: (float(a[0]), complex(a[1])),
+    "tuple_first": lambda a: [tuple(a[0]), a[1]],
+    "tuple_items_then_tuple_args": lambda a: [tuple(_tuples(x)) for x in a],
+    "tuple_first_with_tuple_items": lambda a: [tuple(tuple(x) if isinstance(x, list) else x for x in a[0])],
+    "tuple_first_of_three": lambda a: [tuple(a[0]), a[1], a[2]],
+    "dict_values_tuples": lambda a: [{k: tuple(x) for k, x in a[0].items()}] + a[1:],
+    "complex_first": lambda a: [complex(a[0])],
+    "deep_tuples": _deep_tuple,
+}
+
+
 def describe(e):
     try:
         text = "%s: %s" % (type(e).__name__, str(e))
@@ -369,6 +399,9 @@ def child(jfd, rfd, efd):
         program = program.decode("utf-8")
         args_list = json.loads(inputs)
         del inputs
+        rebuild = job.get("rebuild")
+        if rebuild:
+            args_list = [REBUILD[rebuild](a) for a in args_list]
         encode = make_encoder(int(job["record_cap"]) - 9)
         entry = job["entry_point"]
     except BaseException:
@@ -889,6 +922,9 @@ def run_job(job, header, zyg, clock):
                     continue
                 if not chunk:
                     poller.unregister(rfd)
+                    if loaded and n == 0 and not buf:
+                        status = "done"
+                        break
                     status = "exited"
                     detail = "the child ended after %d of %d records" % (records, n)
                     break
@@ -921,14 +957,14 @@ def run_job(job, header, zyg, clock):
                         cpu_limit = first_extra + (limits[0] if n else 0)
                         poller.register(0, select.POLLIN)
                         watching_stdin = True
-                        if n == 0:
-                            status = "done"
-                            break
+                        # With no inputs the job still loads the program
+                        # (EvalPlus runs it too): it is done when the child
+                        # ends without an M record.
                         continue
                     if kind not in (b"V", b"X", b"U", b"M"):
                         status, detail = "protocol", "unknown record kind %r" % kind
                         break
-                    if records >= n:
+                    if records >= n and not (n == 0 and kind == b"M"):
                         status, detail = "protocol", "more records than inputs"
                         break
                     if c - cpu_last > cpu_limit:
