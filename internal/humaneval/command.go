@@ -149,7 +149,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits()}
+	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits()}
 	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()
@@ -235,8 +235,9 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	} else {
 		report, err = Run(ctx, Config{
 			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
-			Launch: SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
-			Limits: o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
+			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
+			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
+			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 		})
 	}
 	if report != nil {
@@ -333,8 +334,8 @@ func openDataset(ctx context.Context, st *store.Store, c DatasetChoice) (*Datase
 }
 
 // SelectTasks parses a task selection: comma-separated task numbers or
-// ids, and ranges N-M (every task numbered N to M; both ends must be
-// tasks). Empty means every task.
+// ids, and ranges N-M (every task numbered N to M). Empty means every
+// task.
 func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
 	if strings.TrimSpace(spec) == "" {
 		return d.Tasks, nil
@@ -345,29 +346,29 @@ func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
 	for _, part := range strings.Split(spec, ",") {
 		// num parses one end of part; an error names the whole part, so
 		// that "-1" is not reported as "".
-		num := func(s string) (int, error) {
+		num := func(s string, isRange bool) (int, error) {
 			s = strings.TrimPrefix(strings.TrimSpace(s), b.TaskPrefix)
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 || d.Task(b.TaskID(n)) == nil {
+			if err != nil || n < first || n > last || !isRange && d.Task(b.TaskID(n)) == nil {
 				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks %d to %d)", strings.TrimSpace(part), d.ID, first, last)
 			}
 			return n, nil
 		}
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := num(lo)
+		a, err := num(lo, isRange)
 		if err != nil {
 			return nil, err
 		}
-		b := a
+		z := a
 		if isRange {
-			if b, err = num(hi); err != nil {
+			if z, err = num(hi, true); err != nil {
 				return nil, err
 			}
 		}
-		if b < a {
+		if z < a {
 			return nil, exitcode.Errorf(exitcode.Usage, "--tasks: empty range %q", part)
 		}
-		for i := a; i <= b; i++ {
+		for i := a; i <= z; i++ {
 			want[i] = true
 		}
 	}

@@ -91,7 +91,7 @@ func TestSelectMBPPTasks(t *testing.T) {
 	if len(ids) != 5 || ids[0] != "Mbpp/2" || ids[1] != "Mbpp/3" || ids[2] != "Mbpp/4" || ids[3] != "Mbpp/6" || ids[4] != "Mbpp/809" {
 		t.Fatalf("selected %v", ids)
 	}
-	for _, bad := range []string{"5", "0", "810", "HumanEval/2", "2-5"} {
+	for _, bad := range []string{"5", "0", "810", "HumanEval/2", "1-5", "5-3"} {
 		if _, err := SelectTasks(d, bad); err == nil {
 			t.Errorf("--tasks %q accepted", bad)
 		}

@@ -121,6 +121,35 @@ type worker struct {
 	peak     int64 // highest container peak memory seen
 	// grace is added to a job's own limits before Go kills the container.
 	grace time.Duration
+	// large runs this worker's large jobs (see LargeLimits); nil until
+	// the first.
+	large *worker
+}
+
+// largeWorker returns the worker's companion in the large sandbox, or nil
+// if launch is nil.
+func (w *worker) largeWorker(launch Launcher) *worker {
+	if launch == nil {
+		return nil
+	}
+	if w.large == nil {
+		w.large = &worker{launch: launch, grace: w.grace}
+	}
+	return w.large
+}
+
+// runLarge runs j in the large sandbox, one large job at a time.
+func (w *worker) runLarge(ctx context.Context, lw *worker, j *job, onRecord func(k int, r record) bool) (jobEnd, error) {
+	select {
+	case largeSlot <- struct{}{}:
+	case <-ctx.Done():
+		return jobEnd{}, ctx.Err()
+	}
+	defer func() { <-largeSlot }()
+	end, err := lw.run(ctx, j, onRecord)
+	// The large container is not kept: its memory goes back at once.
+	lw.end(false)
+	return end, err
 }
 
 // rotateAfter is how much a supervisor may stream before it is replaced;
@@ -363,5 +392,8 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 // memory seen.
 func (w *worker) close() int64 {
 	w.end(false)
+	if w.large != nil {
+		w.peak = max(w.peak, w.large.close())
+	}
 	return w.peak
 }

@@ -76,6 +76,7 @@ S Z X). Long str and bytes travel as length and SHA-256.
 import ctypes
 import errno
 import hashlib
+import marshal
 import json
 import os
 import resource
@@ -104,6 +105,9 @@ PROTOCOL = 1
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
+DIGEST_ITEMS = 1 << 20  # nested items from which a list or tuple travels as a digest
+DIGEST_SLICE = 8192  # outer items marshalled at once
+DIGEST_MIN_OUTER = 1024  # shorter lists and tuples are never digested
 TMP = "/tmp"
 WORKDIR = "/tmp/job"
 STDERR_KEEP = 4096
@@ -181,6 +185,11 @@ def make_encoder(cap):
     _int, _bool, _float, _str, _bytes = int, bool, float, str, bytes
     _list, _tuple, _dict, _set, _frozenset, _complex = list, tuple, dict, set, frozenset, complex
     _none = type(None)
+    # collections.Counter (the canonical output of Mbpp/88) travels as the
+    # dict it is, read through dict's own methods, never its own.
+    _counter = collections.Counter
+    _dict_items = dict.items
+    _dict_len = dict.__len__
     _sha = hashlib.sha256
     _u32 = U32.pack
     _f64 = F64.pack
@@ -264,12 +273,12 @@ def make_encoder(cap):
         elif t is _complex:
             out += b"c"
             out += _cc(v.real, v.imag)
-        elif t is _dict:
+        elif t is _dict or t is _counter:
             if depth >= MAX_DEPTH:
                 raise Unencodable("nested deeper than %d" % MAX_DEPTH)
             out += b"d"
-            out += _u32(_len(v))
-            for k, x in _list(v.items()):
+            out += _u32(_dict_len(v))
+            for k, x in _list(_dict_items(v)):
                 enc(k, out, depth + 1)
                 enc(x, out, depth + 1)
                 if _len(out) > cap:
@@ -291,7 +300,35 @@ def make_encoder(cap):
         if _len(out) > cap:
             raise Unencodable("output larger than %d bytes" % cap)
 
+    _marshal = marshal.dumps
+    _set = set
+    _sum = sum
+    seqs = _frozenset((_list, _tuple))
+    D_HEAD = struct.Struct(">cIQ")
+
+    def digest(v):
+        # A list or tuple of lists and tuples with DIGEST_ITEMS items or more
+        # in all (Mbpp/255's 1.66 M tuples of 77 str) travels as its item
+        # count, the length and the SHA-256 of its marshal (version 2)
+        # bytes, made and hashed a slice at a time: marshal takes exact
+        # builtin types only and writes no references, so equal digests
+        # mean equal values of the same types.
+        h = _sha()
+        size = 0
+        for i in _range(0, _len(v), DIGEST_SLICE):
+            b = _marshal(v[i : i + DIGEST_SLICE], 2)
+            size += _len(b)
+            h.update(b)
+        return bytearray(b"D" + D_HEAD.pack(b"l" if _type(v) is _list else b"t", _len(v), size) + h.digest())
+
     def encode(v):
+        t = _type(v)
+        if (t is _list or t is _tuple) and _len(v) >= DIGEST_MIN_OUTER:
+            if _set(_map(_type, v)) <= seqs and _sum(_map(_len, v)) >= DIGEST_ITEMS:
+                try:
+                    return digest(v)
+                except ValueError as e:
+                    raise Unencodable("a large output holds an object of a type marshal refuses: %s" % e)
         out = bytearray()
         enc(v, out, 0)
         return out
