@@ -280,7 +280,7 @@ func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Datas
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, "HumanEvalPlus.jsonl")
+	p := filepath.Join(dir, d.Bench().DataFile)
 	h := md5.New()
 	err = atomicfile.Write(p, 0o444, func(w io.Writer) error {
 		_, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(zr, 64<<20))
