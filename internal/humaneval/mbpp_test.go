@@ -1,6 +1,8 @@
 package humaneval
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"testing"
 )
@@ -95,5 +97,60 @@ func TestSelectMBPPTasks(t *testing.T) {
 		if _, err := SelectTasks(d, bad); err == nil {
 			t.Errorf("--tasks %q accepted", bad)
 		}
+	}
+}
+
+// standardJSON turns Python's Infinity tokens into 1e999 outside strings,
+// refuses NaN, and leaves everything else as it is.
+func FuzzStandardJSON(f *testing.F) {
+	for _, s := range []string{`[[-Infinity, Infinity]]`, `["Infinity", "a\"Infinity"]`, `[NaN]`, `[1e999]`, `{"a": [1, 2]}`, `["\\", Infinity]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		out, err := standardJSON(line)
+		if err != nil {
+			if !bytes.Contains(line, []byte("NaN")) {
+				t.Fatalf("refused %q without NaN: %v", line, err)
+			}
+			return
+		}
+		if !bytes.Contains(line, []byte("Infinity")) && !bytes.Equal(out, line) {
+			t.Fatalf("changed %q to %q", line, out)
+		}
+		if json.Valid(line) && !json.Valid(out) {
+			t.Fatalf("valid %q became invalid %q", line, out)
+		}
+	})
+}
+
+func TestStandardJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`[[-Infinity, Infinity], ["Infinity"]]`: `[[-1e999, 1e999], ["Infinity"]]`,
+		`["a\"Infinity", Infinity]`:             `["a\"Infinity", 1e999]`,
+		`[1, 2]`:                                `[1, 2]`,
+	} {
+		got, err := standardJSON([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %s %v, want %s", in, got, err, want)
+		}
+	}
+	if _, err := standardJSON([]byte(`[NaN]`)); err == nil {
+		t.Error("NaN accepted")
+	}
+	// Mbpp/404's infinities reach the program as floats: its inputs are
+	// standard JSON now.
+	d := testDataset(t, "mbppplus-v0.2.0")
+	n := 0
+	for _, in := range d.Task("Mbpp/404").Plus {
+		if !json.Valid(in) {
+			t.Fatalf("Mbpp/404 input %s is not JSON", in)
+		}
+		n += bytes.Count(in, []byte("1e999"))
+	}
+	if n != 15 {
+		t.Errorf("%d infinities in Mbpp/404, want 15", n)
+	}
+	if len(d.Task("Mbpp/793").Plus) != 0 {
+		t.Error("Mbpp/793 has plus inputs")
 	}
 }
