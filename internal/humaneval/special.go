@@ -177,11 +177,12 @@ func intValue(x *big.Int) Value {
 	return append(v, raw...)
 }
 
-// pyNumber is a Python int or float argument.
+// pyNumber is a Python int, bool or float argument.
 type pyNumber struct {
-	isInt bool
-	i     *big.Int
-	f     float64
+	isInt  bool // int or bool: i holds it
+	isBool bool
+	i      *big.Int
+	f      float64
 }
 
 func (p pyNumber) float() (float64, error) {
@@ -204,16 +205,29 @@ func (p pyNumber) square() pyNumber {
 	return pyNumber{f: p.f * p.f}
 }
 
-// numberArgs reads an argument list of n JSON numbers (int or float).
+// numberArgs reads an argument list of n JSON numbers (int or float) or
+// booleans (Python's True and False, which are the ints 1 and 0 in
+// arithmetic; Mbpp/581 has them).
 func numberArgs(args json.RawMessage, n int) ([]pyNumber, error) {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
-	var a []json.Number
+	var a []any
 	if err := dec.Decode(&a); err != nil || len(a) != n {
 		return nil, fmt.Errorf("want %d numbers as arguments", n)
 	}
 	out := make([]pyNumber, n)
-	for k, num := range a {
+	for k, x := range a {
+		if b, ok := x.(bool); ok {
+			out[k] = pyNumber{isInt: true, isBool: true, i: big.NewInt(0)}
+			if b {
+				out[k].i.SetInt64(1)
+			}
+			continue
+		}
+		num, ok := x.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("argument %d is not a number", k)
+		}
 		s := string(num)
 		if strings.ContainsAny(s, ".eE") {
 			f, err := strconv.ParseFloat(s, 64)
@@ -275,8 +289,9 @@ func digitDistance(args json.RawMessage) (Value, error) {
 	}
 	var s [2]string
 	for k, p := range a {
-		if !p.isInt {
-			return nil, fmt.Errorf("invalid literal for int(): the argument is a float")
+		if !p.isInt || p.isBool {
+			// str() of a float or a bool holds '.', 'e', or letters.
+			return nil, fmt.Errorf("invalid literal for int(): the argument is not an int")
 		}
 		s[k] = p.i.String()
 	}

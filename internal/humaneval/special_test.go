@@ -77,6 +77,11 @@ func TestMBPPSpecialOracles(t *testing.T) {
 		// h=0: 1 + 4*(1*0.5)/2 = 2.
 		runMBPPOracle(t, "surface_Area", 0, "[1, 0]", []oracleStep{{intv(2), intv(0), true}, {intv(3), intv(0), false}})
 		runMBPPOracle(t, "surface_Area", 0, "[2.5, 1.5]", []oracleStep{{intv(16), intv(0), true}, {intv(17), intv(0), false}})
+		// Booleans are the ints 1 and 0 (Mbpp/581's plus inputs have
+		// them): _surface_Area(True, True) = round(1 + 4*sqrt(1.25)/2) = 3,
+		// _surface_Area(20, True) = 802.
+		runMBPPOracle(t, "surface_Area", 0, "[true, true]", []oracleStep{{intv(3), intv(0), true}, {intv(4), intv(0), false}})
+		runMBPPOracle(t, "surface_Area", 0, "[20, true]", []oracleStep{{intv(802), intv(0), true}, {intv(801), intv(0), false}})
 	})
 	// Mbpp/558: an output equal to _digit_distance_nums(*inp) (digits
 	// zero-filled to the same length) also passes. For (123, 45): canonical
@@ -91,6 +96,8 @@ func TestMBPPSpecialOracles(t *testing.T) {
 		// A negative number: int('-') raises in the oracle, so only an
 		// exact answer passes.
 		runMBPPOracle(t, "digit_distance_nums", 0, "[-12, 3]", []oracleStep{{intv(2), intv(2), true}, {intv(3), intv(2), false}})
+		// str(True) is "True": int('T') raises.
+		runMBPPOracle(t, "digit_distance_nums", 0, "[true, 3]", []oracleStep{{intv(2), intv(2), true}, {intv(3), intv(2), false}})
 	})
 	// are_equivalent (Mbpp/164 in older MBPP+ versions) passes anything;
 	// sum_div (Mbpp/295) also passes 0. Neither entry point is in v0.2.0.
