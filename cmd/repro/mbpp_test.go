@@ -145,3 +145,51 @@ func TestMBPPExampleSamplesAgreeWithEvalPlus(t *testing.T) {
 		t.Errorf("%d verdicts differ, want 1 (the always-equal object)", differ)
 	}
 }
+
+// Mbpp/255's largest outputs travel as digests (docs/mbpp.md): an equal
+// output built another way (new str objects, new tuples) passes; objects
+// that print like the expected strings and equal anything, and lists in
+// place of tuples, fail.
+func TestMBPPHugeOutputDigests(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	samples := writeSamples(t,
+		sampleLine("Mbpp/255", "import itertools\ndef combinations_colors(l, n):\n    fresh = [(s + '.')[:-1] if type(s) is str else s for s in l]\n    return [tuple(c) for c in itertools.combinations_with_replacement(fresh, n)]\n"),
+		// Plain data where outputs are small; where they are digested,
+		// objects that print as the expected strings and equal anything.
+		sampleLine("Mbpp/255", "import itertools, math\nclass R:\n    def __init__(self, s):\n        self.s = s\n    def __repr__(self):\n        return repr(self.s)\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef combinations_colors(l, n):\n    if not l or n <= 0 or math.comb(len(l) + n - 1, n) < 100000:\n        return list(itertools.combinations_with_replacement(l, n))\n    return list(itertools.combinations_with_replacement([R(x) for x in l], n))\n"),
+		sampleLine("Mbpp/255", "import itertools\ndef combinations_colors(l, n):\n    return [list(c) for c in itertools.combinations_with_replacement(l, n)]\n"),
+	)
+	r := repro(t, env, "humaneval", "--dataset", "mbppplus", "--tasks", "255", "--samples", samples, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res := readEvalResults(t, parseHumanEvalJSON(t, r).ResultsFile)
+	got := res.Eval["Mbpp/255"]
+	if len(got) != 3 {
+		t.Fatalf("results %+v", got)
+	}
+	if got[0].BaseStatus != "pass" || got[0].PlusStatus != "pass" {
+		b, _ := os.ReadFile(parseHumanEvalJSON(t, r).ResultsFile)
+		t.Errorf("the equal output built anew: %+v\n%s", got[0], b)
+	}
+	for i, what := range []string{"", "always-equal objects that print as str", "lists for tuples"} {
+		if i > 0 && got[i].PlusStatus != "fail" {
+			t.Errorf("%s: plus %s, want fail", what, got[i].PlusStatus)
+		}
+	}
+	// The cheat fails because the digest takes exact builtin types only,
+	// not by running out of time.
+	var reasons struct {
+		Eval map[string][]struct {
+			PlusReason string `json:"plus_reason"`
+		} `json:"eval"`
+	}
+	b, _ := os.ReadFile(parseHumanEvalJSON(t, r).ResultsFile)
+	if err := json.Unmarshal(b, &reasons); err != nil || len(reasons.Eval["Mbpp/255"]) != 3 {
+		t.Fatalf("results: %v", err)
+	}
+	if why := reasons.Eval["Mbpp/255"][1].PlusReason; !strings.Contains(why, "marshal refuses") {
+		t.Errorf("the cheat failed for another reason: %s", why)
+	}
+}
