@@ -91,6 +91,7 @@ func newHumanEvalHome(t *testing.T, home string) string {
 		"humanevalplus-v0.1.10":      "humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz",
 		"humanevalplus-mini-v0.1.10": "humanevalplus-v0.1.10/HumanEvalPlus-Mini.jsonl.gz",
 		"humaneval":                  "human-eval/HumanEval.jsonl.gz",
+		"mbppplus-v0.2.0":            "mbppplus-v0.2.0/MbppPlus.jsonl.gz",
 	} {
 		if r := repro(t, []string{"REPRO_HOME=" + home}, "fetch", id, "--from", filepath.Join(data, file)); r.code != 0 {
 			t.Fatalf("import %s: %d %s", id, r.code, r.stderr)

@@ -15,12 +15,12 @@ import (
 // OpenDataset opens the dataset named name (a --dataset value) from the
 // store, verified against the catalog pins, with the assets it read.
 func OpenDataset(ctx context.Context, st *store.Store, name string) (*Dataset, []runs.Asset, error) {
-	ids, ok := datasetIDs[name]
+	c, ok := DatasetChoices[name]
 	if !ok {
 		o := Options{Dataset: name, Canonical: true, Parallel: 1, Engine: EngineRepro, Limits: DefaultRunLimits()}
 		return nil, nil, o.Validate()
 	}
-	return openDataset(ctx, st, ids)
+	return openDataset(ctx, st, c)
 }
 
 // DefaultParallel is the number of sandbox containers this machine can
