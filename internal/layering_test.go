@@ -20,14 +20,20 @@ var allowed = map[string][]string{
 	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
 	"mllog":     {"exitcode", "safefile", "workpool"},
 	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
-	"runs":      {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"keys":      {"atomicfile", "digest", "safefile"},
+	"trust":     {"keys", "safefile", "strictjson"},
+	"runs":      {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
 	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
-	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
+	"runindex":  {"digest", "exitcode", "layout", "runs", "safefile"},
+	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":        {"exitcode", "store"},
-	"report":    {"exitcode", "humaneval", "runs", "safefile"},
+	"report":    {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"rundiff":   {"exitcode", "report", "runs"},
+	"dashboard": {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"shard":     {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

@@ -3,12 +3,13 @@
 # machine, as root: the Docker engine (docker.io), debootstrap for the
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
 # fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
-# and Slurm with munge for the handoff test, and gVisor (runsc) registered
-# with dockerd as a second sandbox runtime. Safe to run again: it installs
-# only what is missing, merges its runtime entry into the daemon
-# configuration without touching other settings, makes a running dockerd
-# reload it (SIGHUP: runtimes are reloaded without a restart) and starts
-# dockerd only if no engine answers.
+# Python's cryptography for the independent DSSE verifier of run records,
+# Slurm with munge for the handoff test, chromium for the dashboard's
+# browser test, and gVisor (runsc) registered with dockerd as a second
+# sandbox runtime. Safe to run again: it installs only what is missing,
+# merges its runtime entry into the daemon configuration without touching
+# other settings, makes a running dockerd reload it (SIGHUP: runtimes are
+# reloaded without a restart) and starts dockerd only if no engine answers.
 #   scripts/deps.sh          everything (tests)
 #   scripts/deps.sh --run    only what `repro humaneval` needs (engine, debootstrap)
 #   scripts/deps.sh runsc    the engine and gVisor's runsc, registered as runtime "runsc"
@@ -26,12 +27,12 @@ if [ "$(id -u)" != 0 ]; then
 	exit 3
 fi
 
-pkgs=(docker.io debootstrap ca-certificates)
+pkgs=(docker.io debootstrap ca-certificates openssl)
 if [ "$want_runsc" = 1 ]; then
 	pkgs+=(runsc python3)
 fi
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml slurm-wlm munge shellcheck bc time)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge shellcheck bc time chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
