@@ -19,6 +19,7 @@ type humanevalOptions struct {
 	asJSON      bool
 	engine      string
 	evalplusDir string
+	runtime     string
 }
 
 func newHumanEvalCommand() *cobra.Command {
@@ -65,6 +66,7 @@ EXIT STATUS
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
+	f.StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	f.StringVar(&o.evalplusDir, "evalplus-tree", "", "with --engine evalplus: a checkout of evalplus at the pinned commit")
 	return cmd
 }
@@ -75,7 +77,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	opts := humaneval.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
-		Version: versionString(),
+		Version: versionString(), Runtime: o.runtime,
 	}
 	if err := opts.Validate(); err != nil {
 		return err

@@ -40,6 +40,7 @@ type Options struct {
 	Engine       string // EngineRepro or EngineEvalPlus
 	EvalPlusTree string // with EngineEvalPlus: a checkout at the pinned commit
 	Version      string // repro's version, for the run record
+	Runtime      string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
@@ -124,7 +125,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 			return nil, err
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home(), SBOMTrees())
+	e, img, err := sandbox.OpenPinned(ctx, st.Home(), SBOMTrees(), o.Runtime)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,8 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits()}
+	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
+		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids)}
 	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()

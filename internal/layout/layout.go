@@ -108,6 +108,9 @@ func (h Home) ImageSBOM() string { return h.join("sandbox", "sbom.cdx.json") }
 // evaluator image (a DSSE envelope over an in-toto Statement).
 func (h Home) ImageScan() string { return h.join("sandbox", "scan.dsse.json") }
 
+// SandboxSettings holds the sandbox settings (the runtime a run must use).
+func (h Home) SandboxSettings() string { return h.join("sandbox", "settings.json") }
+
 // ImageCache is the folder of the evaluator image's cached layer.
 func (h Home) ImageCache() string { return h.join("sandbox", "cache") }
 

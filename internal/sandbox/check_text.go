@@ -19,6 +19,7 @@ func (rep CheckReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "engine      %s (API %s)\n", f.EngineVersion, f.APIVersion)
 	fmt.Fprintf(w, "containerd  %s\n", f.ContainerdVersion)
 	fmt.Fprintf(w, "runc        %s\n", f.RuncVersion)
+	fmt.Fprintf(w, "runtime     %s: %s %v %s\n", f.Runtime.Name, f.Runtime.Path, f.Runtime.Args, f.Runtime.Version)
 	fmt.Fprintf(w, "kernel      %s (%s)\n", f.Kernel, f.OperatingSystem)
 	fmt.Fprintf(w, "cgroup      v%s, %s driver\n", f.CgroupVersion, f.CgroupDriver)
 	fmt.Fprintf(w, "core        %s\n", f.CorePattern)

@@ -233,7 +233,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 			return nil, exitcode.Errorf(exitcode.Precondition, "cannot find repro's own binary: %v", err)
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home(), humaneval.SBOMTrees())
+	e, img, err := sandbox.OpenPinned(ctx, st.Home(), humaneval.SBOMTrees(), "")
 	if err != nil {
 		return nil, err
 	}
