@@ -96,6 +96,11 @@ func (h Home) ImageSBOM() string { return h.join("sandbox", "sbom.cdx.json") }
 // evaluator image (a DSSE envelope over an in-toto Statement).
 func (h Home) ImageScan() string { return h.join("sandbox", "scan.dsse.json") }
 
+// ImageSignature is the evaluator image's signature: a DSSE envelope
+// over an in-toto Statement naming the image and its SBOM, signed with an
+// image key (see internal/imagetrust).
+func (h Home) ImageSignature() string { return h.join("sandbox", "image.sig.dsse.json") }
+
 // ImageCache is the folder of the evaluator image's cached layer.
 func (h Home) ImageCache() string { return h.join("sandbox", "cache") }
 
