@@ -8,6 +8,8 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/vulnscan"
@@ -21,7 +23,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand())
 	return cmd
 }
 
@@ -306,4 +308,62 @@ func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
 		defer e.Close()
 	}
 	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+}
+
+func newImageSignCommand() *cobra.Command {
+	var (
+		asJSON  bool
+		keyPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "sign --key FILE",
+		Short: "Sign the pinned evaluator image and its SBOM with an image key",
+		Long: `sign states, as an in-toto Statement, the pinned evaluator image's manifest
+digest and image ID and the digest of its SBOM (checked against the pin first),
+signs it in a DSSE envelope with the ed25519 image key in FILE (PKCS #8 PEM,
+mode 0600; 'openssl genpkey -algorithm ed25519 -out FILE' makes one) and stores
+it beside the pin in REPRO_HOME. Use a key kept for images, not the run key: a
+trust file lists it for the purpose "images", and every sandboxed run checks
+the signature when the trust file requires one (docs/supply-chain.md).
+
+Exit codes: 0 signed, 2 no --key, 3 no pinned image or SBOM, or an unusable key
+file (nothing signed), 4 the SBOM differs from its pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if keyPath == "" {
+				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
+			}
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			k, err := keys.LoadPrivate(keyPath)
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
+			}
+			sbom, err := pinnedSBOM(cmd.Context(), home)
+			if err != nil {
+				return err
+			}
+			path, p, err := imagetrust.Sign(home, k, sbom.Digest.String(), time.Now())
+			if err != nil {
+				return err
+			}
+			id, _ := k.KeyID()
+			if asJSON {
+				return t.Document(struct {
+					Signature string `json:"signature"`
+					KeyID     string `json:"key_id"`
+					*imagetrust.Predicate
+				}{path, id, p})
+			}
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nkey id          %s\nsigned          %s\nsignature       %s\n",
+				p.ImageID, p.ManifestDigest, p.SBOMDigest, id, p.SignedAt.Format(time.RFC3339), path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
+	return cmd
 }

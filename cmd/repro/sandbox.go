@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -25,16 +26,23 @@ func newSandboxCommand() *cobra.Command {
 }
 
 func newSandboxCheckCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		trustPath string
+	)
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Print the engine's facts and self-test the sandbox policy",
 		Long: `check prints the engine, containerd, runc and kernel versions, the cgroup
 version, the seccomp profile digest and the pinned evaluator image, then runs a
 short probe under the policy and reports each control (no network, read-only
-root, no capabilities, no-new-privileges, seccomp, limits, ...).
+root, no capabilities, no-new-privileges, seccomp, limits, ...). The image is
+first checked against the trust file's image policy (--trust, default
+REPRO_HOME/trust.json; docs/supply-chain.md); no probe starts before it passes.
 
-Exit status 3 when the engine, the image pin or any control is missing.`,
+Exit status 3 when the engine, the image pin or any control is missing, or the
+policy's scan or runtime is not met; 4 for a missing or bad image signature
+where the policy requires one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
@@ -56,9 +64,10 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 				t.Warnf("%s", w)
 			}
 			rep := sandbox.CheckReport{Host: facts}
-			img, imgErr := sandbox.PinnedImage(ctx, e, home)
+			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
 			if imgErr == nil {
 				rep.Host.Image = &img
+				rep.ImageVerification = admitted
 				rep.Controls, err = e.SelfTest(ctx, img)
 				if err != nil {
 					return exitcode.New(exitcode.Precondition, fmt.Errorf("sandbox self-test failed: %w", err))
@@ -69,6 +78,9 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 				rep.OK = rep.OK && c.OK
 			}
 			rep.WriteText(t.Human())
+			if admitted != nil {
+				admitted.WriteText(t.Human())
+			}
 			if asJSON {
 				if err := t.Document(rep); err != nil {
 					return err
@@ -84,13 +96,18 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
 	return cmd
 }
 
+// trustFlagHelp describes --trust wherever a sandboxed run starts.
+const trustFlagHelp = "trust file whose image policy must admit the image (default REPRO_HOME/trust.json when present)"
+
 func newSandboxRunCommand() *cobra.Command {
 	var (
-		asJSON   bool
-		deadline time.Duration
+		asJSON    bool
+		deadline  time.Duration
+		trustPath string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--deadline D] -- PROGRAM [ARG...]",
@@ -112,7 +129,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			e, img, err := sandbox.OpenPinned(ctx, home, humaneval.SBOMTrees())
+			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
 			if err != nil {
 				return err
 			}
@@ -149,5 +166,6 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().DurationVar(&deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
+	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
 	return cmd
 }

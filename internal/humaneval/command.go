@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
@@ -48,6 +49,9 @@ type Options struct {
 	Engine       string // EngineRepro or EngineEvalPlus
 	EvalPlusTree string // with EngineEvalPlus: a checkout at the pinned commit
 	Version      string // repro's version, for the run record
+	// TrustPath is the trust file whose image policy admits the image
+	// (imagetrust.Options); empty for REPRO_HOME's default.
+	TrustPath string
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
@@ -101,9 +105,11 @@ type RunReport struct {
 	SelfCheck   *SelfCheckReport `json:"self_check,omitempty"`
 	Truth       *TruthReport     `json:"ground_truth,omitempty"`
 	Scoring     *ScoreStats      `json:"scoring,omitempty"`
-	WallSeconds float64          `json:"wall_seconds"`
-	PeakMemory  int64            `json:"container_peak_memory_bytes"`
-	Error       string           `json:"error,omitempty"`
+	// ImageVerification is what the trust file's image policy checked.
+	ImageVerification *imagetrust.Verification `json:"image_verification,omitempty"`
+	WallSeconds       float64                  `json:"wall_seconds"`
+	PeakMemory        int64                    `json:"container_peak_memory_bytes"`
+	Error             string                   `json:"error,omitempty"`
 }
 
 // Score runs one scoring of samples (or of the canonical solutions) in the
@@ -132,7 +138,9 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 			return nil, err
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home(), SBOMTrees())
+	// The image is admitted by the trust file's policy before any
+	// container (ground truth, self-check, candidates) starts.
+	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: SBOMTrees()})
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +165,8 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits()}
-	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical}
+	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "image_verification": admitted}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: ids[0], tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"time"
@@ -228,4 +229,23 @@ func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox
 		return nil, sandbox.Image{}, nil, fmt.Errorf("the evaluator image was refused before any container started: %w", err)
 	}
 	return e, img, v, nil
+}
+
+// WriteText writes what was verified for people, one fact a line.
+func (v *Verification) WriteText(w io.Writer) {
+	if v.Policy == "none" {
+		fmt.Fprintf(w, "image trust none required (no trust file, or its policy asks for nothing)\n")
+		return
+	}
+	fmt.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
+	if r := v.Runtime; r != nil {
+		fmt.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)
+	}
+	if s := v.Signature; s != nil {
+		fmt.Fprintf(w, "  signature by %q (%s), signed %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339))
+	}
+	if s := v.Scan; s != nil {
+		fmt.Fprintf(w, "  scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s)\n",
+			s.ScannedAt.Format(time.RFC3339), float64(s.AgeSeconds)/86400, s.MaxAgeDays, s.Unwaived, s.MaxUnwaivedSeverity, s.MaxSeverity)
+	}
 }

@@ -11,6 +11,9 @@ type CheckReport struct {
 	OK       bool      `json:"ok"`
 	Host     HostFacts `json:"host"`
 	Controls []Control `json:"controls"`
+	// ImageVerification is what the trust file's image policy checked
+	// (set by the caller; internal/imagetrust).
+	ImageVerification any `json:"image_verification,omitempty"`
 }
 
 // WriteText writes the report for people, one fact or control a line.
