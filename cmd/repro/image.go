@@ -23,7 +23,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand(), newImageExportCommand(), newImageImportCommand())
 	return cmd
 }
 
@@ -365,5 +365,111 @@ file (nothing signed), 4 the SBOM differs from its pin.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
+	return cmd
+}
+
+func newImageExportCommand() *cobra.Command {
+	var (
+		asJSON bool
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "export --out FILE.tar",
+		Short: "Write the signed, pinned evaluator image as one bundle for another machine",
+		Long: `export writes one tar file holding the pinned evaluator image as the engine saves
+it (docker save of its image ID), its pin, its SBOM and its signature, for
+'repro image import' on another machine. The image must be signed ('repro image
+sign --key FILE') and the SBOM must match its pin. The file appears complete or
+not at all.
+
+Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
+(nothing written), 4 the engine's image or the SBOM differs from the pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return exitcode.Errorf(exitcode.Usage, "--out FILE.tar is required")
+			}
+			t := terminal(cmd, asJSON)
+			ctx := cmd.Context()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			pin, err := imagetrust.Export(ctx, e, home, out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(struct {
+					Bundle string `json:"bundle"`
+					sandbox.Image
+				}{out, pin.Image})
+			}
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, out)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&out, "out", "", "the bundle to write (required)")
+	return cmd
+}
+
+func newImageImportCommand() *cobra.Command {
+	var (
+		asJSON    bool
+		trustPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE.tar [--trust FILE]",
+		Short: "Load and pin an evaluator image built and signed elsewhere",
+		Long: `import admits an image bundle written by 'repro image export', on this or
+another machine. It needs a trust file (--trust, default REPRO_HOME/trust.json)
+that lists a key for "images", and accepts the bundle only when its signature is
+by such a key, valid at the signing time, and names the bundle's image ID,
+manifest digest and SBOM digest; the SBOM must have its pinned digest; the
+image archive must hold exactly that image ID and layer, which is checked before
+the engine sees it and again after the engine loaded it. Only then do the pin,
+SBOM and signature replace REPRO_HOME's. A scan attestation is not carried: run
+'repro image scan' here when the trust file requires one.
+
+Exit codes: 0 imported, 2 usage, 3 no engine, bundle or trust file with an
+image key (nothing changed), 4 the bundle is refused (unsigned, an untrusted
+key, another image, a modified image or SBOM; nothing changed).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			ctx := cmd.Context()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			im, err := imagetrust.Import(ctx, e, home, args[0], trustPath, time.Now())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(im)
+			}
+			w := t.Stdout()
+			fmt.Fprintf(w, "image ID        %s\nmanifest digest %s\nSBOM            %s (%d packages)\nsigned by       %q (%s) at %s\ntrust file      %s\n",
+				im.Pin.ID, im.Pin.ManifestDigest, im.Pin.SBOMDigest, im.Pin.SBOMPackages, im.Signature.KeyName, im.Signature.KeyID, im.Signature.SignedAt.Format(time.RFC3339), im.TrustFile)
+			if im.Replaced != "" {
+				fmt.Fprintf(w, "replaced        %s\n", im.Replaced)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
 	return cmd
 }
