@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
@@ -155,6 +156,15 @@ func TestImageSignAndTrust(t *testing.T) {
 	staleScan(t, home, 2*24*time.Hour)
 	if r := repro(t, env, "sandbox", "check", "--trust", scanned); r.code != 0 || !strings.Contains(r.stdout, "2.0 days old (at most 7)") {
 		t.Errorf("fresh scan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The production profile also requires gVisor's runtime.
+	production := writeTrust(t, key, `{"profile": "production"}`)
+	if imagetrust.SandboxRuntime(home) != trust.RuntimeGVisor {
+		r = repro(t, env, "sandbox", "check", "--trust", production)
+		if r.code != 3 || !strings.Contains(r.stderr, "requires the runsc runtime") || strings.Contains(r.stdout, "ok  ") {
+			t.Errorf("production profile under runc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
 	}
 
 	// The default trust file applies without --trust.
