@@ -146,3 +146,45 @@ func TestSkipsGoThroughTestenv(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// gated are the sandbox functions that hand out the pinned image without
+// the trust file's image policy; outside the sandbox package, only
+// imagetrust (which applies the policy) may call them in code, so that
+// every sandboxed run goes through imagetrust.Open or imagetrust.Verify.
+var gated = regexp.MustCompile(`sandbox\.(OpenPinned|PinnedImage)\(`)
+
+// TestSandboxedRunsCheckTheImagePolicy keeps every caller of the gated
+// functions in internal/imagetrust (tests may call them).
+func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if gated.MatchString(line) {
+				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

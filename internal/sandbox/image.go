@@ -497,7 +497,8 @@ func removeRootfs(dir string) {
 // differs from the pin), with the digest of the image's SBOM (made now,
 // listing trees besides the packages, for a pin that has none; exit 4 when
 // the stored SBOM differs from its pinned digest). The caller closes the
-// engine.
+// engine. It does not apply the trust file's image policy: sandboxed runs
+// open the image through imagetrust.Open, which does.
 func OpenPinned(ctx context.Context, home string, trees []SBOMTree) (*Engine, Image, error) {
 	e, err := Connect(ctx)
 	if err != nil {
