@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -81,6 +82,9 @@ func LoadTrust(home, path string) (*trust.File, string, error) {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, "", nil
 		}
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
 	tf, err := trust.Load(path)
 	if err != nil {

@@ -29,7 +29,7 @@ func (rep CheckReport) WriteText(w io.Writer) {
 	if f.Image != nil {
 		fmt.Fprintf(w, "image       %s\n            manifest %s\n", f.Image.ID, f.Image.ManifestDigest)
 	} else {
-		fmt.Fprintf(w, "image       none pinned\n")
+		fmt.Fprintf(w, "image       none usable (see the error below)\n")
 	}
 	for _, c := range rep.Controls {
 		mark := "ok  "
