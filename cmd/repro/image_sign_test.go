@@ -157,6 +157,28 @@ func TestImageSignAndTrust(t *testing.T) {
 	if r := repro(t, env, "sandbox", "check", "--trust", scanned); r.code != 0 || !strings.Contains(r.stdout, "2.0 days old (at most 7)") {
 		t.Errorf("fresh scan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A scoring run under the scan policy records the scan's age.
+	r = repro(t, env, append(score, "--trust", scanned)...)
+	h = parseHumanEvalJSON(t, r)
+	var scanRec struct {
+		Sandbox struct {
+			Verification struct {
+				Signature *struct{} `json:"signature"`
+				Scan      *struct {
+					AgeSeconds int64  `json:"age_seconds"`
+					MaxAgeDays int    `json:"max_age_days"`
+					Highest    string `json:"max_unwaived_severity"`
+				} `json:"scan"`
+			} `json:"image_verification"`
+		} `json:"sandbox"`
+	}
+	b, err = os.ReadFile(filepath.Join(h.RunDir, "record.json"))
+	if r.code != 0 || err != nil || json.Unmarshal(b, &scanRec) != nil {
+		t.Fatalf("scoring under the scan policy: exit %d %v\n%s", r.code, err, r.stderr)
+	}
+	if sc := scanRec.Sandbox.Verification.Scan; sc == nil || scanRec.Sandbox.Verification.Signature == nil || sc.AgeSeconds < 2*24*3600 || sc.AgeSeconds > 2*24*3600+600 || sc.MaxAgeDays != 7 || sc.Highest != "none" {
+		t.Errorf("recorded scan %+v", sc)
+	}
 
 	// The production profile also requires gVisor's runtime.
 	production := writeTrust(t, key, `{"profile": "production"}`)
