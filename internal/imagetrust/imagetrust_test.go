@@ -3,6 +3,7 @@ package imagetrust_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,6 +186,37 @@ func TestSignatureRequired(t *testing.T) {
 	v, err = imagetrust.Check(home, imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{}`)}, pin, pin.SBOMDigest)
 	if err != nil || v.Policy != "none" {
 		t.Errorf("empty policy: %+v, %v", v, err)
+	}
+}
+
+// TestRunKeyIsNotAnImageKey: the key that signs run records cannot sign
+// the image.
+func TestRunKeyIsNotAnImageKey(t *testing.T) {
+	home, pin := fakeHome(t)
+	writeScan(t, home, pin, pin.SBOMDigest, time.Now(), "none", 0) // makes the run key
+	p := filepath.Join(layout.Home(home).Keys(), "run-signing.key")
+	run, err := keys.LoadPrivate(p)
+	if err != nil {
+		b, rerr := os.ReadFile(p)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		blk, _ := pem.Decode(b)
+		if blk == nil {
+			t.Fatalf("run key %q: %v", p, err)
+		}
+		if run, err = keys.FromSeed(blk.Bytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = imagetrust.Sign(home, run, pin.SBOMDigest, time.Now())
+	wantCode(t, "signing with the run key", err, exitcode.Usage, "run key")
+	if _, err := os.Stat(layout.Home(home).ImageSignature()); err == nil {
+		t.Error("the run key signed the image")
+	}
+	_, other := opensslKey(t)
+	if _, _, err := imagetrust.Sign(home, other, pin.SBOMDigest, time.Now()); err != nil {
+		t.Errorf("an image key: %v", err)
 	}
 }
 

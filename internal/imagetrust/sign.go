@@ -9,7 +9,9 @@ package imagetrust
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,6 +122,9 @@ func Sign(home string, s *keys.Signer, sbom string, now time.Time) (string, *Pre
 	if pin.SBOMDigest != sbom {
 		return "", nil, exitcode.Errorf(exitcode.Integrity, "the SBOM digest %s is not the pinned %s: run 'repro image sbom' first", sbom, pin.SBOMDigest)
 	}
+	if isRunKey(home, s.PublicKey()) {
+		return "", nil, exitcode.Errorf(exitcode.Usage, "the key is this REPRO_HOME's run key, which signs run records; sign images with a separate image key (openssl genpkey -algorithm ed25519 -out FILE)")
+	}
 	payload, err := Statement(pin, sbom, now)
 	if err != nil {
 		return "", nil, err
@@ -148,6 +153,27 @@ func Sign(home string, s *keys.Signer, sbom string, now time.Time) (string, *Pre
 		return "", nil, err
 	}
 	return p, pred, nil
+}
+
+// runPublicKeyFile is the public half of the run key under the keys
+// folder (internal/runs writes it).
+const runPublicKeyFile = "run-signing.pub"
+
+// isRunKey reports whether pub is home's run key, whose public half is
+// stored as PEM SubjectPublicKeyInfo or, in REPRO_HOMEs made before
+// internal/keys, as a PEM block of the raw 32 bytes.
+func isRunKey(home string, pub ed25519.PublicKey) bool {
+	b, err := safefile.ReadFile(filepath.Join(layout.Home(home).Keys(), runPublicKeyFile), 16<<10)
+	if err != nil {
+		return false
+	}
+	if k, err := keys.ParsePublic(b); err == nil {
+		return k.Equal(pub)
+	}
+	if blk, _ := pem.Decode(b); blk != nil && len(blk.Bytes) == ed25519.PublicKeySize {
+		return ed25519.PublicKey(blk.Bytes).Equal(pub)
+	}
+	return false
 }
 
 // decodeStatement reads an image Statement: its type, predicate type and
