@@ -326,8 +326,9 @@ it beside the pin in REPRO_HOME. Use a key kept for images, not the run key: a
 trust file lists it for the purpose "images", and every sandboxed run checks
 the signature when the trust file requires one (docs/supply-chain.md).
 
-Exit codes: 0 signed, 2 no --key, 3 no pinned image or SBOM, or an unusable key
-file (nothing signed), 4 the SBOM differs from its pin.`,
+Exit codes: 0 signed, 2 no --key, or the key is the run key, 3 no pinned image
+or SBOM, or an unusable key file (nothing signed), 4 the SBOM differs from its
+pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if keyPath == "" {
