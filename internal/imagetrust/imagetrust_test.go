@@ -23,7 +23,7 @@ import (
 )
 
 // opensslKey makes an image key with OpenSSL, as a user would, and loads it.
-func opensslKey(t *testing.T) (string, *keys.Signer) {
+func opensslKey(t testing.TB) (string, *keys.Signer) {
 	t.Helper()
 	if _, err := exec.LookPath("openssl"); err != nil {
 		testenv.Missing(t, "openssl", "apt-get install openssl (scripts/deps.sh)")
@@ -46,7 +46,7 @@ func sha(s string) string { return digest.Of([]byte(s)).String() }
 
 // fakeHome pins an image of made-up digests under a new REPRO_HOME (the
 // policy reads the pin; no engine is needed to sign or check it).
-func fakeHome(t *testing.T) (string, *sandbox.Pin) {
+func fakeHome(t testing.TB) (string, *sandbox.Pin) {
 	t.Helper()
 	home := t.TempDir()
 	sbom := []byte(`{"bomFormat": "CycloneDX"}`)
@@ -61,7 +61,7 @@ func fakeHome(t *testing.T) (string, *sandbox.Pin) {
 	return home, pin
 }
 
-func writePin(t *testing.T, home string, pin *sandbox.Pin) {
+func writePin(t testing.TB, home string, pin *sandbox.Pin) {
 	t.Helper()
 	if err := os.MkdirAll(layout.Home(home).Sandbox(), 0o755); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func writePin(t *testing.T, home string, pin *sandbox.Pin) {
 
 // trustFile writes a trust file listing pub for images with the given
 // image policy (JSON) and returns its path.
-func trustFile(t *testing.T, dir string, pub *keys.Signer, image string) string {
+func trustFile(t testing.TB, dir string, pub *keys.Signer, image string) string {
 	t.Helper()
 	kb, _ := json.Marshal([]trust.Key{trust.NewKey("lab-images", pub.PublicKey(), []trust.Purpose{trust.Images}, nil, nil)})
 	p := filepath.Join(dir, "trust.json")
@@ -232,7 +232,7 @@ func TestTrustFileFailsClosed(t *testing.T) {
 }
 
 // writeScan stores a scan attestation of pin, signed with home's run key.
-func writeScan(t *testing.T, home string, pin *sandbox.Pin, sbom string, at time.Time, maxSeverity string, unwaived int) {
+func writeScan(t testing.TB, home string, pin *sandbox.Pin, sbom string, at time.Time, maxSeverity string, unwaived int) {
 	t.Helper()
 	hex := func(d string) string { return d[len("sha256:"):] }
 	st := &vulnscan.Statement{
@@ -330,5 +330,24 @@ func TestProductionProfile(t *testing.T) {
 	v, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
 	if err != nil || v.Policy != trust.ProfileProduction || v.Runtime == nil || v.Signature == nil || v.Scan == nil {
 		t.Fatalf("production: %+v, %v", v, err)
+	}
+}
+
+// BenchmarkCheck measures what the image policy adds to every sandboxed
+// run: reading the trust file, verifying the signature and the scan.
+func BenchmarkCheck(b *testing.B) {
+	home, pin := fakeHome(b)
+	_, key := opensslKey(b)
+	now := time.Now().UTC()
+	if _, _, err := imagetrust.Sign(home, key, pin.SBOMDigest, now); err != nil {
+		b.Fatal(err)
+	}
+	writeScan(b, home, pin, pin.SBOMDigest, now, "none", 0)
+	tf := trustFile(b, b.TempDir(), key, `{"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}}`)
+	o := imagetrust.Options{TrustPath: tf, Now: now}
+	for b.Loop() {
+		if _, err := imagetrust.Check(home, o, pin, pin.SBOMDigest); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
