@@ -215,7 +215,7 @@ func Verify(ctx context.Context, e *sandbox.Engine, home string, o Options) (san
 	}
 	v, err := Check(home, o, pin, img.SBOMDigest)
 	if err != nil {
-		return sandbox.Image{}, nil, err
+		return sandbox.Image{}, nil, fmt.Errorf("the evaluator image was refused before any container started: %w", err)
 	}
 	return img, v, nil
 }
@@ -230,7 +230,7 @@ func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox
 	img, v, err := Verify(ctx, e, home, o)
 	if err != nil {
 		e.Close()
-		return nil, sandbox.Image{}, nil, fmt.Errorf("the evaluator image was refused before any container started: %w", err)
+		return nil, sandbox.Image{}, nil, err
 	}
 	return e, img, v, nil
 }
