@@ -40,7 +40,7 @@ var bundleLimits = map[string]int64{
 
 // Export writes the image pinned under home as one bundle at out: the pin,
 // the SBOM, the image signature and the image as the engine saves it
-// (sandbox.SaveImage). The image must be signed (Sign) and the engine must
+// (Engine.SaveImage). The image must be signed (Sign) and the engine must
 // hold it; the SBOM is checked against the pin. The file appears at out
 // complete or not at all.
 func Export(ctx context.Context, e *sandbox.Engine, home, out string) (*sandbox.Pin, error) {
@@ -80,7 +80,7 @@ func Export(ctx context.Context, e *sandbox.Engine, home, out string) (*sandbox.
 	defer os.Remove(stage.Name())
 	defer stage.Close()
 	bw := bufio.NewWriterSize(stage, 1<<20)
-	if err := sandbox.SaveImage(ctx, e, img, bw); err != nil {
+	if err := e.SaveImage(ctx, img.ID, bw); err != nil {
 		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
@@ -206,10 +206,17 @@ func Import(ctx context.Context, e *sandbox.Engine, home, bundle, trustPath stri
 	if !strings.HasPrefix(pin.Reference, sandbox.ImageRepository+":") {
 		return nil, bad("its reference %q is not in %s", pin.Reference, sandbox.ImageRepository)
 	}
-	if err := sandbox.LoadImage(ctx, e, filepath.Join(tmp, bundleImage), pin.ID, []string{pin.LayerDigest}, pin.Reference); err != nil {
+	archive := filepath.Join(tmp, bundleImage)
+	if err := sandbox.CheckImageArchive(archive, pin.ID, []string{pin.LayerDigest}); err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := e.LoadImage(ctx, archive, pin.Image); err != nil {
 		if exitcode.Of(err) == exitcode.Integrity {
 			return nil, bad("%v", err)
 		}
+		return nil, err
+	}
+	if err := e.TagImage(ctx, pin.ID, pin.Reference); err != nil {
 		return nil, err
 	}
 	im := &Imported{Pin: &pin, Signature: signed, TrustFile: tpath}

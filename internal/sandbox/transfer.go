@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
@@ -30,24 +29,21 @@ const (
 	maxArchiveLayerSize = 16 << 30
 )
 
-// SaveImage writes the pinned image img from engine e to w as a
-// docker-save tarball (docker save of its ID: manifest.json, the image
-// configuration, one uncompressed tar per layer). LoadImage reads it back.
-// Only an image returned by PinnedImage or BuildImage can be saved.
-func SaveImage(ctx context.Context, e *Engine, img Image, w io.Writer) error {
-	if !img.pinned {
-		return fmt.Errorf("sandbox: image %q was not obtained from the pin (use PinnedImage)", img.ID)
-	}
-	if err := e.verifyImage(ctx, img); err != nil {
+// SaveImage writes the image with ID id, as the engine saves it (docker
+// save of the ID: manifest.json, the image configuration, one uncompressed
+// tar per layer, no tags), to w. An ID the engine does not hold is an
+// exitcode.Precondition error. LoadImage reads the tarball back.
+func (e *Engine) SaveImage(ctx context.Context, id string, w io.Writer) error {
+	if err := e.verifyImage(ctx, Image{ID: id}); err != nil {
 		return err
 	}
-	r, err := e.cli.ImageSave(ctx, []string{img.ID})
+	r, err := e.cli.ImageSave(ctx, []string{id})
 	if err != nil {
-		return fmt.Errorf("failed to save image %s from the engine: %w", img.ID, err)
+		return exitcode.Errorf(exitcode.Precondition, "the engine cannot save image %s: %v", id, err)
 	}
 	defer r.Close()
 	if _, err := io.Copy(w, r); err != nil {
-		return fmt.Errorf("failed to save image %s from the engine: %w", img.ID, err)
+		return fmt.Errorf("failed to save image %s: %w", id, err)
 	}
 	return nil
 }
@@ -209,29 +205,33 @@ func contentDigest(r io.Reader) (string, error) {
 	return h.Digest().String(), nil
 }
 
-// LoadImage checks the docker-save tarball at path with CheckImageArchive
-// (wantID, wantLayers) before the engine sees it, loads it into engine e,
-// and checks that the engine now holds wantID with those layers; when tag
-// is not empty the image is tagged with it. Nothing is loaded when the
-// check fails (exit 4). The caller pins the image (PinnedImage then
-// returns it); LoadImage itself writes nothing under REPRO_HOME.
-func LoadImage(ctx context.Context, e *Engine, archive, wantID string, wantLayers []string, tag string) error {
-	if err := CheckImageArchive(archive, wantID, wantLayers); err != nil {
+// LoadImage loads the docker-save tarball at path (a file only repro
+// writes, such as one SaveImage wrote) into the engine as image want.ID.
+// The tarball is checked first, without the engine (CheckImageArchive):
+// exactly one image, whose configuration digest is want.ID and whose every
+// layer has the diff ID the configuration lists. The engine cannot be
+// left to check: it skips the layers of an image ID it already holds, so
+// a tarball of the right ID with a replaced layer loads without error.
+// Then the engine must hold want.ID. Every mismatch is exit 4 naming the
+// tarball; nothing is loaded when the check fails. Callers that pin the
+// layers call CheckImageArchive with them first.
+func (e *Engine) LoadImage(ctx context.Context, path string, want Image) error {
+	if err := CheckImageArchive(path, want.ID, nil); err != nil {
 		return err
 	}
-	f, err := safefile.OpenRegular(archive)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
-		return err
+		return exitcode.Errorf(exitcode.Precondition, "image tarball %q: %v", path, err)
 	}
 	defer f.Close()
 	resp, err := e.cli.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
 	if err != nil {
-		return fmt.Errorf("failed to load the image into the engine: %w", err)
+		return fmt.Errorf("failed to load the image tarball %q into the engine: %w", path, err)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp, 1<<20))
 	resp.Close()
 	if err != nil {
-		return fmt.Errorf("failed to load the image into the engine: %w", err)
+		return fmt.Errorf("failed to load the image tarball %q into the engine: %w", path, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	for {
@@ -242,23 +242,22 @@ func LoadImage(ctx context.Context, e *Engine, archive, wantID string, wantLayer
 			break
 		}
 		if msg.Error != "" {
-			return fmt.Errorf("the engine refused the image: %s", msg.Error)
+			return exitcode.Errorf(exitcode.Integrity, "the engine refused the image tarball %q: %s", path, msg.Error)
 		}
 	}
-	got, err := e.cli.ImageInspect(ctx, wantID)
-	if err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return exitcode.Errorf(exitcode.Integrity, "the engine loaded %q but does not hold image %s", archive, wantID)
+	if err := e.verifyImage(ctx, want); err != nil {
+		if exitcode.Of(err) == exitcode.Precondition {
+			return exitcode.Errorf(exitcode.Integrity, "image tarball %q loaded, but the engine holds no image %s", path, want.ID)
 		}
-		return fmt.Errorf("failed to inspect the loaded image: %w", err)
+		return err
 	}
-	if got.ID != wantID || (wantLayers != nil && !slices.Equal(got.RootFS.Layers, wantLayers)) {
-		return exitcode.Errorf(exitcode.Integrity, "the engine holds image %s with other layers than the archive %q stated", got.ID, archive)
-	}
-	if tag != "" {
-		if _, err := e.cli.ImageTag(ctx, client.ImageTagOptions{Source: wantID, Target: tag}); err != nil {
-			return fmt.Errorf("failed to tag the loaded image %s as %s: %w", wantID, tag, err)
-		}
+	return nil
+}
+
+// TagImage tags the image with ID id as ref in the engine.
+func (e *Engine) TagImage(ctx context.Context, id, ref string) error {
+	if _, err := e.cli.ImageTag(ctx, client.ImageTagOptions{Source: id, Target: ref}); err != nil {
+		return fmt.Errorf("failed to tag image %s as %s: %w", id, ref, err)
 	}
 	return nil
 }

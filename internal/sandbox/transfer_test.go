@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
 
 // archiveOf writes img as a docker-save tarball (gzip layers, as
@@ -165,4 +167,42 @@ func FuzzCheckImageArchive(f *testing.F) {
 			t.Fatalf("accepted an archive without a manifest")
 		}
 	})
+}
+
+// TestLoadImageRefusesAReplacedLayer saves the evaluator image, replaces
+// its layer and loads it back under the same ID: the engine, which holds
+// that ID, would answer "Loaded image ID" without reading the layer, so
+// LoadImage must refuse it itself (exit 4, naming the tarball). The saved
+// tarball as it is loads.
+func TestLoadImageRefusesAReplacedLayer(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	ctx := context.Background()
+	var saved bytes.Buffer
+	if err := e.SaveImage(ctx, img.ID, &saved); err != nil {
+		t.Fatal(err)
+	}
+	good := writeTemp(t, saved.Bytes())
+	if err := e.LoadImage(ctx, good, img); err != nil {
+		t.Fatalf("the saved image: %v", err)
+	}
+	replaced := editArchive(t, saved.Bytes(), func(h *tar.Header, b []byte) []byte {
+		if strings.HasSuffix(h.Name, "/layer.tar") {
+			var z bytes.Buffer
+			tw := tar.NewWriter(&z)
+			tw.WriteHeader(&tar.Header{Name: "usr/bin/python3", Mode: 0o755, Size: 2})
+			tw.Write([]byte("#!"))
+			tw.Close()
+			return z.Bytes()
+		}
+		return nil
+	})
+	bad := writeTemp(t, replaced)
+	err := e.LoadImage(ctx, bad, img)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "has content") {
+		t.Fatalf("a replaced layer: %v (exit %d), want exit 4 naming %q", err, exitcode.Of(err), bad)
+	}
+	if err := e.SaveImage(ctx, "sha256:"+strings.Repeat("ab", 32), io.Discard); exitcode.Of(err) != exitcode.Precondition {
+		t.Errorf("saving an image the engine does not hold: %v", err)
+	}
 }
