@@ -314,12 +314,11 @@ func TestProductionProfile(t *testing.T) {
 	_, key := opensslKey(t)
 	now := time.Now().UTC()
 	o := imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{"profile": "production"}`), Now: now}
-	if imagetrust.SandboxRuntime(home) != trust.RuntimeGVisor {
-		_, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
-		wantCode(t, "production under runc", err, exitcode.Precondition, "requires the runsc runtime")
-		return
-	}
+	o.Runtime = trust.RuntimeRunc
 	_, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
+	wantCode(t, "production under runc", err, exitcode.Precondition, "requires the runsc runtime")
+	o.Runtime = trust.RuntimeGVisor
+	_, err = imagetrust.Check(home, o, pin, pin.SBOMDigest)
 	wantCode(t, "production unsigned", err, exitcode.Integrity, "not signed")
 	if _, _, err := imagetrust.Sign(home, key, pin.SBOMDigest, now); err != nil {
 		t.Fatal(err)
@@ -328,9 +327,13 @@ func TestProductionProfile(t *testing.T) {
 	wantCode(t, "production unscanned", err, exitcode.Precondition, "scan")
 	writeScan(t, home, pin, pin.SBOMDigest, now.Add(-time.Hour), "none", 0)
 	v, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
-	if err != nil || v.Policy != trust.ProfileProduction || v.Runtime == nil || v.Signature == nil || v.Scan == nil {
+	if err != nil || v.Policy != trust.ProfileProduction || v.Runtime == nil || v.Runtime.Used != trust.RuntimeGVisor || v.Signature == nil || v.Scan == nil {
 		t.Fatalf("production: %+v, %v", v, err)
 	}
+	// A policy that names runc refuses a run under runsc: the runtime is
+	// what the trust file says, not "at least as strong".
+	_, err = imagetrust.Check(home, imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{"runtime": "runc"}`), Runtime: trust.RuntimeGVisor}, pin, pin.SBOMDigest)
+	wantCode(t, "runc policy under runsc", err, exitcode.Precondition, "requires the runc runtime")
 }
 
 // BenchmarkCheck measures what the image policy adds to every sandboxed

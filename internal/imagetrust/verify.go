@@ -28,6 +28,9 @@ type Options struct {
 	Trees []sandbox.SBOMTree
 	// Now is the time to judge ages against; zero means time.Now.
 	Now time.Time
+	// Runtime is the container runtime the run will use ("runc" or
+	// "runsc"); empty means SandboxRuntime(home).
+	Runtime string
 }
 
 // Verification is what was checked before a run; it goes into the run
@@ -129,7 +132,10 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 		v.TrustFileDigest = d.String()
 	}
 	if pol.Runtime != "" {
-		used := SandboxRuntime(home)
+		used := o.Runtime
+		if used == "" {
+			used = SandboxRuntime(home)
+		}
 		v.Runtime = &RuntimeCheck{Required: pol.Runtime, Used: used}
 		if used != pol.Runtime {
 			return nil, exitcode.Errorf(exitcode.Precondition, "the trust file %q (policy %s) requires the %s runtime, but sandboxed runs here use %s: run with the %s runtime on a host where the engine has it registered",
