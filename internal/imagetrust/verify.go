@@ -68,9 +68,12 @@ type RuntimeCheck struct {
 
 // SandboxRuntime is the container runtime sandboxed runs of home use.
 //
-// TODO(merge gvisor): return the runtime setting of REPRO_HOME that the
-// gvisor branch adds (its runtime accessor in internal/sandbox) once it is
-// merged; until then every run uses the engine's runc.
+// TODO(merge gvisor): the gvisor branch binds the runtime to the Engine
+// (sandbox.ConnectRuntime, Engine.Runtime) and keeps the REPRO_HOME setting
+// (layout.Home.SandboxSettings). After it merges, Verify sets o.Runtime
+// from e.Runtime() when it is empty, so the policy judges the runtime the
+// containers will really run under, and Open connects with the runtime of
+// the setting; until then every run uses the engine's runc.
 func SandboxRuntime(home string) string { return trust.RuntimeRunc }
 
 // LoadTrust reads the trust file o names, or REPRO_HOME's default; it
