@@ -26,11 +26,15 @@ var allowed = map[string][]string{
 	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
-	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runs", "store"},
+	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
+	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
-	"report":     {"exitcode", "humaneval", "runs", "safefile"},
+	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"rundiff":    {"exitcode", "report", "runs"},
+	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in

@@ -3,7 +3,9 @@
 # machine, as root: the Docker engine (docker.io), debootstrap for the
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
 # fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
-# and Slurm with munge for the handoff test. Safe to run again:
+# Python's cryptography for the independent DSSE verifier of run records,
+# Slurm with munge for the handoff test, and chromium for the dashboard's
+# browser test. Safe to run again:
 # it installs only what is missing and starts dockerd only if no engine
 # answers.
 #   scripts/deps.sh          everything (tests)
@@ -21,7 +23,7 @@ fi
 
 pkgs=(docker.io debootstrap ca-certificates openssl)
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml slurm-wlm munge shellcheck bc time)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge shellcheck bc time chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,13 +3,15 @@
 # run its main job.
 #  1. install and start the Docker engine (scripts/deps.sh --run);
 #  2. build repro into bin/repro;
-#  3. fetch the HumanEval+ dataset from upstream and verify it against the
-#     compiled-in pin; where upstream cannot be reached and ../shared/data
-#     holds the file, import that copy instead (verified the same way);
+#  3. fetch the HumanEval+ and MBPP+ datasets from upstream and verify them
+#     against the compiled-in pins; where upstream cannot be reached and
+#     ../shared/data holds the file, import that copy instead (verified the
+#     same way);
 #  4. build the evaluator image offline from Debian packages (first run only)
 #     and self-test every sandbox control;
-#  5. score the canonical solutions as candidates (100.0 / 100.0 expected),
-#     then the example samples file (correct, wrong and cheating samples);
+#  5. score the HumanEval+ canonical solutions as candidates (100.0 / 100.0
+#     expected), then the MBPP+ ones (378/378, 100.0 / 100.0), then the
+#     example samples file (correct, wrong and cheating samples);
 #  6. write the HTML report of that scoring run and print where it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,8 @@ fetch_or_import() { # id relative-path
 echo "== dataset"
 fetch_or_import humanevalplus-v0.1.10 humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz
 bin/repro verify humanevalplus-v0.1.10
+fetch_or_import mbppplus-v0.2.0 mbppplus-v0.2.0/MbppPlus.jsonl.gz
+bin/repro verify mbppplus-v0.2.0
 echo "== sandbox"
 if ! bin/repro sandbox check >/dev/null 2>&1; then
 	bin/repro image build
@@ -38,10 +42,12 @@ fi
 bin/repro sandbox check
 echo "== HumanEval+: canonical solutions scored as candidates"
 bin/repro humaneval --canonical
+echo "== MBPP+: canonical solutions scored as candidates"
+bin/repro humaneval --dataset mbppplus --canonical
 echo "== HumanEval+: examples/humaneval-samples.jsonl"
 bin/repro humaneval --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
 bin/repro runs list
 echo "== report"
-run_id=$(bin/repro runs list | awk '$2 == "humaneval" { id = $1 } END { print id }')
+run_id=$(bin/repro runs list --kind humaneval --limit 1 | awk 'NR == 2 { print $1 }')
 bin/repro report "$run_id" --out "$PWD/bin/report-$run_id.html"
 echo "open $PWD/bin/report-$run_id.html to see the score, what failed and why, and that the run verifies"

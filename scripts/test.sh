@@ -11,6 +11,9 @@ export REPRO_TEST_DISALLOW_SKIP=1
 # Unmodified upstream trees the agreement tests run next to ours (paths
 # relative to the repository, made absolute for tests in other folders).
 export REPRO_TEST_EVALPLUS_TREE="${REPRO_TEST_EVALPLUS_TREE:-$(realpath -m ../shared/engines/evalplus-26d6d00)}"
+# Tests that leave artifacts (the dashboard's browser screenshot) also
+# write them here.
+export REPRO_TEST_ARTIFACTS="${REPRO_TEST_ARTIFACTS:-$PWD/test-artifacts}"
 export MLPERF_LOGGING_DIR="${MLPERF_LOGGING_DIR:-$(realpath -m ../shared/engines/mlcommons-logging-7bbf7926)}"
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))

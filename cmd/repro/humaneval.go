@@ -1,8 +1,6 @@
 package main
 
 import (
-	"runtime"
-
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/spf13/cobra"
 )
@@ -28,15 +26,16 @@ func newHumanEvalCommand() *cobra.Command {
 	o := humanevalOptions{}
 	cmd := &cobra.Command{
 		Use:   "humaneval (--samples PATH | --canonical)",
-		Short: "Score HumanEval+ samples in the sandbox",
-		Long: `humaneval scores code samples on HumanEval+ (or its Mini variant, or the
-original HumanEval) the way EvalPlus does, but with every sample run in the
-Docker sandbox and every verdict decided on the host.
+		Short: "Score HumanEval+ or MBPP+ samples in the sandbox",
+		Long: `humaneval scores code samples on EvalPlus's code benchmarks, HumanEval+ (or
+its Mini variant, or the original HumanEval) and MBPP+ (--dataset mbppplus),
+the way EvalPlus does, but with every sample run in the Docker sandbox and
+every verdict decided on the host.
 
 Samples come in EvalPlus's formats: a .jsonl file with task_id and solution
 (a whole program) or completion (appended to the prompt), several lines per
-task for pass@k; or a folder NAME/HumanEval_N/K.py. Every task must have a
-sample unless --tasks names a subset. The samples are copied into the run's
+task for pass@k; or a folder NAME/HumanEval_N/K.py (NAME/Mbpp_N/K.py). Every
+task must have a sample unless --tasks names a subset. The samples are copied into the run's
 workspace and run from there; a change to the copy or to the original during
 the run stops it with exit 4 and no score.
 
@@ -63,12 +62,12 @@ record states what was verified.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.samples, "samples", "", "samples: a .jsonl file or a folder NAME/HumanEval_N/K.py")
+	f.StringVar(&o.samples, "samples", "", "samples: a .jsonl file or a folder NAME/HumanEval_N/K.py or NAME/Mbpp_N/K.py")
 	f.BoolVar(&o.canonical, "canonical", false, "score the canonical solutions as candidates")
-	f.StringVar(&o.dataset, "dataset", "humanevalplus", "humanevalplus, humanevalplus-mini or humaneval")
+	f.StringVar(&o.dataset, "dataset", "humanevalplus", humaneval.DatasetNames)
 	f.BoolVar(&o.baseOnly, "base-only", false, "score the base inputs only")
-	f.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "sandbox containers at once")
-	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12")
+	f.IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once (default: what this machine holds: cores, and memory at the per-container limit)")
+	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12 (Mbpp/2 or 2 with mbppplus)")
 	f.Float64Var(&o.minTime, "min-time-limit", humaneval.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
@@ -96,7 +95,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	t := terminal(cmd, o.asJSON)
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
-	opts.Progress = t.StageProgress()
+	opts.Progress = t.RateProgress(nil)
 	rep, err := humaneval.Score(cmd.Context(), st, opts)
 	switch {
 	case rep != nil && o.asJSON:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
 )
@@ -39,9 +40,12 @@ var sharedHome struct {
 // sharedHomeDir is kept between test runs, so that ground truth is
 // computed once per machine (REPRO_TEST_HUMANEVAL_HOME moves it). Run
 // folders older than a day are removed; younger ones may belong to a test
-// process running beside this one.
+// process running beside this one. The path names the run-key format
+// (PKCS #8, with a trust file): a home whose key an earlier repro made
+// keeps its own path, so builds of either format can share a machine
+// without one migrating the other's key.
 func sharedHomeDir(t *testing.T) string {
-	d := "/var/tmp/repro-test-humaneval-home"
+	d := "/var/tmp/repro-test-humaneval-home-pkcs8"
 	if env := os.Getenv("REPRO_TEST_HUMANEVAL_HOME"); env != "" {
 		d = env
 	}
@@ -87,6 +91,7 @@ func newHumanEvalHome(t *testing.T, home string) string {
 		"humanevalplus-v0.1.10":      "humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz",
 		"humanevalplus-mini-v0.1.10": "humanevalplus-v0.1.10/HumanEvalPlus-Mini.jsonl.gz",
 		"humaneval":                  "human-eval/HumanEval.jsonl.gz",
+		"mbppplus-v0.2.0":            "mbppplus-v0.2.0/MbppPlus.jsonl.gz",
 	} {
 		if r := repro(t, []string{"REPRO_HOME=" + home}, "fetch", id, "--from", filepath.Join(data, file)); r.code != 0 {
 			t.Fatalf("import %s: %d %s", id, r.code, r.stderr)
@@ -166,6 +171,7 @@ func TestHumanEvalCanonicalMini(t *testing.T) {
 	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
 		t.Fatalf("runs verify: %d %s %s", v.code, v.stdout, v.stderr)
 	}
+	runstest.Verified(t, h.RunDir)
 	rec, err := os.ReadFile(filepath.Join(h.RunDir, "record.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic("go build: " + err.Error() + "\n" + string(out))
 	}
+	// No test writes runs into the real REPRO_HOME.
+	if os.Getenv("REPRO_HOME") == "" {
+		os.Setenv("REPRO_HOME", filepath.Join(dir, "home"))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"runtime/debug"
 
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/mllog"
+	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +50,11 @@ status must be "success", a passing eval_accuracy must come between
 run_start and run_stop (MiniGo back-dates run_stop, so file order decides),
 exactly-once keys may not repeat, and every record must follow the format.
 
+Each verification is a run: REPRO_HOME/runs/mllog-<time>-<random> holds
+mllog.json (the report, with each log's eval_accuracy series and quality
+target) and a signed record listing every log's path, SHA-256 and size;
+` + "`repro report RUN`" + ` shows it.
+
 EXIT STATUS
   0 every log is compliant, 1 a log is not (including malformed or
   oversized logs), 2 usage error, 3 a file is missing or unreadable
@@ -79,31 +88,103 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(mllogMemoryLimit))
 	opt := mllog.Options{Benchmark: o.benchmark, Ruleset: o.ruleset, Strict: o.strict}
-	rep, err := mllog.VerifyFiles(cmd.Context(), paths, mllog.Limits{}, opt)
-	var ie *mllog.InputError
-	switch {
-	case errors.As(err, &ie):
-		return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
-	case err != nil && cmd.Context().Err() != nil:
+	home, err := layout.DefaultHome()
+	if err != nil {
 		return err
-	case err != nil:
+	}
+	// Options and every path are checked before the run starts: a usage
+	// error or a missing log leaves no run folder.
+	if err := opt.Check(); err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
+	inputs, err := mllogInputs(paths)
+	if err != nil {
+		return err
+	}
 	t := terminal(cmd, o.asJSON)
-	if o.asJSON {
-		if err := t.Document(rep); err != nil {
+	var runID string
+	err = workload.Do(home, "mllog", versionString(), func(run *workload.Run) error {
+		runID = run.ID
+		run.Record.Limits = map[string]any{"ruleset": opt.Ruleset, "strict": opt.Strict, "benchmark": opt.Benchmark}
+		run.Record.Extra = map[string]any{"logs": inputs}
+		rep, err := mllog.VerifyFiles(cmd.Context(), paths, mllog.Limits{}, opt)
+		var ie *mllog.InputError
+		switch {
+		case errors.As(err, &ie):
+			return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
+		case err != nil && cmd.Context().Err() != nil:
+			return err
+		case err != nil:
+			return exitcode.New(exitcode.Usage, err)
+		}
+		if err := run.WriteJSON(mllogReportFile, rep, 0o644); err != nil {
 			return err
 		}
-	}
-	rep.WriteText(t.Human(), !o.asJSON)
-	if !rep.Compliant {
-		n := 0
-		for _, r := range rep.Files {
-			if !r.Compliant {
-				n++
+		run.Record.Summary = mllogSummary(rep)
+		if len(rep.Scores) > 0 {
+			run.Record.Extra = map[string]any{"logs": inputs, "benchmark": rep.Scores[0].Benchmark}
+		}
+		if o.asJSON {
+			if err := t.Document(rep); err != nil {
+				return err
 			}
 		}
-		return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", n, len(rep.Files))
+		rep.WriteText(t.Human(), !o.asJSON)
+		if !rep.Compliant {
+			n := 0
+			for _, r := range rep.Files {
+				if !r.Compliant {
+					n++
+				}
+			}
+			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", n, len(rep.Files))
+		}
+		return nil
+	})
+	if runID != "" {
+		t.Notef("run %s recorded; see it with `repro report %s`", runID, runID)
 	}
-	return nil
+	return err
+}
+
+// mllogReportFile is the verification report a mllog run leaves.
+const mllogReportFile = "mllog.json"
+
+// mllogInput is a log as the run record lists it.
+type mllogInput struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// mllogInputs checks that every path is a readable regular file and
+// digests it (streamed, so a large file costs no memory). The logs are
+// read again to be verified; the digests say which bytes were given.
+func mllogInputs(paths []string) ([]mllogInput, error) {
+	out := make([]mllogInput, 0, len(paths))
+	for _, p := range paths {
+		f, err := safefile.OpenRegular(p)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+		}
+		d, n, err := digest.ReaderFrom(f)
+		f.Close()
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+		}
+		out = append(out, mllogInput{Path: p, SHA256: d.Hex(), Size: n})
+	}
+	return out, nil
+}
+
+// mllogSummary is the record's summary of a verification: the verdict and
+// each benchmark's score.
+func mllogSummary(rep *mllog.Report) map[string]any {
+	bad := 0
+	for _, r := range rep.Files {
+		if !r.Compliant {
+			bad++
+		}
+	}
+	return map[string]any{"compliant": rep.Compliant, "logs": len(rep.Files), "not_compliant": bad, "scores": rep.Scores}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/mllog"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -140,5 +141,44 @@ func TestMllogVerifyNegativeTime(t *testing.T) {
 	verdict := strings.SplitN(out, "\n", 2)[0]
 	if verdict != "ok   "+strconv.Quote(p)+" (dlrm)" || !strings.Contains(out, "[time/negative]") {
 		t.Errorf("want the verdict line without a time and the time/negative warning:\n%s", out)
+	}
+}
+
+// TestMllogVerifyRecordsRun: a verification is a run with a signed record
+// listing each log's digest, and its report shows the accuracy per epoch
+// against the target, the time to train and the olympic score; a missing
+// log leaves no run.
+func TestMllogVerifyRecordsRun(t *testing.T) {
+	minigo, _ := mllogTestLogs(t)
+	home := t.TempDir()
+	t.Setenv("REPRO_HOME", home)
+	code, _, errOut := runRepro(t, append([]string{"mllog", "verify", "--strict"}, minigo...)...)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ents, _ := os.ReadDir(filepath.Join(home, "runs"))
+	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "mllog-") || !strings.Contains(errOut, ents[0].Name()) {
+		t.Fatalf("runs: %v\n%s", ents, errOut)
+	}
+	id := ents[0].Name()
+	rec := runstest.Verified(t, filepath.Join(home, "runs", id))
+	logs, _ := json.Marshal(rec.Extra)
+	if rec.Status != "ok" || !strings.Contains(string(logs), filepath.Base(minigo[0])) || !strings.Contains(string(logs), `"benchmark":"minigo"`) {
+		t.Fatalf("record: %s %s", rec.Status, logs)
+	}
+	code, html, errOut := runRepro(t, "report", id)
+	if code != exitcode.OK || !strings.Contains(html, "✔ verified") || !strings.Contains(html, "188.1439") || !strings.Contains(html, "<polyline") || !strings.Contains(html, "target") {
+		t.Fatalf("report: exit %d %s\n%s", code, errOut, html)
+	}
+
+	missing := filepath.Join(t.TempDir(), "missing.txt")
+	if code, _, _ := runRepro(t, "mllog", "verify", minigo[0], missing); code != exitcode.Precondition {
+		t.Fatalf("missing log: exit %d", code)
+	}
+	if code, _, _ := runRepro(t, "mllog", "verify", "--ruleset", "0.1", minigo[0]); code != exitcode.Usage {
+		t.Fatalf("bad ruleset: exit %d", code)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, "runs")); len(ents) != 1 {
+		t.Fatalf("a refused verification left a run: %v", ents)
 	}
 }

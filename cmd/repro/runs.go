@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"time"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -13,14 +19,17 @@ func init() { register(newRunsCommand) }
 func newRunsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show and verify the records of past runs",
+		Short: "List, show, verify and export the records of past runs",
 		Long: `Every workload run leaves a folder REPRO_HOME/runs/<id> with its results and a
 record (record.json) of what ran: assets and their digests, image, harness,
 limits, host facts, self-check and results, with the SHA-256 of every file in
-the folder. The record is signed with the local run key (REPRO_HOME/keys) as a
-DSSE envelope (record.dsse.json).`,
+the folder. The record is the predicate of an in-toto Statement v1 whose
+subjects are the folder's files, signed with the local run key
+(REPRO_HOME/keys) as a DSSE envelope (record.dsse.json). See
+docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
+it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
 	return cmd
 }
 
@@ -34,32 +43,153 @@ func openRun(id string) (*runs.Run, error) {
 }
 
 func newRunsListCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON             bool
+		f                  runindex.Filter
+		digestArg          string
+		sinceArg, untilArg string
+	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List runs, oldest first",
-		Args:  cobra.NoArgs,
+		Short: "List runs, newest first, from the run index",
+		Long: `list reads the run index (REPRO_HOME/index/runs.db), after bringing it up to
+date with the run folders: a new folder is indexed, a vanished one dropped, and
+every run shown is checked against its record.json first. A corrupt index is
+reported on stderr and rebuilt from the folders. The columns are what each
+record says; ` + "`repro runs verify ID`" + ` checks a record's signature and files.
+
+Filters combine: --kind and --status match exactly, --dataset matches the
+catalog id of any asset the run read (a dataset or a model checkpoint),
+--digest a SHA-256 prefix of any input (asset or samples), --since and
+--until the start time (YYYY-MM-DD, both days included, or RFC 3339).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
+			if f.Limit < 0 {
+				return exitcode.Errorf(exitcode.Usage, "--limit %d: give 0 (all runs) or more", f.Limit)
+			}
+			var err error
+			if digestArg != "" {
+				if f.Digest, err = runindex.ParseDigestPrefix(digestArg); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--digest: %v", err)
+				}
+			}
+			if sinceArg != "" {
+				if f.Since, err = runindex.ParseDate(sinceArg, false); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--since: %v", err)
+				}
+			}
+			if untilArg != "" {
+				if f.Until, err = runindex.ParseDate(untilArg, true); err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
+				}
+			}
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			rows, err := listIndexed(cmd.Context(), t, home, f)
+			if err != nil {
+				return err
+			}
+			if f.Limit > 0 && len(rows) == f.Limit && !cmd.Flags().Changed("limit") {
+				t.Notef("the newest %d runs that match; --limit 0 lists all", f.Limit)
+			}
+			out := make([]listedRun, len(rows))
+			for i, r := range rows {
+				out[i] = listedRun{Entry: r, Started: listTime(r.Started), Finished: listTime(r.Finished)}
+			}
+			if asJSON {
+				return t.Document(map[string]any{"runs": out})
+			}
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
+			for _, r := range out {
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
+			}
+			return t.Table(table)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
+	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity; incomplete, unreadable)")
+	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
+	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
+	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
+	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
+	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
+	return cmd
+}
+
+// listIndexed lists the runs of home that f selects through the run index,
+// or, when the index cannot be opened or queried, through an index built
+// in memory from the folders: the index is a cache, and the folders can
+// still be listed.
+func listIndexed(ctx context.Context, t *ui.Terminal, home string, f runindex.Filter) ([]runindex.Entry, error) {
+	warn := func(w string) { t.Warnf("%s", w) }
+	ix, err := runindex.Open(ctx, home, warn)
+	if err == nil {
+		rows, lerr := ix.List(ctx, f)
+		ix.Close()
+		if lerr == nil || ctx.Err() != nil {
+			return rows, lerr
+		}
+		err = lerr
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
+	mem, err := runindex.OpenFromFolders(ctx, home, warn)
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	return mem.List(ctx, f)
+}
+
+// listedRun is a run as `runs list` prints it: times in the format the
+// list has always used, "" when the record has none.
+type listedRun struct {
+	runindex.Entry
+	Started  string `json:"started_at"`
+	Finished string `json:"finished_at"`
+}
+
+func listTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func newRunsReindexCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the run index from the run folders",
+		Long: `reindex deletes the run index (REPRO_HOME/index/runs.db) and builds it again
+from the run folders alone. The index is a cache; the folders are the record.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			rows, err := runs.Summaries(home)
+			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			n, err := ix.Rebuild(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if rows == nil {
-					rows = []runs.Summary{}
-				}
-				return t.Document(map[string]any{"runs": rows})
+				return t.Document(map[string]any{"indexed": n})
 			}
-			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
-			for _, r := range rows {
-				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
-			}
-			return t.Table(table)
+			fmt.Fprintf(t.Stdout(), "indexed %d runs\n", n)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -90,28 +220,79 @@ func newRunsShowCommand() *cobra.Command {
 
 func newRunsVerifyCommand() *cobra.Command {
 	var asJSON bool
+	var trustPath, bundle string
 	cmd := &cobra.Command{
-		Use:   "verify ID",
-		Short: "Check a run folder against its signed record",
-		Long: `verify checks the record's DSSE signature with the local public run key,
-that record.json is the signed payload, and that the run folder holds exactly
-the recorded files with the recorded SHA-256.
+		Use:   "verify ID | verify --bundle FILE.tar",
+		Short: "Check a run folder or an evidence bundle against its signed record",
+		Long: `verify checks that the record's DSSE envelope is signed by a key the trust
+file trusts for run records at the time the record was signed, that its
+in-toto statement names record.json and every other file of the run with
+the SHA-256 they have now and no other file, and that record.json is the
+signed predicate. Records signed before records became in-toto statements
+verify too and are reported as legacy.
+
+With --bundle it checks an evidence bundle made by 'repro runs export' on a
+machine that need not have seen the run: also that the bundle holds nothing
+else, that signer.pub is the signing key, and that an SBOM or scan
+attestation in it is the one the record names. The trust file is --trust,
+else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run). See
+docs/provenance.md.
 
 EXIT STATUS
-  0 the run matches its record, 2 unknown run, 4 anything differs.`,
-		Args: cobra.ExactArgs(1),
+  0 the run matches its signed record, 2 unknown run or unreadable bundle,
+  3 no trust file, 4 anything differs (each difference is named).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, asJSON)
-			r, err := openRun(args[0])
+			if (bundle == "") == (len(args) == 0) {
+				return exitcode.Errorf(exitcode.Usage, "name a run ID or --bundle FILE.tar, not both")
+			}
+			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
 			}
-			rec, problems, verr := r.Verify()
-			if asJSON {
-				if problems == nil {
-					problems = []runs.Problem{}
+			var r *runs.Run
+			if bundle == "" {
+				if r, err = runs.Open(home, args[0]); err != nil {
+					return err
 				}
-				if err := t.Document(map[string]any{"id": r.ID, "ok": verr == nil, "problems": problems}); err != nil {
+			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
+				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
+			}
+			tf, err := runs.LoadTrust(home, trustPath)
+			if err != nil {
+				return err
+			}
+			var v *runs.Verification
+			var verr error
+			name := bundle
+			if bundle != "" {
+				v, verr = runs.VerifyBundle(bundle, tf)
+			} else {
+				name = r.ID
+				v, verr = r.VerifyWith(tf)
+				if v != nil && v.Record.ID != r.ID {
+					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", v.Record.ID, r.ID)})
+					if verr == nil {
+						verr = exitcode.Errorf(exitcode.Integrity, "run folder %q holds the record of run %q", r.ID, v.Record.ID)
+					}
+				}
+			}
+			if v == nil {
+				return verr
+			}
+			if asJSON {
+				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems}
+				if v.Problems == nil {
+					doc["problems"] = []runs.Problem{}
+				}
+				if bundle != "" {
+					doc["bundle"] = bundle
+				}
+				if v.Key != nil {
+					doc["key"] = map[string]string{"name": v.Key.Name, "key_id": v.Key.ID}
+				}
+				if err := t.Document(doc); err != nil {
 					return err
 				}
 				return verr
@@ -119,10 +300,56 @@ EXIT STATUS
 			if verr != nil {
 				return verr
 			}
-			fmt.Fprintf(t.Stdout(), "run %s matches its signed record (%d files, status %s)\n", r.ID, len(rec.Files), rec.Status)
+			legacy := ""
+			if v.Legacy {
+				legacy = " (legacy record: signed before run records were in-toto statements)"
+			}
+			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
+				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
+	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
+	return cmd
+}
+
+func newRunsExportCommand() *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export ID --out FILE.tar",
+		Short: "Write an evidence bundle of a run for checking elsewhere",
+		Long: `export checks the run against its signed record first (a run that does not
+verify is not exported) and writes a tar file with the record, its DSSE
+envelope, every other file of the run folder, the signing public key
+(signer.pub) and, when the run used the evaluator image, the image's SBOM
+and signed scan attestation when present. 'repro runs verify --bundle
+FILE.tar --trust FILE' checks it on another machine. See docs/provenance.md.
+
+EXIT STATUS
+  0 written, 2 unknown run, 3 no trust file, 4 the run does not verify.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			v, err := runs.Export(home, args[0], out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
+			}
+			fmt.Fprintf(t.Stdout(), "run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "bundle file to write (tar)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }

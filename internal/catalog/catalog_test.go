@@ -12,7 +12,7 @@ import (
 
 func TestEmbeddedCatalog(t *testing.T) {
 	c := Default()
-	for _, id := range []string{"humanevalplus-v0.1.10", "humanevalplus-mini-v0.1.10", "humaneval"} {
+	for _, id := range []string{"humanevalplus-v0.1.10", "humanevalplus-mini-v0.1.10", "humaneval", "mbppplus-v0.2.0"} {
 		e, err := c.Lookup(id)
 		if err != nil {
 			t.Fatal(err)

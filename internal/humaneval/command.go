@@ -28,20 +28,12 @@ const (
 	EngineEvalPlus = "evalplus"
 )
 
-// datasetIDs maps a dataset name to catalog ids: the dataset, and the
-// dataset its inputs come from when that is another one.
-var datasetIDs = map[string][2]string{
-	"humanevalplus":      {"humanevalplus-v0.1.10", ""},
-	"humanevalplus-mini": {"humanevalplus-mini-v0.1.10", ""},
-	"humaneval":          {"humaneval", "humanevalplus-v0.1.10"},
-}
-
 // Options are the choices of one scoring run (the humaneval command's
 // flags) and where it reports.
 type Options struct {
 	Samples      string // a .jsonl file or a samples folder; empty with Canonical
 	Canonical    bool   // score the canonical solutions as candidates
-	Dataset      string // humanevalplus, humanevalplus-mini or humaneval
+	Dataset      string // a key of DatasetChoices: humanevalplus, humanevalplus-mini, humaneval or mbppplus
 	BaseOnly     bool
 	Parallel     int
 	Tasks        string // task selection, e.g. 0,2,10-12; empty for all
@@ -64,8 +56,8 @@ func (o *Options) Validate() error {
 	if (o.Samples == "") == !o.Canonical {
 		return exitcode.Errorf(exitcode.Usage, "give exactly one of --samples PATH and --canonical")
 	}
-	if _, ok := datasetIDs[o.Dataset]; !ok {
-		return exitcode.Errorf(exitcode.Usage, "--dataset %q: want humanevalplus, humanevalplus-mini or humaneval", o.Dataset)
+	if _, ok := DatasetChoices[o.Dataset]; !ok {
+		return exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", o.Dataset, DatasetNames)
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)
@@ -122,10 +114,10 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	ids := datasetIDs[o.Dataset]
+	choice := DatasetChoices[o.Dataset]
 
 	// Preconditions: dataset, engine, image. Nothing has run yet.
-	d, assets, err := openDataset(ctx, st, ids)
+	d, assets, err := openDataset(ctx, st, choice)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +157,9 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "image_verification": admitted}
+	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(), "image_verification": admitted}
 	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted}
-	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: ids[0], tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
+	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		rep.Error = err.Error()
@@ -251,8 +243,9 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	} else {
 		report, err = Run(ctx, Config{
 			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
-			Launch: SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
-			Limits: o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
+			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
+			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
+			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 		})
 	}
 	if report != nil {
@@ -295,7 +288,7 @@ func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Datas
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, "HumanEvalPlus.jsonl")
+	p := filepath.Join(dir, d.Bench().DataFile)
 	h := md5.New()
 	err = atomicfile.Write(p, 0o444, func(w io.Writer) error {
 		_, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(zr, 64<<20))
@@ -312,7 +305,7 @@ func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Datas
 
 // openDataset opens the dataset (and its inputs' dataset) from the store,
 // verified against the catalog pins.
-func openDataset(ctx context.Context, st *store.Store, ids [2]string) (*Dataset, []runs.Asset, error) {
+func openDataset(ctx context.Context, st *store.Store, c DatasetChoice) (*Dataset, []runs.Asset, error) {
 	load := func(id string, inputs *Dataset) (*Dataset, runs.Asset, error) {
 		a, err := workload.OpenAsset(ctx, st, id)
 		if err != nil {
@@ -323,25 +316,25 @@ func openDataset(ctx context.Context, st *store.Store, ids [2]string) (*Dataset,
 		if inputs != nil {
 			d, err = LoadOriginal(a, id, a.Entry.Size, *a.Entry.SHA256, inputs)
 		} else {
-			d, err = LoadPlus(a, id, a.Entry.Size, *a.Entry.SHA256)
+			d, err = LoadBenchmark(a, id, a.Entry.Size, *a.Entry.SHA256, c.Bench)
 		}
 		if err != nil {
 			return nil, runs.Asset{}, workload.IntegrityError(err)
 		}
 		return d, a.Record(), nil
 	}
-	if ids[1] == "" {
-		d, a, err := load(ids[0], nil)
+	if c.InputsID == "" {
+		d, a, err := load(c.ID, nil)
 		if err != nil {
 			return nil, nil, err
 		}
 		return d, []runs.Asset{a}, nil
 	}
-	in, a1, err := load(ids[1], nil)
+	in, a1, err := load(c.InputsID, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, a0, err := load(ids[0], in)
+	d, a0, err := load(c.ID, in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,38 +342,41 @@ func openDataset(ctx context.Context, st *store.Store, ids [2]string) (*Dataset,
 }
 
 // SelectTasks parses a task selection: comma-separated task numbers or
-// ids, and ranges N-M. Empty means every task.
+// ids, and ranges N-M (every task numbered N to M). Empty means every
+// task.
 func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
 	if strings.TrimSpace(spec) == "" {
 		return d.Tasks, nil
 	}
+	b := d.Bench()
+	first, last := d.Tasks[0].Index, d.Tasks[len(d.Tasks)-1].Index
 	want := map[int]bool{}
 	for _, part := range strings.Split(spec, ",") {
 		// num parses one end of part; an error names the whole part, so
 		// that "-1" is not reported as "".
-		num := func(s string) (int, error) {
-			s = strings.TrimPrefix(strings.TrimSpace(s), "HumanEval/")
+		num := func(s string, isRange bool) (int, error) {
+			s = strings.TrimPrefix(strings.TrimSpace(s), b.TaskPrefix)
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 || n >= len(d.Tasks) {
-				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks 0 to %d)", strings.TrimSpace(part), d.ID, len(d.Tasks)-1)
+			if err != nil || n < first || n > last || !isRange && d.Task(b.TaskID(n)) == nil {
+				return 0, exitcode.Errorf(exitcode.Usage, "--tasks: %q is not a task number, id or range N-M of %s (tasks %d to %d)", strings.TrimSpace(part), d.ID, first, last)
 			}
 			return n, nil
 		}
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := num(lo)
+		a, err := num(lo, isRange)
 		if err != nil {
 			return nil, err
 		}
-		b := a
+		z := a
 		if isRange {
-			if b, err = num(hi); err != nil {
+			if z, err = num(hi, true); err != nil {
 				return nil, err
 			}
 		}
-		if b < a {
+		if z < a {
 			return nil, exitcode.Errorf(exitcode.Usage, "--tasks: empty range %q", part)
 		}
-		for i := a; i <= b; i++ {
+		for i := a; i <= z; i++ {
 			want[i] = true
 		}
 	}

@@ -11,16 +11,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/digest"
 )
 
-// Task is one HumanEval problem with its test inputs.
+// Task is one problem of a code benchmark with its test inputs.
 type Task struct {
-	ID         string // "HumanEval/N"
+	ID         string // "HumanEval/N" or "Mbpp/N"
 	Index      int    // N
 	Prompt     string
 	EntryPoint string
@@ -28,6 +28,9 @@ type Task struct {
 	Base       []json.RawMessage // base_input: argument lists, each a JSON array
 	Plus       []json.RawMessage // plus_input; nil for the original HumanEval
 	Atol       float64
+	// Rules are EvalPlus's task-specific rules (input rebuilding, special
+	// oracles); the zero value is plain comparison of JSON inputs.
+	Rules TaskRules
 }
 
 // Program returns the canonical program: prompt followed by the canonical
@@ -57,13 +60,15 @@ func (p Phase) String() string {
 	return "base"
 }
 
-// Dataset is a verified, parsed HumanEval dataset.
+// Dataset is a verified, parsed dataset of a code benchmark.
 type Dataset struct {
-	ID      string        // catalog id, e.g. "humanevalplus-v0.1.10"
-	SHA256  digest.SHA256 // of the .jsonl.gz bytes as pinned
-	MD5     string        // of the decompressed JSON lines: EvalPlus's dataset "hash"
-	HasPlus bool          // plus inputs exist (false for the original HumanEval)
-	Tasks   []*Task
+	// Benchmark says whose task ids and rules apply; nil means HumanEval+.
+	Benchmark *Benchmark
+	ID        string        // catalog id, e.g. "humanevalplus-v0.1.10"
+	SHA256    digest.SHA256 // of the .jsonl.gz bytes as pinned
+	MD5       string        // of the decompressed JSON lines: EvalPlus's dataset "hash"
+	HasPlus   bool          // plus inputs exist (false for the original HumanEval)
+	Tasks     []*Task
 	// InputsFrom names the dataset the inputs and atol come from when it is
 	// not this one (the original HumanEval takes HumanEval+'s base inputs).
 	InputsFrom string
@@ -71,11 +76,19 @@ type Dataset struct {
 
 // Task returns the task with the given id, or nil.
 func (d *Dataset) Task(id string) *Task {
-	n, ok := taskIndex(id)
-	if !ok || n >= len(d.Tasks) {
+	n, ok := d.Bench().taskNumber(id)
+	if !ok {
 		return nil
 	}
-	return d.Tasks[n]
+	if n < len(d.Tasks) && d.Tasks[n].Index == n {
+		return d.Tasks[n]
+	}
+	// Tasks ascend by number: search.
+	i := sort.Search(len(d.Tasks), func(i int) bool { return d.Tasks[i].Index >= n })
+	if i < len(d.Tasks) && d.Tasks[i].Index == n {
+		return d.Tasks[i]
+	}
+	return nil
 }
 
 // Limits of what a dataset file may hold; the real files are far below.
@@ -110,8 +123,19 @@ type origLine struct {
 // bytes with the given SHA-256 (the catalog pin), and parses it. Nothing is
 // returned unless the whole stream matched its pin.
 func LoadPlus(gz io.Reader, id string, size int64, sum digest.SHA256) (*Dataset, error) {
-	d := &Dataset{ID: id, SHA256: sum, HasPlus: true}
+	return LoadBenchmark(gz, id, size, sum, HumanEvalPlus)
+}
+
+// LoadBenchmark reads an EvalPlus .jsonl.gz stream of benchmark b
+// (HumanEval+ or MBPP+), pinned like LoadPlus, and attaches EvalPlus's
+// task-specific rules of b to its tasks.
+func LoadBenchmark(gz io.Reader, id string, size int64, sum digest.SHA256, b *Benchmark) (*Dataset, error) {
+	d := &Dataset{ID: id, SHA256: sum, HasPlus: true, Benchmark: b}
 	err := readLines(gz, id, size, sum, d, func(n int, line []byte) error {
+		line, err := standardJSON(line)
+		if err != nil {
+			return err
+		}
 		var l plusLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return err
@@ -119,10 +143,11 @@ func LoadPlus(gz io.Reader, id string, size int64, sum digest.SHA256) (*Dataset,
 		if l.TaskID == nil || l.Prompt == nil || l.EntryPoint == nil || l.Canonical == nil || l.BaseInput == nil || l.PlusInput == nil || l.Atol == nil {
 			return errors.New("missing one of task_id, prompt, entry_point, canonical_solution, base_input, plus_input, atol")
 		}
-		t, err := newTask(n, *l.TaskID, *l.Prompt, *l.EntryPoint, *l.Canonical)
+		t, err := newTask(b, d.Tasks, *l.TaskID, *l.Prompt, *l.EntryPoint, *l.Canonical)
 		if err != nil {
 			return err
 		}
+		t.Rules = rulesFor(b, t)
 		if t.Base, err = splitInputs(l.BaseInput); err != nil {
 			return fmt.Errorf("base_input: %v", err)
 		}
@@ -156,7 +181,7 @@ func LoadOriginal(gz io.Reader, id string, size int64, sum digest.SHA256, inputs
 		if l.TaskID == nil || l.Prompt == nil || l.EntryPoint == nil || l.Canonical == nil {
 			return errors.New("missing one of task_id, prompt, entry_point, canonical_solution")
 		}
-		t, err := newTask(n, *l.TaskID, *l.Prompt, *l.EntryPoint, *l.Canonical)
+		t, err := newTask(HumanEvalPlus, d.Tasks, *l.TaskID, *l.Prompt, *l.EntryPoint, *l.Canonical)
 		if err != nil {
 			return err
 		}
@@ -164,7 +189,7 @@ func LoadOriginal(gz io.Reader, id string, size int64, sum digest.SHA256, inputs
 		if src == nil || src.EntryPoint != t.EntryPoint {
 			return fmt.Errorf("task %s has no counterpart with entry point %s in %s", t.ID, t.EntryPoint, inputs.ID)
 		}
-		t.Base, t.Atol = src.Base, src.Atol
+		t.Base, t.Atol, t.Rules = src.Base, src.Atol, src.Rules
 		d.Tasks = append(d.Tasks, t)
 		return nil
 	})
@@ -248,35 +273,24 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func newTask(n int, id, prompt, entry, canonical string) (*Task, error) {
-	idx, ok := taskIndex(id)
+// newTask checks a task's id against the benchmark and the tasks before
+// it: dense benchmarks number tasks 0, 1, 2, ...; others ascend.
+func newTask(b *Benchmark, before []*Task, id, prompt, entry, canonical string) (*Task, error) {
+	idx, ok := b.taskNumber(id)
 	if !ok {
-		return nil, fmt.Errorf("task_id %q is not HumanEval/N", clipString(id))
+		return nil, fmt.Errorf("task_id %q is not %sN", clipString(id), b.TaskPrefix)
 	}
-	if idx != n {
-		return nil, fmt.Errorf("task %s out of order: expected HumanEval/%d", id, n)
+	n := len(before)
+	if b.Dense && idx != n {
+		return nil, fmt.Errorf("task %s out of order: expected %s", id, b.TaskID(n))
+	}
+	if !b.Dense && n > 0 && idx <= before[n-1].Index {
+		return nil, fmt.Errorf("task %s out of order: task numbers must ascend after %s", id, before[n-1].ID)
 	}
 	if !isIdentifier(entry) {
 		return nil, fmt.Errorf("task %s: entry_point %q is not a Python identifier", id, clipString(entry))
 	}
 	return &Task{ID: id, Index: idx, Prompt: prompt, EntryPoint: entry, Canonical: canonical}, nil
-}
-
-// taskIndex parses "HumanEval/N" with N a decimal number without sign or
-// leading zeros.
-func taskIndex(id string) (int, bool) {
-	s, ok := strings.CutPrefix(id, "HumanEval/")
-	if !ok || s == "" || len(s) > 6 || (len(s) > 1 && s[0] == '0') {
-		return 0, false
-	}
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }
 
 func isIdentifier(s string) bool {
@@ -291,8 +305,49 @@ func isIdentifier(s string) bool {
 	return true
 }
 
+// standardJSON turns a line of Python's JSON dialect into standard JSON:
+// the bare tokens Infinity and -Infinity, which Python's json module reads
+// and writes (MBPP+ Mbpp/404 has them), become 1e999 and -1e999, which
+// Python reads as the same floats. NaN has no such spelling and is refused.
+func standardJSON(line []byte) ([]byte, error) {
+	const inf = "Infinity"
+	if !bytes.Contains(line, []byte(inf)) && !bytes.Contains(line, []byte("NaN")) {
+		return line, nil
+	}
+	out := make([]byte, 0, len(line))
+	inString := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case inString:
+			if c == '\\' && i+1 < len(line) {
+				out = append(out, c)
+				i++
+				c = line[i]
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == 'I' && bytes.HasPrefix(line[i:], []byte(inf)):
+			out = append(out, "1e999"...)
+			i += len(inf) - 1
+			continue
+		case c == 'N' && bytes.HasPrefix(line[i:], []byte("NaN")):
+			return nil, errors.New("a NaN input, which repro cannot pass on unchanged")
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // splitInputs splits a JSON array of argument lists.
+// An empty JSON object counts as no inputs: EvalPlus iterates what it
+// loaded, and MBPP+ Mbpp/793 has {} as its plus inputs.
 func splitInputs(raw json.RawMessage) ([]json.RawMessage, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
+		return []json.RawMessage{}, nil
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, err

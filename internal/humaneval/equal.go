@@ -64,6 +64,8 @@ func eqAt(a []byte, i int, b []byte, j int) bool {
 		return true
 	case tagDict:
 		return tb == tagDict && dictEqual(a, i, b, j)
+	case tagDigest:
+		return tb == tagDigest && bytes.Equal(a[i:i+digestLen], b[j:j+digestLen])
 	}
 	return false // tagOther
 }

@@ -50,7 +50,7 @@ type EvalPlusConfig struct {
 	HarnessDir  string // checked with CheckHarness
 	TreeDir     string // an EvalPlus checkout; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
 	TreeDigest  digest.SHA256
-	DatasetFile string // the decompressed HumanEval+ JSON lines (EvalPlus hashes these bytes)
+	DatasetFile string // the decompressed dataset's JSON lines (EvalPlus hashes these bytes)
 	Dataset     *Dataset
 	Tasks       []*Task
 	Samples     []*Sample
@@ -75,11 +75,23 @@ func EvalPlusLimits() sandbox.Limits {
 	return l
 }
 
+// evalplusLimitsFor are EvalPlusLimits, with room for MBPP+'s largest
+// expected output (Mbpp/255, about 1.1 GB as Python objects, held by the
+// driver and by the child it forks): EvalPlus caps each child's address
+// space at 4 GiB itself.
+func evalplusLimitsFor(b *Benchmark) sandbox.Limits {
+	l := EvalPlusLimits()
+	if b == MBPPPlus {
+		l.Memory = 6 << 30
+	}
+	return l
+}
+
 // RunEvalPlus runs the self-check (the canonical solutions through
 // EvalPlus's path) and then the samples through EvalPlus's scoring core.
 func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	if cfg.Dataset.InputsFrom != "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores HumanEval+ datasets; %s is not one", cfg.Dataset.ID)
+		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores EvalPlus's own datasets (HumanEval+, MBPP+); %s is not one", cfg.Dataset.ID)
 	}
 	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return nil, err
@@ -190,18 +202,18 @@ func (c *evalplusContainer) start(ctx context.Context) error {
 	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return err
 	}
-	data := path.Join(evalplusData, "HumanEvalPlus.jsonl")
+	data := path.Join(evalplusData, cfg.Dataset.Bench().DataFile)
 	ct, err := cfg.Engine.Start(ctx, sandbox.Spec{
 		Image: cfg.Image,
 		Cmd:   []string{"/usr/bin/python3", "-I", HarnessTarget + "/evalplus_driver.py"},
 		Env: map[string]string{"REPRO_SANDBOX": "1", "REPRO_EVALPLUS_TREE": EvalPlusTarget,
-			"REPRO_EVALPLUS_DATASET": data},
+			"REPRO_EVALPLUS_DATASET": data, "REPRO_EVALPLUS_BENCHMARK": cfg.Dataset.Bench().Name},
 		ReadOnly: []sandbox.Mount{
 			{Source: cfg.HarnessDir, Target: HarnessTarget},
 			{Source: cfg.packageDir(), Target: path.Join(EvalPlusTarget, EvalPlusPackage)},
 			{Source: cfg.DatasetFile, Target: data},
 		},
-		Limits: EvalPlusLimits(),
+		Limits: evalplusLimitsFor(cfg.Dataset.Bench()),
 		Stdin:  true,
 		Labels: map[string]string{"humaneval": "evalplus"},
 	})

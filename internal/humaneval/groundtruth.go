@@ -34,7 +34,7 @@ type TruthKey struct {
 
 // truthFormat changes whenever the cache layout or the meaning of its
 // contents changes.
-const truthFormat = 1
+const truthFormat = 2
 
 // Digest returns the key's digest, the name of its cache folder.
 func (k TruthKey) Digest() digest.SHA256 {
@@ -50,6 +50,14 @@ type phaseTruth struct {
 	SHA256    digest.SHA256 `json:"sha256"`
 	MaxRecord int           `json:"max_record"`
 	Times     []float64     `json:"times"`
+	// Encode is, per input, the CPU seconds the child spent beyond the
+	// call itself (encoding the output; for input 0 also loading the
+	// program), as the supervisor measured them.
+	Encode []float64 `json:"encode"`
+	// PeakKB is the child's peak resident memory over the phase (KiB).
+	PeakKB int64 `json:"peak_kb"`
+	// Large: the canonical solution needed the large sandbox (LargeLimits).
+	Large bool `json:"large,omitempty"`
 }
 
 // taskTruth is the ground truth of one task.
@@ -73,7 +81,12 @@ func (t *taskTruth) phase(p Phase) *phaseTruth {
 // length and an encoded value each). Every file is written atomically; a
 // record file is read back only through its size and digest in N.json.
 type Truth struct {
-	Key  TruthKey
+	Key TruthKey
+	// Large, if set, launches supervisors in the large sandbox
+	// (LargeLimits): a phase whose canonical solution fails in the
+	// ordinary one is computed again there.
+	Large Launcher
+
 	dir  string
 	mu   sync.Mutex
 	task map[string]*taskTruth
@@ -144,7 +157,7 @@ func (t *Truth) load(task *Task, plus bool) *taskTruth {
 }
 
 func phaseUsable(pt *phaseTruth, n int) bool {
-	return pt != nil && pt.N == n && len(pt.Times) == n && pt.Size >= 0 && pt.MaxRecord >= 0
+	return pt != nil && pt.N == n && len(pt.Times) == n && len(pt.Encode) == n && pt.Size >= 0 && pt.MaxRecord >= 0
 }
 
 // Missing returns the tasks without usable cached ground truth.
@@ -213,9 +226,16 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus boo
 		phases = append(phases, Plus)
 	}
 	for _, p := range phases {
-		pt, why, err := t.computePhase(ctx, w, task, p, rl)
+		pt, why, err := t.computePhase(ctx, w, task, p, rl, nil)
 		if err != nil {
 			return nil, err
+		}
+		if lw := w.largeWorker(t.Large); why != "" && lw != nil {
+			// Perhaps it only needs more memory than the ordinary
+			// sandbox has.
+			if pt, why, err = t.computePhase(ctx, w, task, p, rl, lw); err != nil {
+				return nil, err
+			}
 		}
 		if why != "" {
 			tt = &taskTruth{Task: task.ID, Error: fmt.Sprintf("%s inputs: %s", p, why)}
@@ -242,7 +262,8 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus boo
 
 // computePhase runs one phase and writes its record file. why is set when
 // the canonical solution failed.
-func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase, rl RunLimits) (pt *phaseTruth, why string, err error) {
+// With lw set, the phase runs in lw, w's companion in the large sandbox.
+func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase, rl RunLimits, lw *worker) (pt *phaseTruth, why string, err error) {
 	inputs := task.Inputs(p)
 	limits := make([]float64, len(inputs))
 	for i := range limits {
@@ -250,10 +271,17 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	}
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
-		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
+		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
 	}
-	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs))}
+	run := w.run
+	if lw != nil {
+		j.Memory = largeTruthChildMemory
+		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
+			return w.runLarge(ctx, lw, j, onRecord)
+		}
+	}
+	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs)), Large: lw != nil}
 	h := digest.NewHash()
 	var end jobEnd
 	var runErr error
@@ -261,7 +289,16 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	werr := atomicfile.Write(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
-		end, runErr = w.run(ctx, j, func(k int, r record) bool {
+		end, runErr = run(ctx, j, func(k int, r record) bool {
+			if task.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
+				// EvalPlus records whether the output is not None, as a
+				// bool, for these tasks (get_groundtruth's output_not_none).
+				v := Value{tagTrue}
+				if r.Kind == 'V' && len(r.Data) == 1 && r.Data[0] == tagNone {
+					v[0] = tagFalse
+				}
+				r.Kind, r.Data = 'V', v
+			}
 			switch r.Kind {
 			case 'V':
 				v, err := ParseValue(r.Data, DefaultBounds)
@@ -279,6 +316,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 				pt.Size += int64(4 + len(v))
 				pt.MaxRecord = max(pt.MaxRecord, len(v))
 				pt.Times = append(pt.Times, r.Time)
+				pt.Encode = append(pt.Encode, max(0, r.Gap-r.Time))
 				return true
 			case 'M':
 				why = "the program failed: " + clipString(string(r.Data))
@@ -312,6 +350,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		return nil, "", fmt.Errorf("ground truth of %s: %w", task.ID, werr)
 	}
 	h.Sum(pt.SHA256[:0])
+	pt.PeakKB = end.MaxRSSKB
 	if why != "" {
 		os.Remove(path)
 		return nil, why, nil

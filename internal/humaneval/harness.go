@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:5fba7295e23bd777aaee9558b6050fa01405ff6203aa96b49f16fecec6b9912a")
+var HarnessDigest = digest.MustParse("sha256:9e317a7da2c59bf08bfdae09e4307374d2d59a796377660fb44ccfb6bbd03684")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

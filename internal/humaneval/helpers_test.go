@@ -41,6 +41,7 @@ type pinned struct {
 var (
 	plusPin = pinned{"humanevalplus-v0.1.10/HumanEvalPlus.jsonl.gz", 925932, "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101"}
 	miniPin = pinned{"humanevalplus-v0.1.10/HumanEvalPlus-Mini.jsonl.gz", 57064, "91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f"}
+	mbppPin = pinned{"mbppplus-v0.2.0/MbppPlus.jsonl.gz", 336032, "af43697e8791c4c149bdfd6b489d8b5412507551ac20e28a439f650b8225db63"}
 	origPin = pinned{"human-eval/HumanEval.jsonl.gz", 44877, "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"}
 )
 
@@ -75,6 +76,10 @@ func testDataset(t testing.TB, id string) *Dataset {
 		f := open(p)
 		defer f.Close()
 		d, err = LoadPlus(f, id, p.size, digest.MustParse(p.sum))
+	case "mbppplus-v0.2.0":
+		f := open(mbppPin)
+		defer f.Close()
+		d, err = LoadBenchmark(f, id, mbppPin.size, digest.MustParse(mbppPin.sum), MBPPPlus)
 	case "humaneval":
 		datasets.Unlock()
 		plus := testDataset(t, "humanevalplus-v0.1.10")
@@ -118,3 +123,11 @@ func testTruth(t testing.TB, d *Dataset, img sandbox.Image) *Truth {
 }
 
 var _ = context.Background
+
+// testOracle is the oracle of a task of benchmark b with the given atol
+// and entry point.
+func testOracle(b *Benchmark, atol float64, entry string) *oracle {
+	t := &Task{Atol: atol, EntryPoint: entry}
+	t.Rules = rulesFor(b, t)
+	return newOracle(t)
+}

@@ -16,7 +16,7 @@ type oracleStep struct {
 
 func runOracle(t *testing.T, name string, atol float64, entry string, args string, steps []oracleStep) {
 	t.Helper()
-	o := newOracle(atol, entry)
+	o := testOracle(HumanEvalPlus, atol, entry)
 	for i, s := range steps {
 		ok, why := o.check([]byte(args), mustParse(t, s.out), mustParse(t, s.exp))
 		if ok != s.pass {

@@ -43,6 +43,7 @@ type job struct {
 	EntryPoint string
 	Program    []byte
 	Inputs     []byte    // a JSON array of argument lists
+	Rebuild    string    // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
 	Limits     []float64 // seconds per input
 	FirstExtra float64   // CPU seconds allowed for loading the program, on top of input 0's limit
 	PhaseLimit float64   // CPU seconds for the whole list
@@ -58,6 +59,7 @@ type jobHeader struct {
 	EntryPoint string    `json:"entry_point"`
 	ProgramLen int       `json:"program_len"`
 	InputsLen  int       `json:"inputs_len"`
+	Rebuild    string    `json:"rebuild,omitempty"`
 	N          int       `json:"n"`
 	Limits     []float64 `json:"limits"`
 	FirstExtra float64   `json:"first_extra"`
@@ -119,6 +121,35 @@ type worker struct {
 	peak     int64 // highest container peak memory seen
 	// grace is added to a job's own limits before Go kills the container.
 	grace time.Duration
+	// large runs this worker's large jobs (see LargeLimits); nil until
+	// the first.
+	large *worker
+}
+
+// largeWorker returns the worker's companion in the large sandbox, or nil
+// if launch is nil.
+func (w *worker) largeWorker(launch Launcher) *worker {
+	if launch == nil {
+		return nil
+	}
+	if w.large == nil {
+		w.large = &worker{launch: launch, grace: w.grace}
+	}
+	return w.large
+}
+
+// runLarge runs j in the large sandbox, one large job at a time.
+func (w *worker) runLarge(ctx context.Context, lw *worker, j *job, onRecord func(k int, r record) bool) (jobEnd, error) {
+	select {
+	case largeSlot <- struct{}{}:
+	case <-ctx.Done():
+		return jobEnd{}, ctx.Err()
+	}
+	defer func() { <-largeSlot }()
+	end, err := lw.run(ctx, j, onRecord)
+	// The large container is not kept: its memory goes back at once.
+	lw.end(false)
+	return end, err
 }
 
 // rotateAfter is how much a supervisor may stream before it is replaced;
@@ -213,7 +244,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return jobEnd{}, err
 	}
 	hdr, err := json.Marshal(jobHeader{
-		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs),
+		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs), Rebuild: j.Rebuild,
 		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit, WallFactor: j.WallFactor,
 		RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
@@ -315,7 +346,9 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			default:
 				return lost(k, fmt.Sprintf("record of kind %q", rec.Kind))
 			}
-			if k >= len(j.Limits) {
+			if k >= len(j.Limits) && !(k == 0 && rec.Kind == 'M') {
+				// (A job without inputs still loads the program, which
+				// may fail: M.)
 				return lost(k, "more records than inputs")
 			}
 			if !cancelled && !onRecord(k, rec) {
@@ -359,5 +392,8 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 // memory seen.
 func (w *worker) close() int64 {
 	w.end(false)
+	if w.large != nil {
+		w.peak = max(w.peak, w.large.close())
+	}
 	return w.peak
 }

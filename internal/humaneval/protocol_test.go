@@ -93,7 +93,7 @@ func FuzzSupervisorStream(f *testing.F) {
 	exp := mustParse(f, floatv(math.Pi))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		w := &worker{launch: streamOf(stream)}
-		o := newOracle(0, "f")
+		o := testOracle(HumanEvalPlus, 0, "f")
 		w.run(context.Background(), testJob(3), func(k int, r record) bool {
 			if r.Kind != 'V' {
 				return false

@@ -16,10 +16,13 @@ type Config struct {
 	Samples   []*Sample // the candidates; ignored when Canonical is set
 	Canonical bool      // score the canonical solutions as if they were candidates
 	Launch    Launcher
-	Truth     *Truth
-	Limits    RunLimits
-	BaseOnly  bool
-	Parallel  int
+	// LaunchLarge starts supervisors in the large sandbox (LargeLimits)
+	// for what the ordinary one cannot hold; nil means none.
+	LaunchLarge Launcher
+	Truth       *Truth
+	Limits      RunLimits
+	BaseOnly    bool
+	Parallel    int
 	// Progress, if set, is told the stage ("ground truth", "self-check",
 	// "scoring") and how many of its jobs are done.
 	Progress func(stage string, done, total int)
@@ -166,6 +169,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.Progress != nil {
 			cfg.Progress("ground truth", 0, len(missing))
 		}
+		cfg.Truth.Large = cfg.LaunchLarge
 		st, err := cfg.Truth.Compute(ctx, cfg.Launch, missing, plus, cfg.Parallel, cfg.Limits)
 		rep.Truth.Stats = st
 		if err != nil {
@@ -184,7 +188,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Truth.Wall = time.Since(start)
 
 	// Self-check: the canonical solutions through exactly the candidate path.
-	sc := &Scorer{Launch: cfg.Launch, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
+	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
 		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true}
 	defer func() {
 		peak := sc.Close()

@@ -185,11 +185,11 @@ type SampleFile struct {
 	TaskID string
 	K      int    // the number in K.py
 	Path   string // host path
-	Flat   string // a flat file name: HumanEval_N-K.py
+	Flat   string // a flat file name: HumanEval_N-K.py, Mbpp_N-K.py
 }
 
 // ListSamplesDir lists a samples folder in EvalPlus's layout,
-// DIR/HumanEval_N/K.py, each file a whole program. Entries that are not
+// DIR/HumanEval_N/K.py (DIR/Mbpp_N/K.py), each file a whole program. Entries that are not
 // task folders or .py files are skipped with a warning, as EvalPlus skips
 // them; a .py file not named by a number, a link or a special file is an
 // error. Files come sorted by task and K.
@@ -238,8 +238,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 	}
 	sort.Slice(files, func(i, j int) bool {
 		a, b := files[i], files[j]
-		ia, _ := taskIndex(a.TaskID)
-		ib, _ := taskIndex(b.TaskID)
+		ia, ib := d.Task(a.TaskID).Index, d.Task(b.TaskID).Index
 		if ia != ib {
 			return ia < ib
 		}

@@ -26,6 +26,34 @@ func SupervisorLimits() sandbox.Limits {
 	}
 }
 
+// LargeLimits are the limits of the one supervisor container at a time
+// that runs what the ordinary one cannot hold: a task whose canonical
+// solution fails in SupervisorLimits gets its ground truth computed again
+// here, and is then scored here, its programs' memory limit derived from
+// the canonical solution's measured peak (see largeChildMemory). MBPP+'s
+// Mbpp/255 builds a list of 1.66 M tuples (about 1.1 GB) for one input.
+// 4 GiB is EvalPlus's own memory limit.
+func LargeLimits() sandbox.Limits {
+	l := SupervisorLimits()
+	l.Memory = 4 << 30
+	return l
+}
+
+// largeTruthChildMemory is the address-space limit of a canonical
+// solution computing ground truth in the large sandbox.
+const largeTruthChildMemory = 3584 << 20
+
+// largeChildMemory is the address-space limit of a program scored in the
+// large sandbox: twice the canonical solution's peak resident memory plus
+// 256 MiB (for the interpreter's own mappings), at least the ordinary
+// limit and at most largeTruthChildMemory.
+func largeChildMemory(peakKB, ordinary int64) int64 {
+	return min(largeTruthChildMemory, max(ordinary, 2*peakKB<<10+256<<20))
+}
+
+// largeSlot lets one large job run at a time in this process.
+var largeSlot = make(chan struct{}, 1)
+
 // supervisorCmd starts the supervisor: isolated mode ignores PYTHON*
 // variables and keeps the current folder off sys.path.
 var supervisorCmd = []string{"/usr/bin/python3", "-I", HarnessTarget + "/supervisor.py"}

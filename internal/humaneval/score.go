@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -108,12 +109,15 @@ type ScoreStats struct {
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
 type Scorer struct {
-	Launch   Launcher
-	Dataset  *Dataset
-	Truth    *Truth
-	Limits   RunLimits
-	BaseOnly bool
-	Parallel int
+	Launch Launcher
+	// LaunchLarge starts supervisors in the large sandbox (LargeLimits),
+	// where the phases whose ground truth was computed there run.
+	LaunchLarge Launcher
+	Dataset     *Dataset
+	Truth       *Truth
+	Limits      RunLimits
+	BaseOnly    bool
+	Parallel    int
 	// Progress, if set, is called after each finished job.
 	Progress func(done, total int)
 	// Keep keeps the supervisors between calls of Score (until Close), so
@@ -297,21 +301,42 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	pt := tt.phase(p)
 	inputs := task.Inputs(p)
 	limits := s.Limits.InputLimits(pt.Times)
+	phaseLimit := s.Limits.PhaseLimit(limits)
+	// Turning an output into plain data is repro's work, not the program's
+	// (EvalPlus compares in the process, outside its per-input timer): each
+	// input gets TimeFactor times what encoding the canonical output took,
+	// on top of its limit, and the list the sum of these.
+	for i, e := range pt.Encode {
+		a := s.Limits.TimeFactor * e
+		limits[i] += a
+		phaseLimit += a
+	}
 	// Outputs of a correct program are about as large as the expected ones;
 	// the caps leave wide room and stop floods early.
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: joinInputs(inputs), Limits: limits, FirstExtra: s.Limits.ImportAllowance,
-		PhaseLimit: s.Limits.PhaseLimit(limits), WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
+		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: s.Limits.ImportAllowance,
+		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
+	}
+	run := w.run
+	if pt.Large {
+		lw := w.largeWorker(s.LaunchLarge)
+		if lw == nil {
+			return PhaseResult{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", task.ID, p)
+		}
+		j.Memory = largeChildMemory(pt.PeakKB, s.Limits.ChildMemory)
+		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
+			return w.runLarge(ctx, lw, j, onRecord)
+		}
 	}
 	exp, err := s.Truth.open(task, p)
 	if err != nil {
 		return PhaseResult{}, err
 	}
 	defer func() { exp.close() }()
-	orc := newOracle(task.Atol, task.EntryPoint)
+	orc := newOracle(task)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
 	judge := func(k int, r record) bool {
@@ -323,20 +348,25 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+clipString(string(r.Data))
 			return false
 		case 'U':
-			res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
-			return false
+			if !task.Rules.NotNone {
+				res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
+				return false
+			}
 		}
 		want, err := exp.next()
 		if err != nil {
 			fatal = err
 			return false
 		}
-		got, err := ParseValue(r.Data, DefaultBounds)
-		if err != nil {
+		var got Value
+		if r.Kind == 'U' {
+			// Not None (None always encodes): all the not-None oracle asks.
+			got = Value{tagOther, 0, 0, 0, 0}
+		} else if got, err = ParseValue(r.Data, DefaultBounds); err != nil {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
 			return false
 		}
-		if got[0] == tagOther {
+		if got[0] == tagOther && !task.Rules.NotNone {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
@@ -347,7 +377,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return true
 	}
 	for attempt := 0; ; attempt++ {
-		end, err := w.run(ctx, j, judge)
+		end, err := run(ctx, j, judge)
 		if err != nil {
 			return PhaseResult{}, err
 		}
@@ -375,7 +405,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				if exp, err = s.Truth.open(task, p); err != nil {
 					return PhaseResult{}, err
 				}
-				orc = newOracle(task.Atol, task.EntryPoint)
+				orc = newOracle(task)
 				j.ID = nextJobID()
 				continue
 			}

@@ -168,8 +168,10 @@ func FuzzParseValue(f *testing.F) {
 			if okA && okB && (string(ka) == string(kb)) != Equal(va, vb) {
 				t.Fatalf("canonical keys and Equal disagree for %x and %x", a, b)
 			}
-			o := newOracle(1e-6, "f")
-			o.check([]byte("[1]"), va, vb)
+			for _, entry := range []string{"f", "similar_elements", "check_str", "surface_Area", "digit_distance_nums", "sum_div"} {
+				testOracle(MBPPPlus, 1e-6, entry).check([]byte("[1, 2]"), va, vb)
+				testOracle(MBPPPlus, 0, entry).check(a, va, vb)
+			}
 			findZeroOK([]byte("[[1, 2]]"), va, 1e-4)
 		}
 	})

@@ -75,6 +75,18 @@ func (h Home) Runs() string { return h.join("runs") }
 // Run is the folder of the run with id.
 func (h Home) Run(id string) string { return h.join("runs", id) }
 
+// Index is the folder of the run index, a cache rebuilt from the run
+// folders.
+func (h Home) Index() string { return h.join("index") }
+
+// RunIndex is the run index database (SQLite); its -wal and -shm files sit
+// beside it.
+func (h Home) RunIndex() string { return h.join("index", "runs.db") }
+
+// RunIndexLock is the lock that keeps a run index from being replaced
+// while another process uses it.
+func (h Home) RunIndexLock() string { return h.join("index", "runs.lock") }
+
 // Keys is the folder of the local run key pair.
 func (h Home) Keys() string { return h.join("keys") }
 

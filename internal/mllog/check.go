@@ -26,6 +26,12 @@ type Options struct {
 // Benchmarks lists the benchmarks whose rules repro implements.
 func Benchmarks() []string { return []string{"dlrm", "minigo"} }
 
+// Check returns the error VerifyFiles would give for unsupported options.
+func (o Options) Check() error {
+	_, err := o.resolve()
+	return err
+}
+
 func (o Options) resolve() (*ruleset, error) {
 	v := o.Ruleset
 	if v == "" {
@@ -91,6 +97,15 @@ type Result struct {
 	RunStopMS  *float64  `json:"run_stop_ms,omitempty"`
 	Minutes    *float64  `json:"minutes,omitempty"`
 	Findings   []Finding `json:"findings"`
+	// Target is the quality target of the log's division and benchmark
+	// ("in [0.5, 1)"), and TargetValue the bound a chart draws (the lower
+	// one, else the upper); empty for an unknown benchmark.
+	Target      string   `json:"target,omitempty"`
+	TargetValue *float64 `json:"target_value,omitempty"`
+	// Accuracy is the eval_accuracy series of the log, at most
+	// MaxAccuracyPoints of it; AccuracyDropped counts the rest.
+	Accuracy        []AccuracyPoint `json:"accuracy,omitempty"`
+	AccuracyDropped int             `json:"accuracy_dropped,omitempty"`
 }
 
 // Errors returns the findings that are errors.
@@ -116,6 +131,7 @@ func Check(l *Log, opt Options) (*Result, error) {
 	e := &engine{rs: rs, log: l, strict: opt.Strict, keyed: map[string][]Finding{}, warnings: map[string]Finding{}}
 	res := &Result{File: l.Name, Records: l.RecordCount()}
 	e.describe(res)
+	e.describeAccuracy(res)
 	e.run()
 	if opt.Benchmark != "" && res.Benchmark != opt.Benchmark {
 		got := "no benchmark"

@@ -68,3 +68,31 @@ func FuzzIngest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMLLOG feeds arbitrary MLLOG run reports through parsing and both
+// text renderers: no panic, and no markup from the report reaches a page.
+func FuzzMLLOG(f *testing.F) {
+	f.Add([]byte(`{"ruleset":"<i>","compliant":true,"files":[{"file":"<script>.txt","benchmark":"minigo","compliant":true,"minutes":1.5,"target":"in [0.5, 1)","target_value":0.5,"accuracy":[{"line":1,"epoch":1,"value":0.2},{"line":2,"epoch":2,"value":0.6,"reached":true}],"findings":[{"severity":"error","message":"<u>"}]}],"scores":[{"benchmark":"<img>","runs":1,"minutes":2,"note":"<u>"}]}`))
+	f.Add([]byte(`{"files":[null,{"accuracy":[{"value":1e308,"epoch":-1e308},{"value":-1e308}]}],"scores":[]}`))
+	f.Add([]byte(`{"files":[{"benchmark":"dlrm","accuracy":[{"value":0.8}]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseMLLOG(b)
+		if err != nil {
+			return
+		}
+		rep := &Report{Schema: Schema, MLLOG: m}
+		var html, md bytes.Buffer
+		if err := Write(&html, rep, "html"); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&md, rep, "md"); err != nil {
+			t.Fatal(err)
+		}
+		body := html.String()[strings.Index(html.String(), "<body>"):]
+		for _, tag := range []string{"<script", "<img", "<i>", "<u>"} {
+			if strings.Contains(body, tag) || strings.Contains(md.String(), tag) {
+				t.Fatalf("markup %s from the MLLOG report reached a report", tag)
+			}
+		}
+	})
+}

@@ -100,11 +100,19 @@ type Rect struct {
 	Title      string
 }
 
-// Chart is an inline SVG chart, drawn as rectangles.
+// Line is a polyline of an inline SVG chart; Points is "x,y x,y ...".
+type Line struct {
+	Points string
+	Class  string
+	Title  string
+}
+
+// Chart is an inline SVG chart, drawn as rectangles and lines.
 type Chart struct {
 	Title         string
 	Width, Height int
 	Rects         []Rect
+	Lines         []Line
 	Caption       string
 }
 

@@ -51,6 +51,7 @@ type Report struct {
 	Provenance Provenance     `json:"provenance"`
 	HumanEval  *HumanEval     `json:"humaneval,omitempty"`
 	Handoff    *Handoff       `json:"handoff,omitempty"`
+	MLLOG      *MLLOG         `json:"mllog,omitempty"`
 	// Summary and Details are the record's summary and extra section,
 	// flattened, for kinds other than humaneval.
 	Summary []Field `json:"summary,omitempty"`
@@ -198,6 +199,11 @@ func Build(home, id string) (*Report, error) {
 		he, notes := humanEval(r.Dir, rec)
 		rep.HumanEval = he
 		rep.Notes = append(rep.Notes, notes...)
+	case "mllog":
+		m, notes := mllogSection(r.Dir, rec)
+		rep.MLLOG = m
+		rep.Notes = append(rep.Notes, notes...)
+		rep.Details = flatten(rec.Extra)
 	default:
 		if strings.HasPrefix(rec.Kind, "handoff-") {
 			h, notes := handoffSection(r.Dir, rec)

@@ -28,7 +28,8 @@ var fixtureOnce sync.Once
 const hostile = `</td><script>alert("x")</script><img src=x onerror=alert(1)>|`
 
 // writeFixture makes a signed HumanEval run through the runs API in a fresh
-// home and copies its public key and run folder to testdata/home.
+// home and copies its public key, trust file and run folder to
+// testdata/home.
 func writeFixture(t *testing.T) {
 	home := t.TempDir()
 	r, err := runs.Create(home, "humaneval")
@@ -85,6 +86,7 @@ func writeFixture(t *testing.T) {
 	}
 	copyTree(t, filepath.Join(home, "runs"), filepath.Join(fixtureHome, "runs"))
 	copyTree(t, filepath.Join(home, "keys", "run-signing.pub"), filepath.Join(fixtureHome, "keys", "run-signing.pub"))
+	copyTree(t, filepath.Join(home, "trust.json"), filepath.Join(fixtureHome, "trust.json"))
 }
 
 // copyTree copies a file or a folder of regular files.

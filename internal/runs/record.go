@@ -2,7 +2,6 @@ package runs
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
 
@@ -26,8 +26,9 @@ const (
 )
 
 // Finish completes rec (finish time, status, the digest of every file in
-// the run folder), writes record.json and its signed DSSE envelope
-// atomically. exitCode is the code the command exits with.
+// the run folder), writes record.json and the DSSE envelope of its in-toto
+// statement (see PayloadType), signed with home's run key, atomically.
+// exitCode is the code the command exits with.
 func (r *Run) Finish(rec *Record, exitCode int) error {
 	rec.FinishedAt = time.Now().UTC()
 	rec.ExitCode = exitCode
@@ -37,31 +38,27 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
 	rec.Files = files
-	payload, err := json.MarshalIndent(rec, "", "  ")
+	recordJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	payload = append(payload, '\n')
-	k, err := signingKey(r.home)
+	recordJSON = append(recordJSON, '\n')
+	payload, err := newStatement(recordJSON, files)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	k, err := LocalKey(r.home)
 	if err != nil {
 		return fmt.Errorf("run %s: cannot load the run key: %w", r.ID, err)
 	}
-	signer, err := dsse.NewEnvelopeSigner(k)
+	envBytes, err := signEnvelope(k, PayloadType, payload)
 	if err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(r.Dir, recordFile), recordJSON, 0o644); err != nil {
 		return err
 	}
-	env, err := signer.SignPayload(context.Background(), PayloadType, payload)
-	if err != nil {
-		return fmt.Errorf("run %s: failed to sign the record: %w", r.ID, err)
-	}
-	envBytes, err := json.MarshalIndent(env, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(r.Dir, recordFile), payload, 0o644); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(r.Dir, envelopeFile), append(envBytes, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(r.Dir, envelopeFile), envBytes, 0o644)
 }
 
 // folderFiles hashes every regular file under dir except the record files.
@@ -95,80 +92,185 @@ type Problem struct {
 	What string `json:"what"`
 }
 
-// Verify checks the envelope signature with the store's public run key,
-// that record.json is exactly the signed payload, and that the files of
-// the run folder are exactly the recorded ones with the recorded digests.
-// It returns the record and the problems found; the error is an
-// exitcode.Integrity error when there is any.
+// Verification is the outcome of checking a run against its signed record.
+type Verification struct {
+	// Record is the run's record (authenticated when Problems is empty).
+	Record   *Record
+	Problems []Problem
+	// Legacy: the record was signed before records became in-toto
+	// statements (LegacyPayloadType).
+	Legacy bool
+	// Key is the trusted key whose signature verified, nil if none.
+	Key *trust.Key
+}
+
+// Verify checks the run against its signed record with home's trust file
+// (see VerifyWith). A missing trust file is an exitcode.Precondition error.
 func (r *Run) Verify() (*Record, []Problem, error) {
-	rec, payload, err := r.ReadRecord()
+	rec, _, err := r.ReadRecord()
 	if err != nil {
 		return nil, nil, err
 	}
-	var problems []Problem
-	envBytes, err := safefile.ReadFile(filepath.Join(r.Dir, envelopeFile), 2*maxRecordBytes)
+	t, err := LoadTrust(r.home, "")
 	if err != nil {
-		problems = append(problems, Problem{Path: envelopeFile, What: "missing or unreadable signature envelope: " + err.Error()})
-	} else if err := verifyEnvelope(r.home, envBytes, payload); err != nil {
-		problems = append(problems, Problem{Path: envelopeFile, What: err.Error()})
+		return rec, []Problem{{What: err.Error()}}, err
 	}
-	files, err := folderFiles(r.Dir)
-	if err != nil {
-		problems = append(problems, Problem{What: err.Error()})
+	v, err := r.VerifyWith(t)
+	if v == nil {
+		return nil, nil, err
 	}
-	want := map[string]File{}
-	for _, f := range rec.Files {
-		want[f.Path] = f
-	}
-	for _, f := range files {
-		w, ok := want[f.Path]
-		switch {
-		case !ok:
-			problems = append(problems, Problem{Path: f.Path, What: "file not in the record"})
-		case w.SHA256 != f.SHA256 || w.Size != f.Size:
-			problems = append(problems, Problem{Path: f.Path, What: fmt.Sprintf("content changed: recorded sha256 %s (%d bytes), now %s (%d bytes)", w.SHA256, w.Size, f.SHA256, f.Size)})
-		}
-		delete(want, f.Path)
-	}
-	for p := range want {
-		problems = append(problems, Problem{Path: p, What: "recorded file is missing"})
-	}
-	sort.Slice(problems, func(i, j int) bool { return problems[i].Path < problems[j].Path })
-	if len(problems) > 0 {
-		var parts []string
-		for _, p := range problems {
-			parts = append(parts, strings.TrimPrefix(p.Path+": "+p.What, ": "))
-		}
-		return rec, problems, exitcode.Errorf(exitcode.Integrity, "run %s does not match its record: %s", r.ID, strings.Join(parts, "; "))
-	}
-	return rec, nil, nil
+	return v.Record, v.Problems, err
 }
 
-func verifyEnvelope(home string, envBytes, payload []byte) error {
-	var env dsse.Envelope
-	if err := json.Unmarshal(envBytes, &env); err != nil {
-		return fmt.Errorf("signature envelope is not valid JSON: %v", err)
-	}
-	if env.PayloadType != PayloadType {
-		return fmt.Errorf("signature envelope has payload type %q", env.PayloadType)
-	}
-	signed, err := env.DecodeB64Payload()
+// VerifyWith checks that the envelope carries a signature by a key t
+// trusts for run records at the signing time the record states, that its
+// in-toto statement names record.json and every other file of the run
+// folder with the digests they have now and no others, and that
+// record.json holds the signed predicate. The error is an
+// exitcode.Integrity error naming every problem when there is any.
+func (r *Run) VerifyWith(t *trust.File) (*Verification, error) {
+	recordJSON, err := safefile.ReadFile(filepath.Join(r.Dir, recordFile), maxRecordBytes)
 	if err != nil {
-		return fmt.Errorf("signature envelope payload: %v", err)
+		return nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
 	}
-	if !bytes.Equal(signed, payload) {
-		return errors.New("record.json differs from the signed payload")
-	}
-	k, err := verifyingKey(home)
+	ev := evidence{name: "run " + r.ID, record: recordJSON}
+	ev.envelope, ev.envelopeErr = safefile.ReadFile(filepath.Join(r.Dir, envelopeFile), 2*maxRecordBytes)
+	files, err := folderFiles(r.Dir)
 	if err != nil {
-		return err
+		ev.problems = append(ev.problems, Problem{What: err.Error()})
 	}
-	v, err := dsse.NewEnvelopeVerifier(k)
+	ev.files = map[string]File{}
+	for _, f := range files {
+		ev.files[f.Path] = f
+	}
+	return ev.check(t)
+}
+
+// evidence is what a run's check reads, from a run folder or a bundle.
+type evidence struct {
+	name        string // "run <id>" or "bundle <path>", for messages
+	record      []byte
+	envelope    []byte
+	envelopeErr error
+	// files are the run's files other than record.json and its envelope.
+	files    map[string]File
+	problems []Problem // found while gathering
+}
+
+func (ev *evidence) check(t *trust.File) (*Verification, error) {
+	var rec Record
+	if err := json.Unmarshal(ev.record, &rec); err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
+	}
+	v := &Verification{Record: &rec, Problems: ev.problems}
+	add := func(path, format string, args ...any) {
+		v.Problems = append(v.Problems, Problem{Path: path, What: fmt.Sprintf(format, args...)})
+	}
+	// want maps each file the signed payload names (but the record) to
+	// its digest; nil when nothing could be authenticated.
+	var want map[string]File
+	switch env, payload, err := ev.decodeEnvelope(); {
+	case err != nil:
+		add(envelopeFile, "%v", err)
+	case env.PayloadType == PayloadType:
+		st, err := parseStatement(payload)
+		if err != nil {
+			add(envelopeFile, "%v", err)
+			break
+		}
+		signedAt, err := predicateTime(st.predicate)
+		if err != nil {
+			add(envelopeFile, "%v", err)
+			break
+		}
+		if v.Key, err = verifyTrusted(t, env, trust.RunRecords, signedAt); err != nil {
+			add(envelopeFile, "%v", err)
+			break
+		}
+		if h := st.subjects[recordFile]; h != digest.Of(ev.record).Hex() {
+			add(recordFile, "differs from the signed statement: signed sha256 %s, now %s", h, digest.Of(ev.record).Hex())
+		} else if !st.samePredicate(ev.record) {
+			add(recordFile, "differs from the signed predicate")
+		}
+		want = map[string]File{}
+		for _, n := range st.names() {
+			if n != recordFile {
+				want[n] = File{Path: n, SHA256: st.subjects[n], Size: -1}
+			}
+		}
+		if _, ok := st.subjects[recordFile]; !ok {
+			add(recordFile, "the signed statement does not name record.json")
+		}
+	case env.PayloadType == LegacyPayloadType:
+		v.Legacy = true
+		if !bytes.Equal(payload, ev.record) {
+			add(recordFile, "differs from the signed payload")
+			break
+		}
+		if v.Key, err = verifyTrusted(t, env, trust.RunRecords, rec.FinishedAt); err != nil {
+			add(envelopeFile, "%v", err)
+			break
+		}
+		want = map[string]File{}
+		for _, f := range rec.Files {
+			want[f.Path] = f
+		}
+	default:
+		add(envelopeFile, "signature envelope has payload type %q, want %q", env.PayloadType, PayloadType)
+	}
+	if want != nil {
+		for _, p := range sortedPaths(ev.files) {
+			f := ev.files[p]
+			w, ok := want[p]
+			switch {
+			case !ok:
+				add(p, "file not in the signed record")
+			case w.SHA256 != f.SHA256 || w.Size >= 0 && w.Size != f.Size:
+				add(p, "content changed: signed sha256 %s, now %s (%d bytes)", w.SHA256, f.SHA256, f.Size)
+			}
+			delete(want, p)
+		}
+		for p := range want {
+			add(p, "signed file is missing")
+		}
+	}
+	sort.SliceStable(v.Problems, func(i, j int) bool { return v.Problems[i].Path < v.Problems[j].Path })
+	if len(v.Problems) > 0 {
+		var parts []string
+		for _, p := range v.Problems {
+			parts = append(parts, strings.TrimPrefix(p.Path+": "+p.What, ": "))
+		}
+		return v, exitcode.Errorf(exitcode.Integrity, "%s does not match its signed record: %s", ev.name, strings.Join(parts, "; "))
+	}
+	return v, nil
+}
+
+func (ev *evidence) decodeEnvelope() (*dsse.Envelope, []byte, error) {
+	if ev.envelopeErr != nil {
+		return nil, nil, fmt.Errorf("missing or unreadable signature envelope: %v", ev.envelopeErr)
+	}
+	if ev.envelope == nil {
+		return nil, nil, errors.New("missing signature envelope")
+	}
+	return decodeEnvelope(ev.envelope, "")
+}
+
+// predicateTime is the signing time a run statement states: the record's
+// finished_at.
+func predicateTime(pred map[string]any) (time.Time, error) {
+	s, _ := pred["finished_at"].(string)
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return err
+		return time.Time{}, fmt.Errorf("the signed record has no valid finished_at: %q", s)
 	}
-	if _, err := v.Verify(context.Background(), &env); err != nil {
-		return fmt.Errorf("signature does not verify with the run key: %v", err)
+	return t, nil
+}
+
+func sortedPaths(m map[string]File) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
 	}
-	return nil
+	sort.Strings(out)
+	return out
 }

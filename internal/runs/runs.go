@@ -1,17 +1,19 @@
 // Package runs gives every workload run a folder under REPRO_HOME/runs and
 // leaves in it a record that can be verified later: what ran (assets, image,
 // harness, limits), where (host facts), the self-check, the results, and the
-// SHA-256 of every file the run left. The record is signed with the local
-// run key as a DSSE envelope.
+// SHA-256 of every file the run left. The record is the predicate of an
+// in-toto Statement v1 whose subjects are every file of the folder, signed
+// with the local run key (internal/keys) as a DSSE envelope.
 //
 // Files of a run folder:
 //
-//	record.json        the record (the signed payload, byte for byte)
-//	record.dsse.json   DSSE envelope over record.json
+//	record.json        the record (the statement's predicate; a subject)
+//	record.dsse.json   DSSE envelope over the in-toto statement
 //	...                whatever the workload wrote (results, workspace copy)
 //
-// Verify re-hashes every file, checks the file set is exactly the recorded
-// one, and checks the signature with the store's public run key.
+// Verify re-hashes every file, checks the file set is exactly the signed
+// one, and checks the signature against a trust file (internal/trust).
+// Export writes a run as a tar bundle that VerifyBundle checks elsewhere.
 package runs
 
 import (
@@ -24,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -69,6 +72,27 @@ type Record struct {
 type Tool struct {
 	Version string `json:"version"`
 	Go      string `json:"go"`
+	// Revision and Modified are the VCS revision the binary was built
+	// from and whether its tree had changes, from the build information
+	// (empty when it was built without VCS stamping).
+	Revision string `json:"vcs_revision,omitempty"`
+	Modified bool   `json:"vcs_modified,omitempty"`
+}
+
+// toolFacts describes this repro binary.
+func toolFacts(version string) Tool {
+	t := Tool{Version: version, Go: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				t.Revision = s.Value
+			case "vcs.modified":
+				t.Modified = s.Value == "true"
+			}
+		}
+	}
+	return t
 }
 
 // Host describes the machine.
@@ -134,7 +158,7 @@ func (r *Run) NewRecord(version string) *Record {
 		Kind:      r.kind,
 		Command:   os.Args,
 		StartedAt: r.started,
-		Repro:     Tool{Version: version, Go: runtime.Version()},
+		Repro:     toolFacts(version),
 		Host:      HostFacts(),
 	}
 }
@@ -230,11 +254,37 @@ func (r *Run) ReadRecord() (*Record, []byte, error) {
 	if err != nil {
 		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
 	}
+	rec, err := DecodeRecord(b)
+	if err != nil {
+		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: %v", r.ID, err)
+	}
+	return rec, b, nil
+}
+
+// ValidID reports whether id has the form of a run id; only such names
+// under REPRO_HOME/runs are run folders.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// RecordFile is the name of the record in a run folder.
+const RecordFile = recordFile
+
+// RecordPath is the path of the record of run id under home. id must be a
+// ValidID.
+func RecordPath(home, id string) string {
+	return filepath.Join(layout.Home(home).Run(id), recordFile)
+}
+
+// MaxRecordBytes bounds a record file; a larger one is not read.
+const MaxRecordBytes = maxRecordBytes
+
+// DecodeRecord decodes the bytes of a record.json. It checks only that
+// they are a JSON record; Verify decides whether to believe them.
+func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, nil, exitcode.Errorf(exitcode.Integrity, "run %s: record is not valid JSON: %v", r.ID, err)
+		return nil, fmt.Errorf("record is not valid JSON: %v", err)
 	}
-	return &rec, b, nil
+	return &rec, nil
 }
 
 func statusOf(code int) string {

@@ -361,7 +361,12 @@ func loadImage(ctx context.Context, e *Engine, ref name.Tag, img v1.Image, dir s
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	resp, err := e.cli.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
+	return e.loadTar(ctx, f)
+}
+
+// loadTar loads a docker-format image tarball into the engine.
+func (e *Engine) loadTar(ctx context.Context, r io.Reader) error {
+	resp, err := e.cli.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		return fmt.Errorf("failed to load the image into the engine: %w", err)
 	}

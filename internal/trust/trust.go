@@ -336,7 +336,7 @@ func (t *File) Verify(env *dsse.Envelope, purpose Purpose, signedAt time.Time) (
 	}
 	switch {
 	case outside != nil:
-		return nil, fmt.Errorf("%w: key %q (%s) is valid %s, signed at %s", ErrOutsideWindow, outside.Name, outside.ID, outside.window(), signedAt.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: key %q (%s) is valid %s, signed at %s", ErrOutsideWindow, outside.Name, outside.ID, outside.window(), signedAt.UTC().Format(time.RFC3339Nano))
 	case bad != nil:
 		return nil, fmt.Errorf("%w with key %q (%s)", ErrBadSignature, bad.Name, bad.ID)
 	default:
@@ -347,10 +347,10 @@ func (t *File) Verify(env *dsse.Envelope, purpose Purpose, signedAt time.Time) (
 func (k *Key) window() string {
 	from, to := "always", "no end"
 	if k.NotBefore != nil {
-		from = k.NotBefore.UTC().Format(time.RFC3339)
+		from = k.NotBefore.UTC().Format(time.RFC3339Nano)
 	}
 	if k.NotAfter != nil {
-		to = k.NotAfter.UTC().Format(time.RFC3339)
+		to = k.NotAfter.UTC().Format(time.RFC3339Nano)
 	}
 	return "from " + from + " until " + to
 }

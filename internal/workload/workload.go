@@ -9,7 +9,8 @@
 //	   │     filling Record (image, limits, self-check, summary, ...)
 //	   │
 //	End ──── the record gets the exit code of the outcome and the digest
-//	         of every file in the folder, and is signed, whatever the outcome
+//	         of every file in the folder, and is signed, whatever the outcome;
+//	         then the run index (REPRO_HOME/index/runs.db) notes the run
 //
 // Do strings the steps together, so a workload is a body function; the
 // humaneval, edm fid and handoff ingest commands all take this path.
@@ -26,6 +27,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/store"
 )
@@ -35,6 +37,7 @@ import (
 type Run struct {
 	*runs.Run
 	Record *runs.Record
+	home   string
 }
 
 // Start creates the run folder of a run of kind under home and its record
@@ -44,13 +47,19 @@ func Start(home, kind, version string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Run: r, Record: r.NewRecord(version)}, nil
+	return &Run{Run: r, Record: r.NewRecord(version), home: home}, nil
 }
 
 // Finish signs the record with exit code code and returns the signing
-// error.
+// error. A signed run is then added to the run index; the index is a cache
+// of the run folders, so a failure to update it is not the run's failure
+// and is left for the next `repro runs list` to mend.
 func (r *Run) Finish(code exitcode.Code) error {
-	return r.Run.Finish(r.Record, int(code))
+	if err := r.Run.Finish(r.Record, int(code)); err != nil {
+		return err
+	}
+	_ = runindex.NoteRun(r.home, r.ID)
+	return nil
 }
 
 // End signs the record with the exit code of err (the run's outcome) and

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,9 +10,12 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/store"
+
+	_ "modernc.org/sqlite"
 )
 
 // TestDoSignsWhateverTheOutcome: the record is signed with the exit code
@@ -76,5 +80,66 @@ func TestOpenAssetFailsClosed(t *testing.T) {
 		if got := exitcode.Of(err); got != want {
 			t.Errorf("OpenAsset(%q): %v (exit %d), want exit %d", id, err, got, want)
 		}
+	}
+}
+
+// indexedStatus reads the run index's entry of id straight from the
+// database, without the reconciliation a list does.
+func indexedStatus(t *testing.T, home, id string) (string, error) {
+	t.Helper()
+	db, err := sql.Open("sqlite", layout.Home(home).RunIndex()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var status string
+	err = db.QueryRow("SELECT status FROM runs WHERE id = ?", id).Scan(&status)
+	return status, err
+}
+
+// TestEndIndexesTheRun: a run that ends is in the run index at once.
+func TestEndIndexesTheRun(t *testing.T) {
+	home := t.TempDir()
+	var id string
+	for _, want := range []string{"ok", "integrity"} {
+		err := Do(home, "test", "v1", func(r *Run) error {
+			id = r.ID
+			if want == "integrity" {
+				return exitcode.Errorf(exitcode.Integrity, "samples changed")
+			}
+			return nil
+		})
+		if exitcode.Of(err).String() != want {
+			t.Fatalf("Do: %v", err)
+		}
+		if status, err := indexedStatus(t, home, id); err != nil || status != want {
+			t.Errorf("indexed status of %s: %q, %v; want %q", id, status, err, want)
+		}
+	}
+}
+
+// TestIndexFailureNeverFailsARun: with the index unusable (a corrupt
+// database, or a file where its folder goes) a run still ends, is signed
+// and verifies, and the broken database is left for a list to rebuild.
+func TestIndexFailureNeverFailsARun(t *testing.T) {
+	for name, breakIt := range map[string]func(home string){
+		"corrupt database": func(home string) {
+			os.MkdirAll(layout.Home(home).Index(), 0o700)
+			os.WriteFile(layout.Home(home).RunIndex(), []byte("not a database, long enough to look like a header"), 0o600)
+		},
+		"no folder for it": func(home string) {
+			os.MkdirAll(home, 0o700)
+			os.WriteFile(layout.Home(home).Index(), nil, 0o600)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			breakIt(home)
+			var dir string
+			if err := Do(home, "test", "v1", func(r *Run) error { dir = r.Dir; return nil }); err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			runstest.Verified(t, dir)
+		})
 	}
 }

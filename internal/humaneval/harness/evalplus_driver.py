@@ -2,7 +2,9 @@
 
 It runs inside the evaluator container with the EvalPlus tree (pinned by its
 tree digest, checked by the host) mounted read-only at $REPRO_EVALPLUS_TREE and
-the HumanEval+ JSON lines at $REPRO_EVALPLUS_DATASET. For each task the host
+the dataset's JSON lines at $REPRO_EVALPLUS_DATASET; $REPRO_EVALPLUS_BENCHMARK is
+EvalPlus's dataset name, humaneval or mbpp (whose inputs EvalPlus's own
+mbpp_deserialize_inputs rebuilds after loading). For each task the host
 sends, it does what evalplus.evaluate.evaluate does for that task, with
 EvalPlus's own functions and arguments: get_groundtruth's trusted_exec of the
 canonical solution on the base and plus inputs, then check_correctness's
@@ -49,6 +51,29 @@ def failed_index(stat, details, pass_status):
     return len(details) - 1
 
 
+def load_mbpp_module(tree):
+    """Imports evalplus/data/mbpp.py from the tree without running
+    evalplus/data/__init__.py (which loads Hugging Face datasets) and with
+    stand-ins for the download helpers its imports name (wget, tempdir,
+    appdirs), none of which the functions used here call."""
+    import types
+
+    for name in ("wget", "tempdir", "appdirs"):
+        if name not in sys.modules:
+            stub = types.ModuleType(name)
+            stub.user_cache_dir = lambda *a, **k: "/nonexistent"
+            sys.modules[name] = stub
+    import evalplus
+
+    pkg = types.ModuleType("evalplus.data")
+    pkg.__path__ = [os.path.join(tree, "evalplus", "data")]
+    sys.modules["evalplus.data"] = pkg
+    evalplus.data = pkg
+    import evalplus.data.mbpp as mbpp
+
+    return mbpp
+
+
 def main():
     if os.environ.get("REPRO_SANDBOX") != "1":
         sys.stderr.write("evalplus_driver.py runs only inside repro's sandbox\n")
@@ -85,8 +110,22 @@ def main():
 
     import numpy
 
+    dataset = os.environ.get("REPRO_EVALPLUS_BENCHMARK", "humaneval")
     with open(os.environ["REPRO_EVALPLUS_DATASET"]) as f:
         problems = {p["task_id"]: p for p in (json.loads(line) for line in f if line.strip())}
+    not_none = []
+    if dataset == "mbpp":
+        # EvalPlus's own MBPP+ loading: mbpp_deserialize_inputs rebuilds
+        # the inputs JSON cannot hold, as get_mbpp_plus does after reading
+        # the file, and the not-None tasks get their ground truth as
+        # get_groundtruth records it.
+        mbpp = load_mbpp_module(tree)
+        from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
+
+        not_none = MBPP_OUTPUT_NOT_NONE_TASKS
+        for task_id, problem in problems.items():
+            problem["base_input"] = mbpp.mbpp_deserialize_inputs(task_id, problem["base_input"])
+            problem["plus_input"] = mbpp.mbpp_deserialize_inputs(task_id, problem["plus_input"])
     out({"hello": 1, "python": sys.version, "numpy": numpy.__version__, "tasks": len(problems)})
 
     for line in sys.stdin:
@@ -98,12 +137,13 @@ def main():
         start = time.time()
         expected = {}
         try:
+            onn = problem["entry_point"] in not_none
             expected["base"], expected["base_time"] = trusted_exec(
-                program, problem["base_input"], problem["entry_point"], record_time=True, output_not_none=False
+                program, problem["base_input"], problem["entry_point"], record_time=True, output_not_none=onn
             )
             if not base_only:
                 expected["plus"], expected["plus_time"] = trusted_exec(
-                    program, problem["plus_input"], problem["entry_point"], record_time=True, output_not_none=False
+                    program, problem["plus_input"], problem["entry_point"], record_time=True, output_not_none=onn
                 )
         except BaseException as e:  # the canonical solution failed
             out({"task_id": task_id, "gt_error": "%s: %s" % (type(e).__name__, e)})
@@ -113,7 +153,7 @@ def main():
             res = {"task_id": task_id, "id": sample["id"]}
             for phase in ("base",) if base_only else ("base", "plus"):
                 stat, details = untrusted_check(
-                    "humaneval",
+                    dataset,
                     sample["solution"],
                     problem[phase + "_input"],
                     problem["entry_point"],

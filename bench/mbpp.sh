@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# MBPP+ end to end: repro humaneval --dataset mbppplus on the 378 canonical
+# solutions (as a samples file; ground truth cached by an untimed first run;
+# self-check included), then EvalPlus's own scoring core on the same samples
+# on the same machine.
+#
+# Usage: bench/mbpp.sh
+#   REPRO_HOME    must hold the evaluator image (repro image build) and the
+#                 dataset mbppplus-v0.2.0 (repro fetch); default as repro
+#   PARALLEL      containers / EvalPlus workers (default: number of CPUs)
+#   EVALPLUS_TREE a checkout of evalplus at 26d6d00; EvalPlus's run is
+#                 skipped if unset (needs python3-numpy and python3-psutil
+#                 on the host)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parallel=${PARALLEL:-$(nproc)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/repro" ./cmd/repro
+home=${REPRO_HOME:-}
+data="$work/MbppPlus.jsonl.gz"
+blob=$(ls "${home:-${XDG_DATA_HOME:-$HOME/.local/share}/repro}"/blobs/sha256/af43697e8791c4c149bdfd6b489d8b5412507551ac20e28a439f650b8225db63 2>/dev/null || true)
+if [ -z "$blob" ]; then
+  echo "bench: mbppplus-v0.2.0 is not in the store: run repro fetch mbppplus-v0.2.0" >&2
+  exit 3
+fi
+cp "$blob" "$data"
+/usr/bin/python3 - "$data" "$work/canonical.jsonl" <<'PY'
+import gzip, json, sys
+with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        if line.strip():
+            t = json.loads(line)
+            out.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]}) + "\n")
+PY
+
+echo "== repro: warm-up (ground truth, not timed)"
+"$work/repro" humaneval --dataset mbppplus --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+echo "== repro humaneval --dataset mbppplus (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/time -f "repro_wall_s=%e repro_peak_rss_kib=%M" -o "$work/time.txt" \
+  "$work/repro" humaneval --dataset mbppplus --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
+cat "$work/time.txt"
+/usr/bin/python3 - "$work/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]
+print("samples %d; pass@1 base %.1f plus %.1f; self-check %d/%d in %.1f s, scoring %.1f s; largest container peak %.0f MiB" % (
+    s["samples"], 100 * s["base_pass_at_k"]["pass@1"], 100 * s["plus_pass_at_k"]["pass@1"],
+    r["self_check"]["passed"], r["self_check"]["tasks"], r["self_check"]["stats"]["wall_ns"] / 1e9,
+    r["scoring"]["wall_ns"] / 1e9, r["container_peak_memory_bytes"] / 2**20))
+PY
+
+if [ -n "${EVALPLUS_TREE:-}" ]; then
+  echo "== EvalPlus's scoring (evalplus@26d6d00 functions, $parallel workers, no sandbox); load $(cut -d' ' -f1-3 /proc/loadavg)"
+  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/mbpp_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel"
+else
+  echo "== EvalPlus skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
+fi

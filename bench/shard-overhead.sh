@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Overhead of a sharded run: the same samples scored once on this machine
+# (repro humaneval) and as a job array of SHARDS shards on a private
+# single-node Slurm cluster started here (repro shard plan + submit --wait,
+# which merges), all array tasks at once sharing this machine's Docker
+# engine.
+#
+# Usage: sudo bench/shard-overhead.sh   (slurmd must run as root)
+#   REPRO_HOME  must hold the evaluator image and humanevalplus-v0.1.10
+#   TASKS       the tasks scored (default 0-39, a subset)
+#   N           samples per task (default 10: half canonical, half wrong)
+#   SHARDS      number of shards (default 4)
+#
+# Ground truth is cached by an untimed warm-up. The sharded time includes
+# the plan (saving the image tarball, copying the binary), the array tasks
+# (each loads the image, self-checks its tasks and scores) and the merge.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tasks=${TASKS:-0-39}
+n=${N:-10}
+shards=${SHARDS:-4}
+work=$(mktemp -d)
+slurm=$work/slurm
+cleanup() {
+  sh internal/testenv/start-slurm.sh stop "$slurm" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/repro" ./cmd/repro
+home=${REPRO_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/repro}
+export REPRO_HOME=$home
+blob=$home/blobs/sha256/272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101
+if [ ! -f "$blob" ]; then
+  echo "bench: humanevalplus-v0.1.10 is not in the store: run repro fetch humanevalplus-v0.1.10" >&2
+  exit 3
+fi
+/usr/bin/python3 - "$blob" "$work/samples.jsonl" "$tasks" "$n" <<'PY'
+import gzip, json, sys
+blob, out, spec, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+want = set()
+for part in spec.split(","):
+    lo, _, hi = part.partition("-")
+    want.update(range(int(lo), int(hi or lo) + 1))
+with gzip.open(blob, "rt") as f, open(out, "w") as o:
+    for i, line in enumerate(l for l in f if l.strip()):
+        if i in want:
+            t = json.loads(line)
+            for k in range(n):
+                body = t["canonical_solution"] if k % 2 == 0 else "    return None\n"
+                o.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + body}) + "\n")
+PY
+samples=$(wc -l <"$work/samples.jsonl")
+read -r p1 p2 < <(/usr/bin/python3 -c 'import socket
+s=[socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(*[x.getsockname()[1] for x in s])')
+sh internal/testenv/start-slurm.sh start "$slurm" 1 "$p1" "$p2" | tail -1 >"$work/slurm.env"
+export SLURM_CONF=$slurm/slurm.conf PATH=$PATH:/usr/sbin:/sbin
+
+echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
+"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
+echo "== one unsharded run; load $(cut -d' ' -f1-3 /proc/loadavg)"
+t0=$(date +%s.%N)
+"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >"$work/one.json" 2>>"$work/progress.jsonl"
+t1=$(date +%s.%N)
+echo "== $shards shards on one node; load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$work/repro" shard plan --samples "$work/samples.jsonl" --tasks "$tasks" --shards "$shards" --out "$work/bundle" >/dev/null
+t2=$(date +%s.%N)
+REPRO_HOME=$work/merge-home "$work/repro" shard submit "$work/bundle" --wait --json >"$work/merged.json"
+t3=$(date +%s.%N)
+/usr/bin/python3 - "$work/one.json" "$work/merged.json" "$t0" "$t1" "$t2" "$t3" "$samples" <<'PY'
+import json, sys
+one, merged = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t0, t1, t2, t3 = map(float, sys.argv[3:7])
+single, plan, array = t1 - t0, t2 - t1, t3 - t2
+print("unsharded:        %6.1f s  (%.1f samples/s)" % (single, int(sys.argv[7]) / single))
+print("sharded total:    %6.1f s  = plan %.1f s + array and merge %.1f s" % (plan + array, plan, array))
+for s in merged["shards"]:
+    print("  shard %d: %3d tasks, %4d samples, estimated %6.1f s CPU, wall %6.1f s" % (s["index"], s["tasks"], s["samples"], s["cost_seconds"], s["wall_seconds"]))
+print("overhead:         %.2fx the unsharded run" % ((plan + array) / single))
+a, b = json.load(open(one["results_file"]))["eval"], json.load(open(merged["results_file"]))["eval"]
+key = lambda e: (e["solution"], e["base_status"], e["plus_status"], json.dumps(e["base_fail_tests"]), json.dumps(e["plus_fail_tests"]))
+diff = [t for t in a if [key(e) for e in a[t]] != [key(e) for e in b.get(t, [])]] + [t for t in b if t not in a]
+n = sum(len(v) for v in a.values())
+print("verdicts:         %d compared, %d tasks differ %s; base passed %d / %d, plus %d / %d" % (n, len(diff), diff[:5],
+      one["summary"]["base_passed"], merged["summary"]["base_passed"], one["summary"]["plus_passed"], merged["summary"]["plus_passed"]))
+PY
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/rundiff"
+	"github.com/spf13/cobra"
+)
+
+func newRunsDiffCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare two runs: flipped tasks, pass@k and provenance",
+		Long: `diff checks both runs against their signed records, as ` + "`repro runs verify`" + ` does,
+and prints what changed from A to B: the tasks whose verdict changed, with
+the failing input and reason of each side, pass@k (base and plus) of both,
+other summary values that differ, and the provenance fields that differ
+(image, dataset, harness, limits, sandbox, host, repro). A and B are run
+ids or unique prefixes. --json prints the same as one document.
+
+EXIT STATUS
+  0 both runs verify (whatever changed), 2 unknown run, 4 a run does not
+  match its signed record (the diff is still printed, marked).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			d, err := rundiff.Build(home, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := t.Document(d); err != nil {
+					return err
+				}
+			} else {
+				d.WriteText(t.Stdout())
+			}
+			for _, s := range []rundiff.Side{d.A, d.B} {
+				if !s.Verified {
+					return exitcode.Errorf(exitcode.Integrity, "run %s does not match its signed record; its side of the diff cannot be trusted (see `repro runs verify %s`)", s.ID, s.ID)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/shard"
+	"github.com/reprolab/repro/internal/ui"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newShardCommand) }
+
+func newShardCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "shard",
+		Short: "Spread one scoring run over a Slurm job array and merge it back",
+		Long: `shard scores one samples file on a Slurm cluster: the samples are split into
+shards of whole tasks, balanced by the ground truth's measured time, and each
+shard runs as one task of a Slurm job array through the normal sandboxed
+scoring path (self-check included). The merge verifies every shard and writes
+one eval_results.json and one signed run record, with the verdicts a
+single-machine run gives.
+
+  repro shard plan --samples X --shards N --out BUNDLE [--dataset D] [--partition P]
+      writes the bundle: the plan (signed), the shards' samples, the dataset,
+      the evaluator image as a tarball, this repro binary, an sbatch script
+  repro shard submit BUNDLE [--wait]   submits the job array (sbatch); with
+      --wait, waits for it and merges
+  repro shard run BUNDLE --index K     one array task (what the script runs)
+  repro shard merge BUNDLE             verifies every shard and writes the run
+
+The bundle folder must be readable and writable from every node (a shared
+file system); each node needs the Docker engine.
+
+EXIT STATUS
+  0 done, 2 bad flags, 3 no engine, image, dataset or Slurm (nothing ran),
+  4 a shard that is missing, failed, duplicated or changed, or a bundle that
+  changed after the plan.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newShardPlanCommand(), newShardSubmitCommand(), newShardRunCommand(), newShardMergeCommand())
+	return cmd
+}
+
+func newShardPlanCommand() *cobra.Command {
+	o := shard.PlanOptions{Limits: humaneval.DefaultRunLimits()}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan --samples PATH --shards N --out BUNDLE",
+		Short: "Split samples into shards and write a Slurm bundle",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := terminal(cmd, asJSON)
+			defer t.ClearStatus()
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			o.Progress = func(s string) { t.Status(s) }
+			p, err := shard.WritePlan(cmd.Context(), st, o)
+			if err != nil {
+				return err
+			}
+			t.ClearStatus()
+			if asJSON {
+				return t.Document(p)
+			}
+			fmt.Fprintf(t.Human(), "bundle %q: %d samples of %d tasks in %d shards\n", o.Out, p.Samples.Count, len(p.Tasks), len(p.Shards))
+			for _, s := range p.Shards {
+				fmt.Fprintf(t.Human(), "  shard %d: %d tasks, %d samples, estimated %.1f s of CPU\n", s.Index, len(s.Tasks), s.Samples, s.Cost)
+			}
+			fmt.Fprintf(t.Human(), "next: repro shard submit %q\n", o.Out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Samples, "samples", "", "samples: a .jsonl file or a folder NAME/TASK_N/K.py")
+	f.StringVar(&o.Dataset, "dataset", "humanevalplus", "the dataset, as humaneval --dataset")
+	f.StringVar(&o.Tasks, "tasks", "", "score only these tasks, as humaneval --tasks")
+	f.IntVar(&o.Shards, "shards", 0, "number of shards (array tasks)")
+	f.StringVar(&o.Out, "out", "", "bundle folder to create (on a file system every node sees)")
+	f.BoolVar(&o.BaseOnly, "base-only", false, "score the base inputs only")
+	f.Float64Var(&o.Limits.MinTimeLimit, "min-time-limit", o.Limits.MinTimeLimit, "least CPU seconds per input")
+	f.Float64Var(&o.Limits.TimeFactor, "gt-time-limit-factor", o.Limits.TimeFactor, "per-input limit as a multiple of the canonical solution's time")
+	f.StringVar(&o.Partition, "partition", "", "Slurm partition (default: the cluster's)")
+	f.IntVar(&o.CPUs, "cpus-per-task", 0, "CPUs per array task (default: Slurm's)")
+	f.StringVar(&o.Time, "time", "", "Slurm time limit per array task, e.g. 2:00:00")
+	f.BoolVar(&asJSON, "json", false, "print the plan as one JSON document")
+	return cmd
+}
+
+func newShardSubmitCommand() *cobra.Command {
+	var wait, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "submit BUNDLE [--wait]",
+		Short: "Submit a bundle's job array to Slurm",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
+			}
+			if _, err := shard.ReadPlan(dir); err != nil {
+				return err
+			}
+			sbatch, err := exec.LookPath("sbatch")
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "sbatch not found: run this on a Slurm login node (or install slurm-wlm)")
+			}
+			c := exec.CommandContext(cmd.Context(), sbatch, "--parsable", shard.SbatchFile)
+			c.Dir = dir
+			out, err := c.Output()
+			job := strings.TrimSpace(strings.Split(string(out), ";")[0])
+			t := terminal(cmd, asJSON)
+			if err != nil || job == "" {
+				msg := fmt.Sprint(err)
+				if ee, ok := err.(*exec.ExitError); ok {
+					msg = strings.TrimSpace(string(ee.Stderr))
+				}
+				return exitcode.Errorf(exitcode.Precondition, "sbatch refused the job array of %q: %s", dir, msg)
+			}
+			if wait {
+				if err := waitForJob(cmd.Context(), job, t); err != nil {
+					return err
+				}
+			}
+			if !wait {
+				if asJSON {
+					return t.Document(map[string]string{"job_id": job, "bundle": dir})
+				}
+				fmt.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
+				return nil
+			}
+			t.Notef("job array %s ended; merging", job)
+			return mergeBundle(cmd, dir, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the job array to end (polling squeue), then merge")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func newShardRunCommand() *cobra.Command {
+	var (
+		index, parallel int
+		asJSON          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run BUNDLE --index K",
+		Short: "Score one shard of a bundle (one array task)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
+			}
+			if parallel < 0 || parallel > 64 {
+				return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64 (0 for what this node holds)", parallel)
+			}
+			t := terminal(cmd, asJSON)
+			defer t.ClearStatus()
+			rep, err := shard.RunShard(cmd.Context(), dir, shard.RunOptions{
+				Index: index, Parallel: parallel, Version: versionString(),
+				Warn: func(w string) { t.Warnf("%s", w) }, Progress: t.RateProgress(nil),
+			})
+			t.ClearStatus()
+			if rep != nil && asJSON {
+				if jerr := t.Document(rep); jerr != nil && err == nil {
+					err = jerr
+				}
+			} else if rep != nil && err == nil {
+				fmt.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+			}
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&index, "index", -1, "the shard (default: $SLURM_ARRAY_TASK_ID)")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "sandbox containers at once (default: what this node holds)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the shard's scoring report as one JSON document")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Flags().Changed("index") {
+			return nil
+		}
+		v := os.Getenv("SLURM_ARRAY_TASK_ID")
+		if _, err := fmt.Sscanf(v, "%d", &index); err != nil || v == "" {
+			return exitcode.Errorf(exitcode.Usage, "give --index K (or run as a Slurm array task)")
+		}
+		return nil
+	}
+	return cmd
+}
+
+func newShardMergeCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "merge BUNDLE",
+		Short: "Verify every shard of a bundle and write one scoring run",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
+			}
+			return mergeBundle(cmd, dir, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func mergeBundle(cmd *cobra.Command, dir string, asJSON bool) error {
+	st, err := openStore()
+	if err != nil {
+		return err
+	}
+	t := terminal(cmd, asJSON)
+	rep, err := shard.Merge(cmd.Context(), dir, st.Home(), versionString())
+	switch {
+	case rep != nil && asJSON:
+		if jerr := t.Document(rep); jerr != nil && err == nil {
+			err = jerr
+		}
+	case err == nil:
+		s := rep.Summary
+		fmt.Fprintf(t.Human(), "%s: %d samples for %d tasks from %d shards, self-check %d/%d passed\n", rep.Dataset, s.Samples, s.Tasks, len(rep.Shards), rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+		if s.PlusScored {
+			fmt.Fprintf(t.Human(), "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
+		} else {
+			fmt.Fprintf(t.Human(), "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
+		}
+		fmt.Fprintf(t.Human(), "results: %q\n", rep.ResultsFile)
+	}
+	return err
+}
+
+// waitForJob polls squeue every second until job (all its array tasks)
+// has left the queue. sbatch --wait would do, but it polls ever more
+// rarely, up to half a minute apart.
+func waitForJob(ctx context.Context, job string, t *ui.Terminal) error {
+	squeue, err := exec.LookPath("squeue")
+	if err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "squeue not found: run this on a Slurm login node (or install slurm-wlm)")
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		out, err := exec.CommandContext(ctx, squeue, "-h", "-j", job, "-o", "%T").CombinedOutput()
+		states := strings.Fields(string(out))
+		switch {
+		case err == nil && len(states) == 0, err != nil && strings.Contains(string(out), "Invalid job id"):
+			return nil
+		case err != nil:
+			return fmt.Errorf("squeue -j %s: %v: %s", job, err, strings.TrimSpace(string(out)))
+		}
+		t.Status(fmt.Sprintf("job array %s: %d array tasks queued or running", job, len(states)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// TestLoadImageChecksTheID saves the evaluator image and loads it back:
+// the engine then holds the pinned ID. A tarball of another image, loaded
+// in its place, is refused with exit 4 naming the tarball, whatever it is
+// tagged: the ID is what is checked.
+func TestLoadImageChecksTheID(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	saved := filepath.Join(dir, "evaluator.tar")
+	f, err := os.Create(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SaveImage(ctx, img.ID, f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := e.LoadImage(ctx, saved, img); err != nil {
+		t.Fatalf("loading the saved evaluator image: %v", err)
+	}
+
+	// Another image, tagged as the evaluator image's tag would be.
+	other, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.NewTag("repro-test/not-the-evaluator:shard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID, _ := other.ConfigName()
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), otherID.String(), client.ImageRemoveOptions{Force: true})
+	})
+	bad := filepath.Join(dir, "other.tar")
+	if err := tarball.WriteToFile(bad, ref, other); err != nil {
+		t.Fatal(err)
+	}
+	want := sandbox.Image{ID: "sha256:" + strings.Repeat("ab", 32)}
+	err = e.LoadImage(ctx, bad, want)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("another image's tarball: %v (exit %d), want exit 4 naming %q", err, exitcode.Of(err), bad)
+	}
+}

@@ -1,0 +1,407 @@
+package shard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/workload"
+)
+
+// MergeReport is the merged run's report: the humaneval report of the
+// whole run, and the shards it was merged from. It is the merge command's
+// --json document and the merged run record's extra section.
+type MergeReport struct {
+	humaneval.RunReport
+	Bundle     string        `json:"bundle"`
+	PlanSHA256 digest.SHA256 `json:"plan_sha256"`
+	Shards     []MergedShard `json:"shards"`
+}
+
+// MergedShard is one shard as the merge verified it.
+type MergedShard struct {
+	Index     int     `json:"index"`
+	RunID     string  `json:"run_id"`
+	Host      string  `json:"host"`
+	SlurmJob  string  `json:"slurm_job,omitempty"`
+	Tasks     int     `json:"tasks"`
+	Samples   int     `json:"samples"`
+	Cost      float64 `json:"cost_seconds"`
+	Wall      float64 `json:"wall_seconds"`
+	SelfCheck int     `json:"self_check_passed"`
+}
+
+// maxResultsBytes bounds a shard's eval_results.json.
+const maxResultsBytes = 1 << 30
+
+// shardProblem is the integrity error of shard k.
+func shardProblem(k int, format string, args ...any) error {
+	return exitcode.Errorf(exitcode.Integrity, "shard %d: %s", k, fmt.Sprintf(format, args...))
+}
+
+// verified is what the merge takes from one verified shard.
+type verified struct {
+	rec     *Record
+	run     *runs.Record
+	rep     humaneval.RunReport
+	results map[string][]humaneval.ResultEntry
+	ended   time.Time
+}
+
+// Merge verifies every shard of the bundle at dir and writes one run in
+// home (kind humaneval) with the merged eval_results.json and a signed
+// record. It refuses, with an integrity error naming the shard, a shard
+// that is missing, failed, duplicated or tampered with: no partial score
+// is ever written. Merging twice gives the same eval_results.json.
+func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error) {
+	start := time.Now()
+	p, err := ReadPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	planDigest, _, err := digest.File(filepath.Join(dir, PlanFile))
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", dir, err)
+	}
+	bst, err := store.Open(filepath.Join(dir, HomeDir), catalog.Default())
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := humaneval.OpenDataset(ctx, bst, p.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if d.ID != p.DatasetID || d.SHA256 != p.DatasetSHA256 || d.MD5 != p.DatasetMD5 {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the dataset in its store is %s %s, the plan's %s %s", dir, d.ID, d.SHA256.Hex(), p.DatasetID, p.DatasetSHA256.Hex())
+	}
+	var tasks []*humaneval.Task
+	for _, id := range p.Tasks {
+		t := d.Task(id)
+		if t == nil {
+			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: plan task %s is not in %s", dir, id, d.ID)
+		}
+		tasks = append(tasks, t)
+	}
+
+	shards := make([]*verified, len(p.Shards))
+	runOwner := map[string]int{}
+	total := 0
+	for k := range p.Shards {
+		v, err := verifyShard(dir, p, planDigest, k)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := runOwner[v.rec.RunID]; dup {
+			return nil, shardProblem(k, "its record names run %s, which is shard %d's: a duplicated shard", v.rec.RunID, j)
+		}
+		runOwner[v.rec.RunID] = k
+		shards[k] = v
+		total += p.Shards[k].Samples
+	}
+	if total != p.Samples.Count {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the shards hold %d samples, the plan %d", dir, total, p.Samples.Count)
+	}
+
+	// Verdicts per task, in dataset order, as one run would have them.
+	eval := map[string][]humaneval.ResultEntry{}
+	var results []*humaneval.SampleResult
+	var ended time.Time
+	rep := &MergeReport{Bundle: dir, PlanSHA256: planDigest}
+	for k, v := range shards {
+		for id, es := range v.results {
+			eval[id] = es
+		}
+		if v.ended.After(ended) {
+			ended = v.ended
+		}
+		s := p.Shards[k]
+		rep.Shards = append(rep.Shards, MergedShard{Index: k, RunID: v.rec.RunID, Host: v.rec.Host, SlurmJob: v.rec.SlurmJob,
+			Tasks: len(s.Tasks), Samples: s.Samples, Cost: s.Cost, Wall: v.rep.WallSeconds, SelfCheck: v.rep.SelfCheck.Passed})
+		rep.PeakMemory = max(rep.PeakMemory, v.rep.PeakMemory)
+	}
+	for _, t := range tasks {
+		for _, e := range eval[t.ID] {
+			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus}}
+			if e.PlusStatus != nil {
+				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus}
+			}
+			results = append(results, r)
+		}
+	}
+	plus := !p.BaseOnly && d.HasPlus
+	sum := humaneval.Summarize(tasks, results, plus, p.Subset)
+
+	run, err := workload.Start(home, "humaneval", version)
+	if err != nil {
+		return nil, err
+	}
+	rec := run.Record
+	rec.Assets = p.Assets
+	rec.Image = map[string]any{"id": p.Image.ID, "manifest_digest": p.Image.ManifestDigest}
+	rec.Limits = map[string]any{"run": p.Limits, "harness_digest": p.Harness, "base_only": p.BaseOnly, "shards": len(p.Shards)}
+	rec.Summary = sum
+	sc := humaneval.SelfCheckReport{}
+	for _, v := range shards {
+		sc.Tasks += v.rep.SelfCheck.Tasks
+		sc.Passed += v.rep.SelfCheck.Passed
+	}
+	rec.SelfCheck = sc
+	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, humaneval.EngineRepro, d.ID, d.MD5
+	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
+	rep.Samples = &humaneval.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
+	resultsPath := filepath.Join(run.Dir, "eval_results.json")
+	err = writeResults(resultsPath, d.MD5, tasks, eval, sum, ended)
+	if err == nil {
+		rep.ResultsFile = resultsPath
+	}
+	rep.WallSeconds = time.Since(start).Seconds()
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	rec.Extra = rep
+	return rep, run.End(err)
+}
+
+// verifyShard checks shard k: its signed record, the run it names (the
+// run record's signature and files, exit code, image, dataset, harness,
+// limits, self-check), and that the run scored exactly the shard's
+// samples. It returns the shard's verdicts by task.
+func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verified, error) {
+	s := p.Shards[k]
+	home := filepath.Join(dir, HomeDir)
+	jsonPath, sigPath := recordPaths(dir, k)
+	if _, err := os.Lstat(sigPath); os.IsNotExist(err) {
+		return nil, shardProblem(k, "no record %q: the shard has not run, is still running, or was stopped before it ended; run it (repro shard run %q --index %d) or resubmit", sigPath, dir, k)
+	}
+	b, err := readSigned(jsonPath, sigPath, home, shardPayload)
+	if err != nil {
+		return nil, shardProblem(k, "its record does not verify: %v", err)
+	}
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return nil, shardProblem(k, "its record is malformed: %v", err)
+	}
+	switch {
+	case rec.Index != k:
+		return nil, shardProblem(k, "its record is shard %d's: a duplicated shard", rec.Index)
+	case rec.Plan != planDigest:
+		return nil, shardProblem(k, "its record belongs to another plan (%s)", rec.Plan.Hex())
+	case !rec.OK:
+		return nil, shardProblem(k, "it failed on %s (exit %d): %s", rec.Host, rec.ExitCode, rec.Error)
+	case rec.Binary != p.Binary.SHA256:
+		return nil, shardProblem(k, "it ran a repro binary with sha256 %s, not the plan's %s", rec.Binary.Hex(), p.Binary.SHA256.Hex())
+	case rec.ImageID != p.Image.ID:
+		return nil, shardProblem(k, "it ran image %s, not the plan's %s", rec.ImageID, p.Image.ID)
+	}
+	run, err := runs.Open(home, rec.RunID)
+	if err != nil {
+		return nil, shardProblem(k, "its run %q: %v", rec.RunID, err)
+	}
+	if run.ID != rec.RunID {
+		return nil, shardProblem(k, "its record names run %q, not a whole run id", rec.RunID)
+	}
+	rr, _, err := run.Verify()
+	if err != nil {
+		return nil, shardProblem(k, "%v", err)
+	}
+	var rep humaneval.RunReport
+	if err := remarshal(rr.Extra, &rep); err != nil {
+		return nil, shardProblem(k, "run %s has no scoring report: %v", rec.RunID, err)
+	}
+	var img struct {
+		ID string `json:"id"`
+	}
+	var lim struct {
+		Run      humaneval.RunLimits `json:"run"`
+		Harness  digest.SHA256       `json:"harness_digest"`
+		BaseOnly bool                `json:"base_only"`
+	}
+	if err := remarshal(rr.Image, &img); err != nil {
+		return nil, shardProblem(k, "run %s records no image: %v", rec.RunID, err)
+	}
+	if err := remarshal(rr.Limits, &lim); err != nil {
+		return nil, shardProblem(k, "run %s records no limits: %v", rec.RunID, err)
+	}
+	switch {
+	case rr.ExitCode != 0 || rep.Error != "":
+		return nil, shardProblem(k, "run %s ended with exit %d: %s", rec.RunID, rr.ExitCode, rep.Error)
+	case img.ID != p.Image.ID:
+		return nil, shardProblem(k, "run %s used image %s, not the plan's %s", rec.RunID, img.ID, p.Image.ID)
+	case lim.Harness != p.Harness:
+		return nil, shardProblem(k, "run %s used harness %s, not the plan's %s", rec.RunID, lim.Harness.Hex(), p.Harness.Hex())
+	case lim.Run != p.Limits || lim.BaseOnly != p.BaseOnly:
+		return nil, shardProblem(k, "run %s used other limits than the plan's", rec.RunID)
+	case rep.Dataset != p.DatasetID || rep.DatasetMD5 != p.DatasetMD5:
+		return nil, shardProblem(k, "run %s scored dataset %s (md5 %s), not the plan's %s", rec.RunID, rep.Dataset, rep.DatasetMD5, p.DatasetID)
+	case rep.SelfCheck == nil || !rep.SelfCheck.OK() || rep.SelfCheck.Tasks != len(s.Tasks):
+		return nil, shardProblem(k, "run %s has no passed self-check over the shard's %d tasks", rec.RunID, len(s.Tasks))
+	case rep.Samples == nil || rep.Samples.SHA256 != s.File.SHA256 || rep.Samples.Samples != s.Samples:
+		return nil, shardProblem(k, "run %s did not score the shard's samples %q", rec.RunID, s.File.Path)
+	}
+	if err := checkAssets(rr.Assets, p.Assets); err != nil {
+		return nil, shardProblem(k, "run %s: %v", rec.RunID, err)
+	}
+	if err := checkPinned(dir, s.File, fmt.Sprintf("the samples of shard %d", k)); err != nil {
+		return nil, err
+	}
+	want, err := readShardSamples(filepath.Join(dir, s.File.Path))
+	if err != nil {
+		return nil, shardProblem(k, "%v", err)
+	}
+	res, err := readResults(filepath.Join(run.Dir, "eval_results.json"))
+	if err != nil {
+		return nil, shardProblem(k, "run %s: %v", rec.RunID, err)
+	}
+	if res.Hash != p.DatasetMD5 {
+		return nil, shardProblem(k, "run %s's results have dataset hash %q, not %q", rec.RunID, res.Hash, p.DatasetMD5)
+	}
+	if len(res.Eval) != len(s.Tasks) {
+		return nil, shardProblem(k, "run %s has results for %d tasks, the shard %d", rec.RunID, len(res.Eval), len(s.Tasks))
+	}
+	for _, id := range s.Tasks {
+		got, w := res.Eval[id], want[id]
+		if len(got) != len(w) {
+			return nil, shardProblem(k, "run %s has %d results for %s, the shard %d samples", rec.RunID, len(got), id, len(w))
+		}
+		for i := range got {
+			if got[i].TaskID != id || got[i].Solution != w[i] {
+				return nil, shardProblem(k, "run %s's result %d of %s is not the shard's sample %d", rec.RunID, i, id, i)
+			}
+		}
+	}
+	return &verified{rec: &rec, run: rr, rep: rep, results: res.Eval, ended: rr.FinishedAt}, nil
+}
+
+// checkAssets checks that got holds every planned asset with its digest.
+func checkAssets(got, want []runs.Asset) error {
+	have := map[string]string{}
+	for _, a := range got {
+		have[a.ID] = a.SHA256
+	}
+	for _, a := range want {
+		if have[a.ID] != a.SHA256 {
+			return fmt.Errorf("asset %s has sha256 %q, the plan's %q", a.ID, have[a.ID], a.SHA256)
+		}
+	}
+	return nil
+}
+
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	if string(b) == "null" {
+		return fmt.Errorf("missing")
+	}
+	return json.Unmarshal(b, to)
+}
+
+// readShardSamples reads a shard's samples file: the solutions of each
+// task in order.
+func readShardSamples(path string) (map[string][]string, error) {
+	f, err := safefile.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 8<<20)
+	for sc.Scan() {
+		var l struct {
+			TaskID   string `json:"task_id"`
+			Solution string `json:"solution"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("samples %q: %v", path, err)
+		}
+		out[l.TaskID] = append(out[l.TaskID], l.Solution)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("samples %q: %v", path, err)
+	}
+	return out, nil
+}
+
+// readResults reads a shard run's eval_results.json.
+func readResults(path string) (*humaneval.ResultsFile, error) {
+	b, err := safefile.ReadFile(path, maxResultsBytes)
+	if err != nil {
+		return nil, fmt.Errorf("results %q: %v", path, err)
+	}
+	var r humaneval.ResultsFile
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("results %q: %v", path, err)
+	}
+	return &r, nil
+}
+
+// writeResults writes the merged results in EvalPlus's format, tasks in
+// dataset order, as humaneval.WriteResults does for one run; the date is
+// that of the last shard's end, so that a second merge writes the same
+// bytes.
+func writeResults(path, hash string, tasks []*humaneval.Task, eval map[string][]humaneval.ResultEntry, sum humaneval.Summary, when time.Time) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		enc := func(v any) error {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			_, err = bw.Write(b)
+			return err
+		}
+		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.UTC().Format("2006-01-02 15:04"), hash)
+		first := true
+		for _, t := range tasks {
+			es := eval[t.ID]
+			if len(es) == 0 {
+				continue
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			if err := enc(t.ID); err != nil {
+				return err
+			}
+			bw.WriteString(":[")
+			for i := range es {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				if err := enc(es[i]); err != nil {
+					return err
+				}
+			}
+			bw.WriteByte(']')
+		}
+		bw.WriteString("},\"pass_at_k\":")
+		pk := map[string]humaneval.PassAtK{"base": sum.BasePassAtK}
+		if sum.PlusScored {
+			pk["plus"] = sum.PlusPassAtK
+		}
+		if err := enc(pk); err != nil {
+			return err
+		}
+		bw.WriteString("}\n")
+		return bw.Flush()
+	}, nil)
+}
