@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
 	"pickle":     {"atomicfile", "digest", "exitcode", "safefile"},
 	"mllog":      {"exitcode", "safefile", "workpool"},
-	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile"},
+	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},

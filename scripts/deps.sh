@@ -4,15 +4,21 @@
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
 # fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
 # Python's cryptography for the independent DSSE verifier of run records,
-# Slurm with munge for the handoff test, and chromium for the dashboard's
-# browser test. Safe to run again:
-# it installs only what is missing and starts dockerd only if no engine
-# answers.
+# Slurm with munge for the handoff test, chromium for the dashboard's
+# browser test, and gVisor (runsc) registered with dockerd as a second
+# sandbox runtime. Safe to run again: it installs only what is missing,
+# merges its runtime entry into the daemon configuration without touching
+# other settings, makes a running dockerd reload it (SIGHUP: runtimes are
+# reloaded without a restart) and starts dockerd only if no engine answers.
 #   scripts/deps.sh          everything (tests)
 #   scripts/deps.sh --run    only what `repro humaneval` needs (engine, debootstrap)
+#   scripts/deps.sh runsc    the engine and gVisor's runsc, registered as runtime "runsc"
 set -euo pipefail
-want_all=1
-[ "${1:-}" = "--run" ] && want_all=0
+want_all=1 want_runsc=1
+case "${1:-}" in
+--run) want_all=0 want_runsc=0 ;;
+runsc) want_all=0 ;;
+esac
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 
@@ -22,6 +28,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 pkgs=(docker.io debootstrap ca-certificates openssl)
+if [ "$want_runsc" = 1 ]; then
+	pkgs+=(runsc python3)
+fi
 if [ "$want_all" = 1 ]; then
 	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge shellcheck bc time chromium)
 fi
@@ -36,6 +45,36 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# register_runsc merges the runtime "runsc" into /etc/docker/daemon.json:
+# the ptrace platform (the KVM platform hangs at start on these machines),
+# no network stack in the sandbox (needed by --network none), the
+# container's seccomp profile applied inside the sandbox. It prints
+# "changed" when it wrote the file.
+register_runsc() {
+	python3 - /etc/docker/daemon.json "$(command -v runsc)" <<'PY'
+import json, os, sys
+path, runsc = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        conf = json.load(f)
+except FileNotFoundError:
+    conf = {}
+want = {"path": runsc, "runtimeArgs": ["--platform=ptrace", "--network=none", "--oci-seccomp"]}
+if conf.setdefault("runtimes", {}).get("runsc") != want:
+    conf["runtimes"]["runsc"] = want
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(conf, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    print("changed")
+PY
+}
+runsc_changed=""
+if [ "$want_runsc" = 1 ]; then
+	runsc_changed=$(register_runsc)
+fi
+
 if ! docker info >/dev/null 2>&1; then
 	log "starting dockerd"
 	setsid dockerd >/var/log/dockerd.log 2>&1 < /dev/null &
@@ -44,5 +83,20 @@ if ! docker info >/dev/null 2>&1; then
 		sleep 1
 	done
 	docker info >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/dockerd.log"; exit 3; }
+fi
+if [ "$want_runsc" = 1 ]; then
+	if [ -n "$runsc_changed" ] || ! docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+		# A reload, not a restart: running containers are untouched.
+		pid=$(cat /var/run/docker.pid 2>/dev/null || pidof dockerd || true)
+		[ -n "$pid" ] || { log "no dockerd process to reload /etc/docker/daemon.json"; exit 3; }
+		log "registering runsc with dockerd (pid $pid) by SIGHUP"
+		kill -HUP "$pid"
+		for _ in $(seq 1 20); do
+			docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' && break
+			sleep 0.5
+		done
+	fi
+	docker info --format '{{json .Runtimes}}' | grep -q -- '--oci-seccomp' || { log "dockerd did not register runsc; see its log"; exit 3; }
+	log "runtime runsc: $(runsc --version | head -1)"
 fi
 log "ready: $(docker version --format 'engine {{.Server.Version}}, API {{.Server.APIVersion}}')"

@@ -20,6 +20,7 @@ type humanevalOptions struct {
 	engine      string
 	evalplusDir string
 	trust       string
+	runtime     string
 }
 
 func newHumanEvalCommand() *cobra.Command {
@@ -73,6 +74,7 @@ record states what was verified.`,
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
 	f.StringVar(&o.trust, "trust", "", trustFlagHelp)
+	f.StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	f.StringVar(&o.evalplusDir, "evalplus-tree", "", "with --engine evalplus: a checkout of evalplus at the pinned commit")
 	return cmd
 }
@@ -83,7 +85,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	opts := humaneval.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
-		Version: versionString(), TrustPath: o.trust,
+		Version: versionString(), TrustPath: o.trust, Runtime: o.runtime,
 	}
 	if err := opts.Validate(); err != nil {
 		return err

@@ -21,14 +21,52 @@ func newSandboxCommand() *cobra.Command {
 		Use:   "sandbox",
 		Short: "Check and use the Docker sandbox that runs generated code",
 	}
-	cmd.AddCommand(newSandboxCheckCommand(), newSandboxRunCommand())
+	cmd.AddCommand(newSandboxCheckCommand(), newSandboxRunCommand(), newSandboxRuntimeCommand())
 	return cmd
+}
+
+func newSandboxRuntimeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "runtime [runc|runsc]",
+		Short: "Show or set the runtime every sandboxed run must use",
+		Long: `runtime prints the sandbox runtime set in REPRO_HOME (runc when none is
+set), or sets it. Every sandboxed run uses it; a --runtime flag may ask for a
+stronger runtime than the setting, never a weaker one (exit 2).
+
+runsc runs each container under gVisor, whose user-space kernel serves the
+program's system calls. A run under runsc never falls back to runc: without
+runsc registered with the engine (bash scripts/deps.sh runsc), or while
+runsc cannot hold every control of the policy, it stops with exit 3.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				rt, err := sandbox.ParseRuntime(args[0])
+				if err != nil {
+					return err
+				}
+				if err := sandbox.WriteSettings(home, sandbox.Settings{Runtime: rt}); err != nil {
+					return err
+				}
+			}
+			s, err := sandbox.ReadSettings(home)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), s.Runtime)
+			return nil
+		},
+	}
 }
 
 func newSandboxCheckCommand() *cobra.Command {
 	var (
 		asJSON    bool
 		trustPath string
+		runtime   string
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -36,9 +74,11 @@ func newSandboxCheckCommand() *cobra.Command {
 		Long: `check prints the engine, containerd, runc and kernel versions, the cgroup
 version, the seccomp profile digest and the pinned evaluator image, then runs a
 short probe under the policy and reports each control (no network, read-only
-root, no capabilities, no-new-privileges, seccomp, limits, ...). The image is
-first checked against the trust file's image policy (--trust, default
-REPRO_HOME/trust.json; docs/supply-chain.md); no probe starts before it passes.
+root, no capabilities, no-new-privileges, seccomp, limits, ...) and that the
+kernel the program sees is the one the runtime implies (the host's under runc,
+gVisor's under runsc). The image is first checked against the trust file's
+image policy (--trust, default REPRO_HOME/trust.json; docs/supply-chain.md),
+the runtime included; no probe starts before it passes.
 
 Exit status 3 when the engine, the image pin or any control is missing, or the
 policy's scan or runtime is not met; 4 for a missing or bad image signature
@@ -51,7 +91,11 @@ where the policy requires one.`,
 			if err != nil {
 				return err
 			}
-			e, err := sandbox.Connect(ctx)
+			rt, err := sandbox.ChooseRuntime(home, runtime)
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.ConnectRuntime(ctx, rt)
 			if err != nil {
 				return err
 			}
@@ -97,8 +141,11 @@ where the policy requires one.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
+	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }
+
+const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOME setting, see 'repro sandbox runtime'); never weaker than the setting"
 
 // trustFlagHelp describes --trust wherever a sandboxed run starts.
 const trustFlagHelp = "trust file whose image policy must admit the image (default REPRO_HOME/trust.json when present)"
@@ -108,6 +155,7 @@ func newSandboxRunCommand() *cobra.Command {
 		asJSON    bool
 		deadline  time.Duration
 		trustPath string
+		runtime   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--deadline D] -- PROGRAM [ARG...]",
@@ -129,7 +177,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
+			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees(), Runtime: runtime})
 			if err != nil {
 				return err
 			}
@@ -167,5 +215,6 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().DurationVar(&deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
 	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
+	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }

@@ -44,6 +44,7 @@ type Options struct {
 	// TrustPath is the trust file whose image policy admits the image
 	// (imagetrust.Options); empty for REPRO_HOME's default.
 	TrustPath string
+	Runtime   string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
@@ -130,9 +131,10 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 			return nil, err
 		}
 	}
-	// The image is admitted by the trust file's policy before any
-	// container (ground truth, self-check, candidates) starts.
-	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: SBOMTrees()})
+	// The image is admitted by the trust file's policy, under the runtime
+	// the engine runs containers with, before any container (ground truth,
+	// self-check, candidates) starts.
+	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: SBOMTrees(), Runtime: o.Runtime})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +159,8 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(), "image_verification": admitted}
+	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
+		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "image_verification": admitted}
 	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()

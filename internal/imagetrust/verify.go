@@ -28,8 +28,10 @@ type Options struct {
 	Trees []sandbox.SBOMTree
 	// Now is the time to judge ages against; zero means time.Now.
 	Now time.Time
-	// Runtime is the container runtime the run will use ("runc" or
-	// "runsc"); empty means SandboxRuntime(home).
+	// Runtime is the runtime asked for ("runc" or "runsc"; the --runtime
+	// flag): Open connects with sandbox.ChooseRuntime of it, and Check
+	// judges it (empty: SandboxRuntime(home)). Verify judges the runtime
+	// the engine really runs containers under.
 	Runtime string
 }
 
@@ -66,15 +68,16 @@ type RuntimeCheck struct {
 	Used     string `json:"used"`
 }
 
-// SandboxRuntime is the container runtime sandboxed runs of home use.
-//
-// TODO(merge gvisor): the gvisor branch binds the runtime to the Engine
-// (sandbox.ConnectRuntime, Engine.Runtime) and keeps the REPRO_HOME setting
-// (layout.Home.SandboxSettings). After it merges, Verify sets o.Runtime
-// from e.Runtime() when it is empty, so the policy judges the runtime the
-// containers will really run under, and Open connects with the runtime of
-// the setting; until then every run uses the engine's runc.
-func SandboxRuntime(home string) string { return trust.RuntimeRunc }
+// SandboxRuntime is the container runtime sandboxed runs of home use
+// without a --runtime flag: the REPRO_HOME setting (sandbox.ReadSettings),
+// "" when the setting cannot be read (which no policy accepts).
+func SandboxRuntime(home string) string {
+	st, err := sandbox.ReadSettings(home)
+	if err != nil {
+		return ""
+	}
+	return string(st.Runtime)
+}
 
 // LoadTrust reads the trust file o names, or REPRO_HOME's default; it
 // returns nil, "" when there is none at the default path. A named file
@@ -141,8 +144,8 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 		}
 		v.Runtime = &RuntimeCheck{Required: pol.Runtime, Used: used}
 		if used != pol.Runtime {
-			return nil, exitcode.Errorf(exitcode.Precondition, "the trust file %q (policy %s) requires the %s runtime, but sandboxed runs here use %s: run with the %s runtime on a host where the engine has it registered",
-				path, v.Policy, pol.Runtime, used, pol.Runtime)
+			return nil, exitcode.Errorf(exitcode.Precondition, "the trust file %q (policy %s) requires the %s runtime, but this run uses %s: choose it with --runtime %s or 'repro sandbox runtime %s' (on a host where the engine has it registered)",
+				path, v.Policy, pol.Runtime, used, pol.Runtime, pol.Runtime)
 		}
 	}
 	if pol.RequireSignature {
@@ -210,6 +213,7 @@ func Verify(ctx context.Context, e *sandbox.Engine, home string, o Options) (san
 	if err != nil {
 		return sandbox.Image{}, nil, err
 	}
+	o.Runtime = string(e.Runtime())
 	sb, err := sandbox.ImageSBOM(ctx, e, home, o.Trees)
 	if err != nil {
 		return sandbox.Image{}, nil, err
@@ -229,10 +233,15 @@ func Verify(ctx context.Context, e *sandbox.Engine, home string, o Options) (san
 	return img, v, nil
 }
 
-// Open connects to the engine and returns it with the verified pinned
-// image (Verify); the caller closes the engine.
+// Open connects to the engine with the runtime sandbox.ChooseRuntime picks
+// from REPRO_HOME's setting and o.Runtime, and returns it with the
+// verified pinned image (Verify); the caller closes the engine.
 func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox.Image, *Verification, error) {
-	e, err := sandbox.Connect(ctx)
+	rt, err := sandbox.ChooseRuntime(home, o.Runtime)
+	if err != nil {
+		return nil, sandbox.Image{}, nil, err
+	}
+	e, err := sandbox.ConnectRuntime(ctx, rt)
 	if err != nil {
 		return nil, sandbox.Image{}, nil, err
 	}

@@ -113,6 +113,9 @@ func (h Home) ImageScan() string { return h.join("sandbox", "scan.dsse.json") }
 // image key (see internal/imagetrust).
 func (h Home) ImageSignature() string { return h.join("sandbox", "image.sig.dsse.json") }
 
+// SandboxSettings holds the sandbox settings (the runtime a run must use).
+func (h Home) SandboxSettings() string { return h.join("sandbox", "settings.json") }
+
 // ImageCache is the folder of the evaluator image's cached layer.
 func (h Home) ImageCache() string { return h.join("sandbox", "cache") }
 

@@ -2,9 +2,11 @@ package sandbox_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -24,8 +26,22 @@ import (
 //   - BenchmarkForkServerAmortized: the same including the container start
 //     and teardown, spread over a batch of 164 programs (one HumanEval+ pass).
 
+// benchRuntime is the runtime of the benchmarks: $REPRO_BENCH_RUNTIME,
+// runc when unset. Under runsc they run despite sandbox.RunscGaps: they
+// measure costs, not the policy.
+func benchRuntime(b *testing.B) sandbox.Runtime {
+	rt, err := sandbox.ParseRuntime(cmp.Or(os.Getenv("REPRO_BENCH_RUNTIME"), "runc"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rt == sandbox.Runsc {
+		sandbox.AcceptRunscGaps(b)
+	}
+	return rt
+}
+
 func benchSpec(b *testing.B) (*sandbox.Engine, sandbox.Spec) {
-	e := sandboxtest.Engine(b)
+	e := sandboxtest.EngineRuntime(b, benchRuntime(b))
 	img := sandboxtest.Image(b, e)
 	l := sandbox.DefaultLimits()
 	l.Deadline = 10 * time.Minute

@@ -40,7 +40,8 @@ const cleanupTimeout = 30 * time.Second
 // containers it created until they are removed; Close removes any that are
 // left. An Engine is safe for concurrent use.
 type Engine struct {
-	cli *client.Client
+	cli     *client.Client
+	runtime RuntimeFacts
 
 	mu   sync.Mutex
 	live map[string]string // container ID -> results volume name ("" if none)
@@ -54,9 +55,19 @@ type Engine struct {
 
 // Connect talks to the local Docker engine, configured as the docker CLI is
 // (DOCKER_HOST, else the local socket), negotiating the API version, and
-// sweeps containers left behind by dead runners (see Sweep). An engine that
-// does not answer is an exitcode.Precondition error.
-func Connect(ctx context.Context) (*Engine, error) {
+// sweeps containers left behind by dead runners (see Sweep). Its containers
+// run under runc. An engine that does not answer is an
+// exitcode.Precondition error.
+func Connect(ctx context.Context) (*Engine, error) { return ConnectRuntime(ctx, Runc) }
+
+// ConnectRuntime is Connect with the runtime every container of the Engine
+// runs under. A runtime the engine does not have, or has without the
+// arguments the policy needs, is an exitcode.Precondition error: nothing
+// falls back to another runtime.
+func ConnectRuntime(ctx context.Context, rt Runtime) (*Engine, error) {
+	if _, err := ParseRuntime(string(rt)); err != nil {
+		return nil, err
+	}
 	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "failed to set up the docker client: %v", err)
@@ -69,12 +80,20 @@ func Connect(ctx context.Context) (*Engine, error) {
 			"the docker engine at %s does not answer (%v): install it (apt-get install docker.io) and start it (setsid dockerd >/var/log/dockerd.log 2>&1 &)",
 			cli.DaemonHost(), err)
 	}
-	e := &Engine{cli: cli, live: make(map[string]string)}
+	rf, err := checkRuntime(pctx, cli, rt)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	e := &Engine{cli: cli, runtime: rf, live: make(map[string]string)}
 	// Containers whose runner died go first; a failed sweep does not stop
 	// this run, the next start-up tries again.
 	e.Sweep(ctx)
 	return e, nil
 }
+
+// Runtime returns the runtime the Engine's containers run under.
+func (e *Engine) Runtime() Runtime { return e.runtime.Name }
 
 // Client returns the underlying engine client.
 func (e *Engine) Client() *client.Client { return e.cli }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"testing"
 )
 
 // RemoveControl makes every container e creates lack one control of the
@@ -19,8 +20,8 @@ func RemoveControl(e *Engine, control string) {
 		f = func(p *policy) { p.host.ReadonlyRootfs = false }
 	case "cap-drop":
 		f = func(p *policy) { p.host.CapDrop = nil }
-	case "pids":
-		f = func(p *policy) { p.host.PidsLimit = nil }
+	case "pids": // the cgroup, and under runsc the RLIMIT_NPROC that stands for it
+		f = func(p *policy) { p.host.PidsLimit = nil; p.host.Ulimits = dropUlimit(p, "nproc") }
 	case "memory":
 		f = func(p *policy) { p.host.Memory, p.host.MemorySwap = 0, 0 }
 	case "ipc":
@@ -72,6 +73,13 @@ func dropUlimit(p *policy, name string) []*ulimit {
 		}
 	}
 	return out
+}
+
+// AcceptRunscGaps lets Engines run under runsc despite RunscGaps until t
+// ends, so that the hostile suite can prove each gap.
+func AcceptRunscGaps(t testing.TB) {
+	acceptRunscGaps = true
+	t.Cleanup(func() { acceptRunscGaps = false })
 }
 
 // ExecAnother runs one more program in a running container (benchmarks).

@@ -15,21 +15,25 @@ import (
 // HostFacts describe the engine and host a run used. They go into every run
 // record.
 type HostFacts struct {
-	EngineVersion     string   `json:"engine_version"`
-	APIVersion        string   `json:"api_version"`
-	ContainerdVersion string   `json:"containerd_version"`
-	RuncVersion       string   `json:"runc_version"`
-	InitVersion       string   `json:"init_version,omitempty"`
-	Kernel            string   `json:"kernel"`
-	OperatingSystem   string   `json:"operating_system"`
-	CgroupVersion     string   `json:"cgroup_version"`
-	CgroupDriver      string   `json:"cgroup_driver"`
-	StorageDriver     string   `json:"storage_driver"`
-	SecurityOptions   []string `json:"security_options"`
-	CorePattern       string   `json:"core_pattern"`
-	SeccompDigest     string   `json:"seccomp_profile_digest"`
-	Image             *Image   `json:"image,omitempty"` // set by the caller
-	Warnings          []string `json:"warnings,omitempty"`
+	EngineVersion     string `json:"engine_version"`
+	APIVersion        string `json:"api_version"`
+	ContainerdVersion string `json:"containerd_version"`
+	RuncVersion       string `json:"runc_version"`
+	// Runtime is the runtime the containers of the run used (part of
+	// the policy): its name, path and arguments as the engine has it
+	// registered, and its version.
+	Runtime         RuntimeFacts `json:"runtime"`
+	InitVersion     string       `json:"init_version,omitempty"`
+	Kernel          string       `json:"kernel"`
+	OperatingSystem string       `json:"operating_system"`
+	CgroupVersion   string       `json:"cgroup_version"`
+	CgroupDriver    string       `json:"cgroup_driver"`
+	StorageDriver   string       `json:"storage_driver"`
+	SecurityOptions []string     `json:"security_options"`
+	CorePattern     string       `json:"core_pattern"`
+	SeccompDigest   string       `json:"seccomp_profile_digest"`
+	Image           *Image       `json:"image,omitempty"` // set by the caller
+	Warnings        []string     `json:"warnings,omitempty"`
 }
 
 // MinRunc is the first upstream runc release with the fix for
@@ -57,6 +61,7 @@ func (e *Engine) HostFacts(ctx context.Context) (HostFacts, error) {
 		StorageDriver:   info.Info.Driver,
 		SecurityOptions: info.Info.SecurityOptions,
 		SeccompDigest:   SeccompDigest().String(),
+		Runtime:         e.runtime,
 	}
 	for _, c := range v.Components {
 		switch strings.ToLower(c.Name) {

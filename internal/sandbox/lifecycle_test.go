@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,6 +332,53 @@ func TestSelfTest(t *testing.T) {
 	for _, c := range cs {
 		if c.Echo != strings.HasPrefix(c.Detail, "configuration echo") {
 			t.Errorf("control %s: echo %v but detail %q", c.Name, c.Echo, c.Detail)
+		}
+	}
+}
+
+// TestKernelSeen: from inside, the program sees the host's kernel under
+// runc and gVisor's under runsc; the self-test's runtime row says so, and
+// neither runtime's observation passes for the other's.
+func TestKernelSeen(t *testing.T) {
+	sandbox.AcceptRunscGaps(t)
+	seen := map[sandbox.Runtime][2]string{}
+	var hostKernel string
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		img := sandboxtest.Image(t, e)
+		ctx := context.Background()
+		info, err := e.Client().Info(ctx, client.InfoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hostKernel = info.Info.KernelVersion
+		o, err := e.Run(ctx, sandbox.Spec{Image: img, Limits: sandbox.SelfTestLimits(),
+			Cmd: []string{"python3", "-c", "import os; print(os.uname().release); print(open('/proc/version').read().strip())"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release, procVersion, _ := strings.Cut(strings.TrimSpace(string(o.Stdout)), "\n")
+		seen[e.Runtime()] = [2]string{release, procVersion}
+		t.Logf("%s: the program sees %q, %q; the host runs %q", e.Runtime(), release, procVersion, hostKernel)
+		if err := sandbox.KernelSeen(e.Runtime(), hostKernel, release, procVersion); err != nil {
+			t.Error(err)
+		}
+		cs, err := e.SelfTest(ctx, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := slices.IndexFunc(cs, func(c sandbox.Control) bool { return c.Name == "runtime "+string(e.Runtime()) })
+		if row < 0 || !cs[row].OK {
+			t.Errorf("self-test has no passing runtime row: %+v", cs)
+		}
+	})
+	if r, ok := seen[sandbox.Runc]; ok {
+		if sandbox.KernelSeen(sandbox.Runsc, hostKernel, r[0], r[1]) == nil {
+			t.Errorf("what a program sees under runc (%q) passes for gVisor", r)
+		}
+	}
+	if r, ok := seen[sandbox.Runsc]; ok {
+		if sandbox.KernelSeen(sandbox.Runc, hostKernel, r[0], r[1]) == nil {
+			t.Errorf("what a program sees under runsc (%q) passes for the host kernel", r)
 		}
 	}
 }

@@ -30,40 +30,54 @@ func TestLimitsValidate(t *testing.T) {
 	}
 }
 
+// TestBuildPolicyHasEveryControl: every control is in the policy under
+// each runtime; only the pids enforcement differs (EnforcePids).
 func TestBuildPolicyHasEveryControl(t *testing.T) {
+	for _, rt := range Runtimes {
+		t.Run(string(rt), func(t *testing.T) { testPolicyControls(t, rt) })
+	}
+	if _, err := buildPolicy(Spec{Cmd: []string{"true"}, Limits: DefaultLimits()}, "kata", "sha256:"+strings.Repeat("a", 64), "", nil); err == nil {
+		t.Error("an unknown runtime was accepted")
+	}
+}
+
+func testPolicyControls(t *testing.T, rt Runtime) {
 	dir := t.TempDir()
 	sample := filepath.Join(dir, "s.py")
 	os.WriteFile(sample, []byte("x"), 0o444)
 	l := DefaultLimits()
 	p, err := buildPolicy(Spec{Cmd: []string{"true"}, Limits: l, ReadOnly: []Mount{{Source: sample, Target: "/workspace/s.py"}}},
-		"sha256:"+strings.Repeat("a", 64), "vol", map[string]string{LabelKey: "1"})
+		rt, "sha256:"+strings.Repeat("a", 64), "vol", map[string]string{LabelKey: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, c := p.host, p.config
 	checks := map[string]bool{
-		"network none":       h.NetworkMode == "none" && c.NetworkDisabled,
-		"read-only root":     h.ReadonlyRootfs,
-		"cap-drop ALL":       slices.Equal(h.CapDrop, []string{"ALL"}) && len(h.CapAdd) == 0,
-		"no-new-privileges":  slices.Contains(h.SecurityOpt, "no-new-privileges:true"),
-		"seccomp profile":    slices.Contains(h.SecurityOpt, "seccomp="+string(seccompProfile)),
-		"init":               h.Init != nil && *h.Init,
-		"ipc none":           h.IpcMode == "none",
-		"log driver none":    h.LogConfig.Type == "none",
-		"not privileged":     !h.Privileged,
-		"cpu":                h.NanoCPUs == l.NanoCPUs,
-		"memory, no swap":    h.Memory == l.Memory && h.MemorySwap == l.Memory,
-		"pids":               h.PidsLimit != nil && *h.PidsLimit == l.Pids,
-		"ulimit core 0":      hasUlimit(h.Ulimits, "core", 0),
-		"ulimit nofile":      hasUlimit(h.Ulimits, "nofile", l.NoFile),
-		"ulimit fsize":       hasUlimit(h.Ulimits, "fsize", l.FSize),
-		"noexec capped /tmp": strings.Contains(h.Tmpfs[TmpDir], "noexec,nosuid,nodev") && strings.Contains(h.Tmpfs[TmpDir], "nr_inodes="),
-		"non-root program":   p.execUser != "0:0" && !strings.HasPrefix(p.execUser, "0:"),
-		"non-root holder":    c.User != "" && !strings.HasPrefix(c.User, "0:") && c.User != p.execUser,
-		"read-only binds":    len(h.Mounts) == 2 && h.Mounts[0].ReadOnly && h.Mounts[0].Type == "bind",
-		"results volume":     h.Mounts[1].Type == "volume" && h.Mounts[1].Target == ResultsDir,
-		"no restart":         h.RestartPolicy.Name == "no" && !h.AutoRemove,
-		"fixed environment":  slices.Contains(p.env, "PYTHONHASHSEED=0") && len(p.env) == len(baseEnv),
+		"network none":        h.NetworkMode == "none" && c.NetworkDisabled,
+		"read-only root":      h.ReadonlyRootfs,
+		"cap-drop ALL":        slices.Equal(h.CapDrop, []string{"ALL"}) && len(h.CapAdd) == 0,
+		"no-new-privileges":   slices.Contains(h.SecurityOpt, "no-new-privileges:true"),
+		"seccomp profile":     slices.Contains(h.SecurityOpt, "seccomp="+string(seccompProfile)),
+		"init":                h.Init != nil && *h.Init,
+		"ipc none":            h.IpcMode == "none",
+		"log driver none":     h.LogConfig.Type == "none",
+		"not privileged":      !h.Privileged,
+		"cpu":                 h.NanoCPUs == l.NanoCPUs,
+		"memory, no swap":     h.Memory == l.Memory && h.MemorySwap == l.Memory,
+		"runtime":             h.Runtime == string(rt),
+		"pids":                h.PidsLimit != nil && *h.PidsLimit == EnforcePids(rt, l.Pids).Cgroup && *h.PidsLimit >= l.Pids,
+		"nproc under runsc":   rt != Runsc || hasUlimit(h.Ulimits, "nproc", l.Pids),
+		"no nproc under runc": rt != Runc || !hasUlimitNamed(h.Ulimits, "nproc"),
+		"ulimit core 0":       hasUlimit(h.Ulimits, "core", 0),
+		"ulimit nofile":       hasUlimit(h.Ulimits, "nofile", l.NoFile),
+		"ulimit fsize":        hasUlimit(h.Ulimits, "fsize", l.FSize),
+		"noexec capped /tmp":  strings.Contains(h.Tmpfs[TmpDir], "noexec,nosuid,nodev") && strings.Contains(h.Tmpfs[TmpDir], "nr_inodes="),
+		"non-root program":    p.execUser != "0:0" && !strings.HasPrefix(p.execUser, "0:"),
+		"non-root holder":     c.User != "" && !strings.HasPrefix(c.User, "0:") && c.User != p.execUser,
+		"read-only binds":     len(h.Mounts) == 2 && h.Mounts[0].ReadOnly && h.Mounts[0].Type == "bind",
+		"results volume":      h.Mounts[1].Type == "volume" && h.Mounts[1].Target == ResultsDir,
+		"no restart":          h.RestartPolicy.Name == "no" && !h.AutoRemove,
+		"fixed environment":   slices.Contains(p.env, "PYTHONHASHSEED=0") && len(p.env) == len(baseEnv),
 	}
 	for name, ok := range checks {
 		if !ok {
@@ -73,6 +87,10 @@ func TestBuildPolicyHasEveryControl(t *testing.T) {
 	if o := resultsVolumeOptions(l)["o"]; !strings.Contains(o, "noexec,nosuid,nodev") || !strings.Contains(o, "nr_inodes=") || !strings.Contains(o, "size=") {
 		t.Errorf("results volume options %q", o)
 	}
+}
+
+func hasUlimitNamed(us []*ulimit, name string) bool {
+	return slices.ContainsFunc(us, func(u *ulimit) bool { return u.Name == name })
 }
 
 func hasUlimit(us []*ulimit, name string, v int64) bool {

@@ -92,6 +92,9 @@ type Container struct {
 	timedOut bool
 	killed   bool
 	snap     *stats // cgroup figures taken just before a deadline kill
+	// streamCut: closeWhenStopped closed the attach stream of a stopped
+	// container; the read error that follows is not the runner's.
+	streamCut bool
 
 	waitOnce sync.Once
 	outcome  *Outcome
@@ -193,7 +196,7 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 			return nil, fmt.Errorf("failed to create the results volume: %w", err)
 		}
 	}
-	p, err := buildPolicy(s, s.Image.ID, vol, labels)
+	p, err := buildPolicy(s, e.runtime.Name, s.Image.ID, vol, labels)
 	if err == nil && e.alter != nil {
 		e.alter(p)
 	}
@@ -252,7 +255,46 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 		c.stderr.close()
 		close(c.demuxed)
 	}()
+	go c.closeWhenStopped()
 	return c, nil
+}
+
+// stoppedGrace is how long the program's output may stay open after its
+// container stopped.
+const stoppedGrace = 2 * time.Second
+
+// closeWhenStopped closes the program's attach stream once the container
+// has stopped (killed at the deadline or by the caller, or ended) and the
+// stream is still open stoppedGrace later. Under runsc the engine may keep
+// an exec's stream open after its container was killed; without this the
+// runner would wait on it for ever.
+func (c *Container) closeWhenStopped() {
+	for stopped := false; !stopped; {
+		wr := c.e.cli.ContainerWait(context.Background(), c.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case <-wr.Result:
+			stopped = true
+		case err := <-wr.Error:
+			// Gone is stopped; any other error is asked again.
+			if stopped = cerrdefs.IsNotFound(err); !stopped {
+				select {
+				case <-c.demuxed:
+					return
+				case <-time.After(time.Second):
+				}
+			}
+		case <-c.demuxed:
+			return
+		}
+	}
+	select {
+	case <-c.demuxed:
+	case <-time.After(stoppedGrace):
+		c.mu.Lock()
+		c.streamCut = true
+		c.mu.Unlock()
+		c.conn.Close()
+	}
 }
 
 // expire runs when the deadline passes: it records the cgroup figures and
@@ -319,6 +361,11 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	code, err := c.e.execExit(ictx, c.execID)
+	if cerrdefs.IsNotFound(err) {
+		// The engine dropped the exec with its stopped container (seen
+		// under runsc): the program's own exit status is unknown.
+		code, err = -1, nil
+	}
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -376,7 +423,10 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	if err := cleanup(); err != nil {
 		return nil, err
 	}
-	if c.demuxErr != nil {
+	c.mu.Lock()
+	cut := c.streamCut
+	c.mu.Unlock()
+	if c.demuxErr != nil && !cut {
 		return nil, c.demuxErr
 	}
 	if c.spec.Samples != nil {
@@ -491,7 +541,7 @@ func (e *Engine) verifyImage(ctx context.Context, img Image) error {
 // program user, and returns its exit code. It measures the cost of an exec
 // against a fork server; the runner itself starts one program per container.
 func (c *Container) execAnother(ctx context.Context, cmd []string) (int, error) {
-	p, err := buildPolicy(c.spec, c.spec.Image.ID, "", nil)
+	p, err := buildPolicy(c.spec, c.e.runtime.Name, c.spec.Image.ID, "", nil)
 	if err != nil {
 		return 0, err
 	}

@@ -46,6 +46,11 @@ func SelfTestLimits() Limits {
 // the engine recorded for the container and what the probe saw from
 // inside. Any control not OK means the policy is not in force on this host.
 func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
+	info, err := e.cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the engine information: %w", err)
+	}
+	hostKernel := info.Info.KernelVersion
 	l := SelfTestLimits()
 	c, err := e.Start(ctx, Spec{Image: img, Cmd: []string{"python3", "-c", selftestProbe}, Limits: l, Results: true})
 	if err != nil {
@@ -90,7 +95,8 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 		"Init %v, probe pid %d, pid 1 %q", hc.Init != nil && *hc.Init, p.PID, p.PID1)
 	add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(p.MemoryMax) == l.Memory,
 		"Memory %d MemorySwap %d, cgroup %s", hc.Memory, hc.MemorySwap, p.MemoryMax)
-	add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == l.Pids && cgroupNumber(p.PidsMax) == l.Pids,
+	pe := EnforcePids(e.runtime.Name, l.Pids)
+	add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == pe.Cgroup && cgroupNumber(p.PidsMax) == pe.Cgroup,
 		"PidsLimit %v, cgroup %s", derefInt(hc.PidsLimit), p.PidsMax)
 	add("cpu limit", hc.NanoCPUs == l.NanoCPUs && cgroupNanoCPUs(p.CPUMax) == l.NanoCPUs,
 		"NanoCPUs %d, cgroup quota/period %q", hc.NanoCPUs, p.CPUMax)
@@ -110,6 +116,9 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 		}
 	}
 	add("empty environment", envOK, "keys %v", p.EnvironKeys)
+	kerr := KernelSeen(e.runtime.Name, hostKernel, p.KernelRelease, p.ProcVersion)
+	add("runtime "+string(e.runtime.Name), string(hc.Runtime) == string(e.runtime.Name) && kerr == nil,
+		"Runtime %s, kernel seen %q, host kernel %q%s", hc.Runtime, p.KernelRelease, hostKernel, errText(kerr))
 	add("deadline", !o.TimedOut && o.ExitCode == 0, "exit %d in %v", o.ExitCode, o.Wall.Round(time.Millisecond))
 	return cs, nil
 }
@@ -140,6 +149,27 @@ type probe struct {
 	PID1             string            `json:"pid1"`
 	EnvironKeys      []string          `json:"environ_keys"`
 	Mounts           map[string]string `json:"mounts"`
+	KernelRelease    string            `json:"kernel_release"`
+	ProcVersion      string            `json:"proc_version"`
+}
+
+// gVisorProcVersion is how gVisor's kernel (Debian's runsc 0.0~20221219)
+// describes itself in /proc/version: a fixed Linux 4.4.0 that no host of
+// this project runs.
+const gVisorProcVersion = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
+
+// KernelSeen checks, from what a program inside the container reported,
+// that the kernel it sees is the one rt implies: the host's (hostKernel)
+// under runc, gVisor's under runsc.
+func KernelSeen(rt Runtime, hostKernel, release, procVersion string) error {
+	gvisor := strings.HasPrefix(procVersion, gVisorProcVersion) && release != hostKernel
+	switch {
+	case rt == Runsc && !gvisor:
+		return fmt.Errorf("the program sees kernel %q (%q), not gVisor's", release, procVersion)
+	case rt == Runc && (release != hostKernel || gvisor):
+		return fmt.Errorf("the program sees kernel %q (%q), not the host's %q", release, procVersion, hostKernel)
+	}
+	return nil
 }
 
 // cgroupNanoCPUs turns "quota period" (microseconds) into the NanoCPUs it
@@ -153,6 +183,13 @@ func cgroupNanoCPUs(s string) int64 {
 		return -1
 	}
 	return quota * 1e9 / period
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 func zeroCaps(sets ...string) bool {

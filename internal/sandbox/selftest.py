@@ -116,4 +116,7 @@ with open("/proc/self/mountinfo") as f:
         parts = line.split()
         mounts[parts[4]] = parts[5] + "," + line.split(" - ")[1].split()[-1]
 out["mounts"] = {k: mounts[k] for k in ("/", "/tmp", "/results") if k in mounts}
+# The kernel the program sees: the host's under runc, gVisor's under runsc.
+out["kernel_release"] = os.uname().release
+out["proc_version"] = read_first("/proc/version")
 print(json.dumps(out))

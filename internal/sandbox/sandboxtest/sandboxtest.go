@@ -34,14 +34,26 @@ func Require(t testing.TB, what string, err error) {
 }
 
 // Engine connects to the local Docker engine and closes it (removing any
-// container it still owns) when the test ends.
+// container it still owns) when the test ends. Its containers run under
+// runc.
 func Engine(t testing.TB) *sandbox.Engine {
+	t.Helper()
+	return EngineRuntime(t, sandbox.Runc)
+}
+
+// EngineRuntime is Engine with containers run under rt. A runtime the
+// engine lacks stops the test like a missing engine (testenv.Missing).
+func EngineRuntime(t testing.TB, rt sandbox.Runtime) *sandbox.Engine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := sandbox.Connect(ctx)
+	e, err := sandbox.ConnectRuntime(ctx, rt)
 	if err != nil {
-		Require(t, "the docker engine", err)
+		what := "the docker engine"
+		if rt != sandbox.Runc {
+			what = "the docker engine's runtime " + string(rt)
+		}
+		Require(t, what, err)
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
@@ -83,6 +95,19 @@ func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
 		t.Fatalf("failed to build the evaluator image: %v", err)
 	}
 	return img
+}
+
+// EachRuntime runs test once per runtime of sandbox.Runtimes, as a subtest
+// named after it, with an engine for that runtime. A runtime the engine
+// lacks fails its subtest where skips are disallowed and skips it
+// elsewhere.
+func EachRuntime(t *testing.T, test func(t *testing.T, e *sandbox.Engine)) {
+	t.Helper()
+	for _, rt := range sandbox.Runtimes {
+		t.Run(string(rt), func(t *testing.T) {
+			test(t, EngineRuntime(t, rt))
+		})
+	}
 }
 
 type testWriter struct{ t testing.TB }

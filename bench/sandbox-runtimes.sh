@@ -1,0 +1,34 @@
+#!/bin/sh
+# Compares the sandbox's costs under runc and under runsc (gVisor) on the
+# local Docker engine and prints them:
+#   the sandbox benchmarks of bench/sandbox-overhead.sh under each runtime
+#   (BenchmarkForkServer is the per-candidate overhead of the HumanEval+
+#   execution model; BenchmarkForkServerAmortized spreads one container's
+#   start and teardown over 164 programs, one HumanEval+ pass), and
+#   200 fork+wait and a pure-Python loop inside a container of each runtime.
+# Needs dockerd with runsc registered (bash scripts/deps.sh runsc) and the
+# evaluator image (built on first use, as root).
+# Usage: bench/sandbox-runtimes.sh [iterations]   (default 10)
+set -eu
+cd "$(dirname "$0")/.."
+n="${1:-10}"
+img=$(docker images -q reprolab/evaluator | head -1)
+[ -n "$img" ] || { echo "no evaluator image: run 'repro image build' or the sandbox tests first" >&2; exit 3; }
+probe='import os, time
+t = time.perf_counter()
+for _ in range(200):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+f = time.perf_counter() - t
+t = time.perf_counter()
+s = 0
+for i in range(3000000):
+    s += i
+print("200 fork+wait %.3f s, python loop %.3f s" % (f, time.perf_counter() - t))'
+for rt in runc runsc; do
+	echo "== $rt (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	docker run --rm --runtime "$rt" --network none --pids-limit 2048 "$img" python3 -c "$probe"
+	REPRO_BENCH_RUNTIME=$rt go test ./internal/sandbox/ -run '^$' -bench . -benchtime "${n}x" -count=1 | grep -E '^Benchmark'
+done

@@ -1,0 +1,67 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
+)
+
+func TestChooseRuntime(t *testing.T) {
+	home := t.TempDir()
+	if rt, err := ChooseRuntime(home, ""); err != nil || rt != Runc {
+		t.Fatalf("no setting: %v, %v; want runc", rt, err)
+	}
+	if rt, err := ChooseRuntime(home, "runsc"); err != nil || rt != Runsc {
+		t.Fatalf("--runtime runsc over runc: %v, %v", rt, err)
+	}
+	if err := WriteSettings(home, Settings{Runtime: Runsc}); err != nil {
+		t.Fatal(err)
+	}
+	if rt, err := ChooseRuntime(home, ""); err != nil || rt != Runsc {
+		t.Fatalf("setting runsc: %v, %v", rt, err)
+	}
+	// A flag never weakens the setting.
+	if _, err := ChooseRuntime(home, "runc"); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "weaker") {
+		t.Fatalf("--runtime runc under a runsc setting: %v, want a usage error", err)
+	}
+	if _, err := ChooseRuntime(home, "kata"); exitcode.Of(err) != exitcode.Usage {
+		t.Fatalf("unknown runtime: %v", err)
+	}
+	for _, bad := range []string{`{"runtime": "kata"}`, `{"runtime": "runsc", "x": 1}`, `{"runtime": "runsc"} {}`, `[`} {
+		if err := os.WriteFile(layout.Home(home).SandboxSettings(), []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ChooseRuntime(home, ""); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), filepath.Base(layout.Home(home).SandboxSettings())) {
+			t.Errorf("settings %s: %v, want a usage error naming the file", bad, err)
+		}
+	}
+}
+
+// TestRunscRefusedWhileGapsRemain: an engine for runsc is refused with
+// exit 3 while RunscGaps lists a control runsc does not hold, and a
+// missing runtime names the setup step; nothing falls back to runc.
+func TestRunscRefusedWhileGapsRemain(t *testing.T) {
+	if acceptRunscGaps {
+		t.Fatal("acceptRunscGaps is set outside the hostile tests")
+	}
+	e, err := ConnectRuntime(context.Background(), Runsc)
+	if err == nil {
+		e.Close()
+		if len(RunscGaps) > 0 {
+			t.Fatal("an engine for runsc was given despite RunscGaps")
+		}
+		return
+	}
+	if exitcode.Of(err) != exitcode.Precondition {
+		t.Fatalf("exit %d, want 3: %v", exitcode.Of(err), err)
+	}
+	if !strings.Contains(err.Error(), "weaker policy") && !strings.Contains(err.Error(), "scripts/deps.sh runsc") {
+		t.Fatalf("error says neither the gaps nor the setup step: %v", err)
+	}
+	t.Log(err)
+}
