@@ -188,6 +188,38 @@ func TestImageSignAndTrust(t *testing.T) {
 			t.Errorf("production profile under runc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	}
+	// Under runsc: while gVisor leaves a control open the engine for runsc
+	// is refused before anything runs; once it holds them all, a scoring
+	// run under the profile records the runtime, the signer and the scan.
+	prodScore := append(score, "--trust", production, "--runtime", "runsc")
+	r = repro(t, env, prodScore...)
+	if len(sandbox.RunscGaps) > 0 {
+		if r.code != 3 || strings.Contains(r.stdout, `"summary"`) {
+			t.Errorf("production profile under runsc with gaps: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("production run refused while runsc has gaps:\n%s", r.stderr)
+	} else {
+		h = parseHumanEvalJSON(t, r)
+		b, err = os.ReadFile(filepath.Join(h.RunDir, "record.json"))
+		var prod struct {
+			Sandbox struct {
+				Verification struct {
+					Policy  string `json:"policy"`
+					Runtime *struct {
+						Used string `json:"used"`
+					} `json:"runtime"`
+					Signature *struct{} `json:"signature"`
+					Scan      *struct{} `json:"scan"`
+				} `json:"image_verification"`
+			} `json:"sandbox"`
+		}
+		if r.code != 0 || err != nil || json.Unmarshal(b, &prod) != nil {
+			t.Fatalf("production run: exit %d %v\n%s", r.code, err, r.stderr)
+		}
+		if v := prod.Sandbox.Verification; v.Policy != "production" || v.Runtime == nil || v.Runtime.Used != "runsc" || v.Signature == nil || v.Scan == nil {
+			t.Errorf("production run recorded %+v", v)
+		}
+	}
 
 	// The default trust file applies without --trust.
 	os.Remove(layout.Home(home).ImageSignature())
