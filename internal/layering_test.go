@@ -14,26 +14,27 @@ import (
 // allowed lists, for each package, the repro packages it may import.
 // A package missing from the map may import nothing of repro's.
 var allowed = map[string][]string{
-	"catalog":   {"digest", "exitcode", "strictjson"},
-	"layout":    {"exitcode"},
-	"store":     {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
-	"pickle":    {"atomicfile", "digest", "exitcode", "safefile"},
-	"mllog":     {"exitcode", "safefile", "workpool"},
-	"sandbox":   {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
-	"keys":      {"atomicfile", "digest", "safefile"},
-	"trust":     {"keys", "safefile", "strictjson"},
-	"runs":      {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
-	"humaneval": {"atomicfile", "catalog", "digest", "exitcode", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
-	"edm":       {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
-	"runindex":  {"digest", "exitcode", "layout", "runs", "safefile"},
-	"workload":  {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
-	"ui":        {"exitcode", "store"},
-	"report":    {"exitcode", "humaneval", "mllog", "runs", "safefile"},
-	"rundiff":   {"exitcode", "report", "runs"},
-	"dashboard": {"exitcode", "layout", "report", "rundiff", "runs"},
-	"vulnscan":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
-	"handoff":   {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
-	"shard":     {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "layout", "runs", "safefile", "sandbox", "store", "workload"},
+	"catalog":    {"digest", "exitcode", "strictjson"},
+	"layout":     {"exitcode"},
+	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
+	"pickle":     {"atomicfile", "digest", "exitcode", "safefile"},
+	"mllog":      {"exitcode", "safefile", "workpool"},
+	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
+	"keys":       {"atomicfile", "digest", "safefile"},
+	"trust":      {"keys", "safefile", "strictjson"},
+	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
+	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
+	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
+	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
+	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
+	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
+	"ui":         {"exitcode", "store"},
+	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"rundiff":    {"exitcode", "report", "runs"},
+	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
+	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
+	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in
@@ -141,6 +142,48 @@ func TestSkipsGoThroughTestenv(t *testing.T) {
 			}
 			if strings.Contains(line, `Getenv("CI")`) {
 				t.Errorf("%s:%d reads CI; testenv.SkipDisallowed decides what it means", path, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gated are the sandbox functions that hand out the pinned image without
+// the trust file's image policy; outside the sandbox package, only
+// imagetrust (which applies the policy) may call them in code, so that
+// every sandboxed run goes through imagetrust.Open or imagetrust.Verify.
+var gated = regexp.MustCompile(`sandbox\.(OpenPinned|PinnedImage)\(`)
+
+// TestSandboxedRunsCheckTheImagePolicy keeps every caller of the gated
+// functions in internal/imagetrust (tests may call them).
+func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if gated.MatchString(line) {
+				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
 			}
 		}
 		return nil

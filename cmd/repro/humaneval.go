@@ -19,6 +19,7 @@ type humanevalOptions struct {
 	asJSON      bool
 	engine      string
 	evalplusDir string
+	trust       string
 	runtime     string
 }
 
@@ -50,8 +51,14 @@ run folder, with a signed run record.
 
 EXIT STATUS
   0 scoring completed (whatever the scores), 2 bad flags or samples,
-  3 no engine, image or dataset (nothing ran), 4 failed self-check, changed
-  samples, or a corrupt ground-truth cache or harness.`,
+  3 no engine, image or dataset, or an image the trust file's policy does
+  not admit for want of a fresh scan or the required runtime (nothing ran),
+  4 failed self-check, changed samples, a corrupt ground-truth cache or
+  harness, or a missing or bad image signature where the policy requires one.
+
+Before any container starts, the image is checked against the trust file
+(--trust, default REPRO_HOME/trust.json; see docs/supply-chain.md); the run
+record states what was verified.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, o) },
 	}
@@ -66,6 +73,7 @@ EXIT STATUS
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
+	f.StringVar(&o.trust, "trust", "", trustFlagHelp)
 	f.StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	f.StringVar(&o.evalplusDir, "evalplus-tree", "", "with --engine evalplus: a checkout of evalplus at the pinned commit")
 	return cmd
@@ -77,7 +85,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	opts := humaneval.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
-		Version: versionString(), Runtime: o.runtime,
+		Version: versionString(), TrustPath: o.trust, Runtime: o.runtime,
 	}
 	if err := opts.Validate(); err != nil {
 		return err

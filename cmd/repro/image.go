@@ -8,6 +8,8 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/vulnscan"
@@ -21,7 +23,7 @@ func newImageCommand() *cobra.Command {
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand())
+	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand(), newImageExportCommand(), newImageImportCommand())
 	return cmd
 }
 
@@ -306,4 +308,169 @@ func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
 		defer e.Close()
 	}
 	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
+}
+
+func newImageSignCommand() *cobra.Command {
+	var (
+		asJSON  bool
+		keyPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "sign --key FILE",
+		Short: "Sign the pinned evaluator image and its SBOM with an image key",
+		Long: `sign states, as an in-toto Statement, the pinned evaluator image's manifest
+digest and image ID and the digest of its SBOM (checked against the pin first),
+signs it in a DSSE envelope with the ed25519 image key in FILE (PKCS #8 PEM,
+mode 0600; 'openssl genpkey -algorithm ed25519 -out FILE' makes one) and stores
+it beside the pin in REPRO_HOME. Use a key kept for images, not the run key: a
+trust file lists it for the purpose "images", and every sandboxed run checks
+the signature when the trust file requires one (docs/supply-chain.md).
+
+Exit codes: 0 signed, 2 no --key, or the key is the run key, 3 no pinned image
+or SBOM, or an unusable key file (nothing signed), 4 the SBOM differs from its
+pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if keyPath == "" {
+				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
+			}
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			k, err := keys.LoadPrivate(keyPath)
+			if err != nil {
+				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
+			}
+			sbom, err := pinnedSBOM(cmd.Context(), home)
+			if err != nil {
+				return err
+			}
+			path, p, err := imagetrust.Sign(home, k, sbom.Digest.String(), time.Now())
+			if err != nil {
+				return err
+			}
+			id, _ := k.KeyID()
+			if asJSON {
+				return t.Document(struct {
+					Signature string `json:"signature"`
+					KeyID     string `json:"key_id"`
+					*imagetrust.Predicate
+				}{path, id, p})
+			}
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nkey id          %s\nsigned          %s\nsignature       %s\n",
+				p.ImageID, p.ManifestDigest, p.SBOMDigest, id, p.SignedAt.Format(time.RFC3339), path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
+	return cmd
+}
+
+func newImageExportCommand() *cobra.Command {
+	var (
+		asJSON bool
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "export --out FILE.tar",
+		Short: "Write the signed, pinned evaluator image as one bundle for another machine",
+		Long: `export writes one tar file holding the pinned evaluator image as the engine saves
+it (docker save of its image ID), its pin, its SBOM and its signature, for
+'repro image import' on another machine. The image must be signed ('repro image
+sign --key FILE') and the SBOM must match its pin. The file appears complete or
+not at all.
+
+Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
+(nothing written), 4 the engine's image or the SBOM differs from the pin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return exitcode.Errorf(exitcode.Usage, "--out FILE.tar is required")
+			}
+			t := terminal(cmd, asJSON)
+			ctx := cmd.Context()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			pin, err := imagetrust.Export(ctx, e, home, out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(struct {
+					Bundle string `json:"bundle"`
+					sandbox.Image
+				}{out, pin.Image})
+			}
+			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, out)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&out, "out", "", "the bundle to write (required)")
+	return cmd
+}
+
+func newImageImportCommand() *cobra.Command {
+	var (
+		asJSON    bool
+		trustPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE.tar [--trust FILE]",
+		Short: "Load and pin an evaluator image built and signed elsewhere",
+		Long: `import admits an image bundle written by 'repro image export', on this or
+another machine. It needs a trust file (--trust, default REPRO_HOME/trust.json)
+that lists a key for "images", and accepts the bundle only when its signature is
+by such a key, valid at the signing time, and names the bundle's image ID,
+manifest digest and SBOM digest; the SBOM must have its pinned digest; the
+image archive must hold exactly that image ID and layer, which is checked before
+the engine sees it and again after the engine loaded it. Only then do the pin,
+SBOM and signature replace REPRO_HOME's. A scan attestation is not carried: run
+'repro image scan' here when the trust file requires one.
+
+Exit codes: 0 imported, 2 usage, 3 no engine, bundle or trust file with an
+image key (nothing changed), 4 the bundle is refused (unsigned, an untrusted
+key, another image, a modified image or SBOM; nothing changed).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			ctx := cmd.Context()
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			e, err := sandbox.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			im, err := imagetrust.Import(ctx, e, home, args[0], trustPath, time.Now())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return t.Document(im)
+			}
+			w := t.Stdout()
+			fmt.Fprintf(w, "image ID        %s\nmanifest digest %s\nSBOM            %s (%d packages)\nsigned by       %q (%s) at %s\ntrust file      %s\n",
+				im.Pin.ID, im.Pin.ManifestDigest, im.Pin.SBOMDigest, im.Pin.SBOMPackages, im.Signature.KeyName, im.Signature.KeyID, im.Signature.SignedAt.Format(time.RFC3339), im.TrustFile)
+			if im.Replaced != "" {
+				fmt.Fprintf(w, "replaced        %s\n", im.Replaced)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
+	return cmd
 }

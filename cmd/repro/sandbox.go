@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -63,8 +64,9 @@ runsc cannot hold every control of the policy, it stops with exit 3.`,
 
 func newSandboxCheckCommand() *cobra.Command {
 	var (
-		asJSON  bool
-		runtime string
+		asJSON    bool
+		trustPath string
+		runtime   string
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -74,9 +76,13 @@ version, the seccomp profile digest and the pinned evaluator image, then runs a
 short probe under the policy and reports each control (no network, read-only
 root, no capabilities, no-new-privileges, seccomp, limits, ...) and that the
 kernel the program sees is the one the runtime implies (the host's under runc,
-gVisor's under runsc).
+gVisor's under runsc). The image is first checked against the trust file's
+image policy (--trust, default REPRO_HOME/trust.json; docs/supply-chain.md),
+the runtime included; no probe starts before it passes.
 
-Exit status 3 when the engine, the image pin or any control is missing.`,
+Exit status 3 when the engine, the image pin or any control is missing, or the
+policy's scan or runtime is not met; 4 for a missing or bad image signature
+where the policy requires one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
@@ -102,9 +108,10 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 				t.Warnf("%s", w)
 			}
 			rep := sandbox.CheckReport{Host: facts}
-			img, imgErr := sandbox.PinnedImage(ctx, e, home)
+			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
 			if imgErr == nil {
 				rep.Host.Image = &img
+				rep.ImageVerification = admitted
 				rep.Controls, err = e.SelfTest(ctx, img)
 				if err != nil {
 					return exitcode.New(exitcode.Precondition, fmt.Errorf("sandbox self-test failed: %w", err))
@@ -115,6 +122,9 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 				rep.OK = rep.OK && c.OK
 			}
 			rep.WriteText(t.Human())
+			if admitted != nil {
+				admitted.WriteText(t.Human())
+			}
 			if asJSON {
 				if err := t.Document(rep); err != nil {
 					return err
@@ -130,17 +140,22 @@ Exit status 3 when the engine, the image pin or any control is missing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
 	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }
 
 const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOME setting, see 'repro sandbox runtime'); never weaker than the setting"
 
+// trustFlagHelp describes --trust wherever a sandboxed run starts.
+const trustFlagHelp = "trust file whose image policy must admit the image (default REPRO_HOME/trust.json when present)"
+
 func newSandboxRunCommand() *cobra.Command {
 	var (
-		asJSON   bool
-		deadline time.Duration
-		runtime  string
+		asJSON    bool
+		deadline  time.Duration
+		trustPath string
+		runtime   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--deadline D] -- PROGRAM [ARG...]",
@@ -162,7 +177,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			e, img, err := sandbox.OpenPinned(ctx, home, humaneval.SBOMTrees(), runtime)
+			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees(), Runtime: runtime})
 			if err != nil {
 				return err
 			}
@@ -199,6 +214,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
 	cmd.Flags().DurationVar(&deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
+	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
 	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
@@ -40,7 +41,10 @@ type Options struct {
 	Engine       string // EngineRepro or EngineEvalPlus
 	EvalPlusTree string // with EngineEvalPlus: a checkout at the pinned commit
 	Version      string // repro's version, for the run record
-	Runtime      string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
+	// TrustPath is the trust file whose image policy admits the image
+	// (imagetrust.Options); empty for REPRO_HOME's default.
+	TrustPath string
+	Runtime   string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
@@ -94,9 +98,11 @@ type RunReport struct {
 	SelfCheck   *SelfCheckReport `json:"self_check,omitempty"`
 	Truth       *TruthReport     `json:"ground_truth,omitempty"`
 	Scoring     *ScoreStats      `json:"scoring,omitempty"`
-	WallSeconds float64          `json:"wall_seconds"`
-	PeakMemory  int64            `json:"container_peak_memory_bytes"`
-	Error       string           `json:"error,omitempty"`
+	// ImageVerification is what the trust file's image policy checked.
+	ImageVerification *imagetrust.Verification `json:"image_verification,omitempty"`
+	WallSeconds       float64                  `json:"wall_seconds"`
+	PeakMemory        int64                    `json:"container_peak_memory_bytes"`
+	Error             string                   `json:"error,omitempty"`
 }
 
 // Score runs one scoring of samples (or of the canonical solutions) in the
@@ -125,7 +131,10 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 			return nil, err
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home(), SBOMTrees(), o.Runtime)
+	// The image is admitted by the trust file's policy, under the runtime
+	// the engine runs containers with, before any container (ground truth,
+	// self-check, candidates) starts.
+	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: SBOMTrees(), Runtime: o.Runtime})
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +160,8 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec.Assets = assets
 	rec.Image = img
 	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
-		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids)}
-	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical}
+		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids), "image_verification": admitted}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {

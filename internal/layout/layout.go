@@ -108,6 +108,11 @@ func (h Home) ImageSBOM() string { return h.join("sandbox", "sbom.cdx.json") }
 // evaluator image (a DSSE envelope over an in-toto Statement).
 func (h Home) ImageScan() string { return h.join("sandbox", "scan.dsse.json") }
 
+// ImageSignature is the evaluator image's signature: a DSSE envelope
+// over an in-toto Statement naming the image and its SBOM, signed with an
+// image key (see internal/imagetrust).
+func (h Home) ImageSignature() string { return h.join("sandbox", "image.sig.dsse.json") }
+
 // SandboxSettings holds the sandbox settings (the runtime a run must use).
 func (h Home) SandboxSettings() string { return h.join("sandbox", "settings.json") }
 

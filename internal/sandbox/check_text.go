@@ -11,6 +11,9 @@ type CheckReport struct {
 	OK       bool      `json:"ok"`
 	Host     HostFacts `json:"host"`
 	Controls []Control `json:"controls"`
+	// ImageVerification is what the trust file's image policy checked
+	// (set by the caller; internal/imagetrust).
+	ImageVerification any `json:"image_verification,omitempty"`
 }
 
 // WriteText writes the report for people, one fact or control a line.
@@ -27,7 +30,7 @@ func (rep CheckReport) WriteText(w io.Writer) {
 	if f.Image != nil {
 		fmt.Fprintf(w, "image       %s\n            manifest %s\n", f.Image.ID, f.Image.ManifestDigest)
 	} else {
-		fmt.Fprintf(w, "image       none pinned\n")
+		fmt.Fprintf(w, "image       none usable (see the error below)\n")
 	}
 	for _, c := range rep.Controls {
 		mark := "ok  "

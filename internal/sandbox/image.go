@@ -504,6 +504,8 @@ func removeRootfs(dir string) {
 // the stored SBOM differs from its pinned digest). Its containers run
 // under the runtime ChooseRuntime picks from the settings of home and
 // runtimeFlag ("" for the setting alone). The caller closes the engine.
+// It does not apply the trust file's image policy: sandboxed runs open
+// the image through imagetrust.Open, which does.
 func OpenPinned(ctx context.Context, home string, trees []SBOMTree, runtimeFlag string) (*Engine, Image, error) {
 	rt, err := ChooseRuntime(home, runtimeFlag)
 	if err != nil {

@@ -39,10 +39,10 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
-	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
 )
 
@@ -233,7 +233,9 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 			return nil, exitcode.Errorf(exitcode.Precondition, "cannot find repro's own binary: %v", err)
 		}
 	}
-	e, img, err := sandbox.OpenPinned(ctx, st.Home(), humaneval.SBOMTrees(), "")
+	// The image shipped to the nodes is the one this REPRO_HOME's trust
+	// file admits (imagetrust; the nodes check it again as they score).
+	e, img, _, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{Trees: humaneval.SBOMTrees()})
 	if err != nil {
 		return nil, err
 	}

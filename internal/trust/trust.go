@@ -16,6 +16,11 @@
 //	  "image": {"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}}
 //	}
 //
+// "image": {"profile": "production"} is the production profile in one
+// setting: gVisor's runsc runtime, a signed image and a scan no older than
+// DefaultScanPolicy's age with nothing unwaived above its severity (a scan
+// policy stated beside it takes the default's place; see Effective).
+//
 // A signature counts only when its key is listed for the purpose at hand and
 // the signing time the signed payload states lies inside the key's window;
 // a rotated key thus still verifies what it signed while it was valid.
@@ -102,6 +107,49 @@ type ImagePolicy struct {
 	RequireSignature bool `json:"require_signature,omitempty"`
 	// Scan, when set, requires a signed vulnerability scan of the image.
 	Scan *ScanPolicy `json:"scan,omitempty"`
+	// Runtime, when set, is the container runtime every sandboxed run
+	// must use ("runc" or "runsc").
+	Runtime string `json:"runtime,omitempty"`
+	// Profile names a set of requirements; ProfileProduction is the only
+	// one. Effective applies it.
+	Profile string `json:"profile,omitempty"`
+}
+
+// ProfileProduction requires RuntimeGVisor, a signature and a scan.
+const ProfileProduction = "production"
+
+// Runtimes a policy can require.
+const (
+	RuntimeRunc   = "runc"
+	RuntimeGVisor = "runsc"
+)
+
+// DefaultScanPolicy is the scan the production profile requires when the
+// trust file states none.
+var DefaultScanPolicy = ScanPolicy{MaxAgeDays: 7, MaxSeverity: "high"}
+
+// Effective returns the policy with its profile applied: for
+// ProfileProduction, RequireSignature, Runtime runsc, and the stated scan
+// policy or DefaultScanPolicy. Parse has refused a production profile
+// that states a weaker runtime.
+func (p ImagePolicy) Effective() ImagePolicy {
+	if p.Profile != ProfileProduction {
+		return p
+	}
+	p.RequireSignature = true
+	p.Runtime = RuntimeGVisor
+	if p.Scan == nil {
+		s := DefaultScanPolicy
+		p.Scan = &s
+	}
+	return p
+}
+
+// RequiresNothing reports whether the policy asks for nothing beyond the
+// local image pin (the behaviour without a trust file).
+func (p ImagePolicy) RequiresNothing() bool {
+	e := p.Effective()
+	return !e.RequireSignature && e.Scan == nil && e.Runtime == ""
 }
 
 // ScanPolicy requires a scan no older than MaxAgeDays with no unwaived
@@ -196,8 +244,21 @@ func Parse(b []byte) (*File, error) {
 			return nil, errors.New("image.scan.max_severity is empty")
 		}
 	}
-	if t.Image.RequireSignature && len(t.For(Images)) == 0 {
-		return nil, fmt.Errorf("image.require_signature is set but no key is trusted for %q", Images)
+	switch t.Image.Profile {
+	case "", ProfileProduction:
+	default:
+		return nil, fmt.Errorf("image.profile %q is unknown (want %q)", t.Image.Profile, ProfileProduction)
+	}
+	switch t.Image.Runtime {
+	case "", RuntimeRunc, RuntimeGVisor:
+	default:
+		return nil, fmt.Errorf("image.runtime %q is unknown (want %q or %q)", t.Image.Runtime, RuntimeRunc, RuntimeGVisor)
+	}
+	if t.Image.Profile == ProfileProduction && t.Image.Runtime == RuntimeRunc {
+		return nil, fmt.Errorf("image.profile %q requires runtime %q; remove image.runtime %q", ProfileProduction, RuntimeGVisor, RuntimeRunc)
+	}
+	if t.Image.Effective().RequireSignature && len(t.For(Images)) == 0 {
+		return nil, fmt.Errorf("the image policy requires a signature but no key is trusted for %q", Images)
 	}
 	return &t, nil
 }

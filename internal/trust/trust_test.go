@@ -141,6 +141,13 @@ func TestParseRefuses(t *testing.T) {
 		"scan age zero": mk(func(m map[string]any) {
 			m["image"] = map[string]any{"scan": map[string]any{"max_age_days": 0, "max_severity": "high"}}
 		}),
+		"production without an image key": mk(func(m map[string]any) { m["image"] = map[string]any{"profile": "production"} }),
+		"unknown profile":                 mk(func(m map[string]any) { m["image"] = map[string]any{"profile": "staging"} }),
+		"unknown runtime":                 mk(func(m map[string]any) { m["image"] = map[string]any{"runtime": "kata"} }),
+		"production with runc": mk(func(m map[string]any) {
+			key0(m)["purposes"] = []string{"images"}
+			m["image"] = map[string]any{"profile": "production", "runtime": "runc"}
+		}),
 		"trailing data": append(mk(func(map[string]any) {}), "{}"...),
 	}
 	for name, b := range cases {
@@ -150,6 +157,36 @@ func TestParseRefuses(t *testing.T) {
 	}
 	if _, err := trust.Parse(mk(func(map[string]any) {})); err != nil {
 		t.Fatalf("the unedited file: %v", err)
+	}
+}
+
+// TestProductionProfile: the one setting turns on the runtime, the
+// signature and a scan; a stated scan policy takes the default's place.
+func TestProductionProfile(t *testing.T) {
+	a, _ := keys.Generate()
+	k := trust.NewKey("img", a.PublicKey(), []trust.Purpose{trust.Images}, nil, nil)
+	parse := func(image string) *trust.File {
+		t.Helper()
+		kb, _ := json.Marshal([]trust.Key{k})
+		f, err := trust.Parse([]byte(`{"version": 1, "keys": ` + string(kb) + `, "image": ` + image + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	e := parse(`{"profile": "production"}`).Image.Effective()
+	if !e.RequireSignature || e.Runtime != trust.RuntimeGVisor || e.Scan == nil || *e.Scan != trust.DefaultScanPolicy {
+		t.Errorf("production profile: %+v", e)
+	}
+	e = parse(`{"profile": "production", "scan": {"max_age_days": 1, "max_severity": "medium"}}`).Image.Effective()
+	if e.Scan.MaxAgeDays != 1 || e.Scan.MaxSeverity != "medium" {
+		t.Errorf("stated scan policy: %+v", e.Scan)
+	}
+	if f := parse(`{}`); !f.Image.RequiresNothing() {
+		t.Error("an empty image policy requires something")
+	}
+	if f := parse(`{"profile": "production"}`); f.Image.RequiresNothing() {
+		t.Error("the production profile requires nothing")
 	}
 }
 
