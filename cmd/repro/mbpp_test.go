@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -41,6 +42,7 @@ func TestMBPPCanonical(t *testing.T) {
 	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
 		t.Fatalf("runs verify: %d %s %s", v.code, v.stdout, v.stderr)
 	}
+	runstest.Verified(t, h.RunDir) // the in-toto statement, checked independently
 }
 
 // mbppExample is one line of examples/mbpp-samples.jsonl: a sample and the

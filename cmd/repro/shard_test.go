@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runs/runstest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -194,6 +196,7 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 	if v := repro(t, []string{"REPRO_HOME=" + mergeHome}, "runs", "verify", m.RunID); v.code != 0 {
 		t.Fatalf("runs verify of the merged run: %d %s %s", v.code, v.stdout, v.stderr)
 	}
+	runstest.Verified(t, layout.Home(mergeHome).Run(m.RunID)) // the in-toto statement, checked independently
 
 	merge := func() result {
 		return repro(t, []string{"REPRO_HOME=" + mergeHome}, "shard", "merge", bundle, "--json")
