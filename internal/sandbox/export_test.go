@@ -36,6 +36,8 @@ func RemoveControl(e *Engine, control string) {
 		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowCallerOnly) }
 	case "seccomp SysV IPC":
 		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowSysV) }
+	case "seccomp launcher": // under runsc, programs start without the launcher's filter
+		f = func(p *policy) { p.launcher = false }
 	case "no-new-privileges":
 		f = func(p *policy) { p.host.SecurityOpt = dropOpt(p.host.SecurityOpt, "no-new-privileges") }
 	case "nofile":

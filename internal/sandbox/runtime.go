@@ -68,7 +68,6 @@ const RunscSetup = "install and register it with 'bash scripts/deps.sh runsc' (a
 // runsc is refused (exitcode.Precondition): a run never gets a weaker
 // policy than the one it would have under runc.
 var RunscGaps = []string{
-	"seccomp: runsc applies the container's seccomp profile to its init process only, not to programs started by an engine exec, so SysV IPC and the limits and scheduling calls on other processes are open to the program",
 	"tmpfs inodes: gVisor's tmpfs ignores nr_inodes, so /tmp is bounded in size but not in inodes",
 	"noexec results volume: gVisor does not apply noexec to the results volume, so a program can execute a file it wrote there",
 	"no-new-privileges: gVisor's /proc/self/status has no NoNewPrivs line, so the control cannot be observed from inside",
