@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	seccompbpf "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -126,8 +127,8 @@ func CompileSeccomp(profile []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if def == seccompbpf.ActionAllow {
-		return nil, fmt.Errorf("seccomp profile: default action allow is not supported")
+	if def&^0xffff != seccompbpf.ActionErrno {
+		return nil, fmt.Errorf("seccomp profile: a default action other than an errno is not supported")
 	}
 	var groups []seccompbpf.SyscallGroup
 	seen := map[string]seccompbpf.Action{}
@@ -181,18 +182,9 @@ func CompileSeccomp(profile []byte) ([]byte, error) {
 			groups = append(groups, g)
 		}
 	}
-	pol := seccompbpf.Policy{DefaultAction: seccompbpf.ActionErrno, Syscalls: groups}
-	insts, err := pol.Assemble()
+	insts, err := assemble(ai, groups, def)
 	if err != nil {
-		return nil, fmt.Errorf("seccomp profile: %v", err)
-	}
-	// The library's default is ERRNO(EPERM); the profile's may differ.
-	if def != seccompbpf.ActionErrno|seccompbpf.Action(1) {
-		for i, in := range insts {
-			if r, ok := in.(bpf.RetConstant); ok && r.Val == uint32(seccompbpf.ActionErrno|1) {
-				insts[i] = bpf.RetConstant{Val: uint32(def)}
-			}
-		}
+		return nil, err
 	}
 	raw, err := bpf.Assemble(insts)
 	if err != nil {
@@ -205,6 +197,67 @@ func CompileSeccomp(profile []byte) ([]byte, error) {
 		out = binary.NativeEndian.AppendUint32(out, r.K)
 	}
 	return out, nil
+}
+
+// continueAction marks, in a group's program, the end of the group: the
+// call did not match it. The profile never uses the trace action.
+const continueAction = seccompbpf.ActionTrace
+
+// assemble builds the whole program: the architecture check, the x32
+// check on x86_64, then one block per group, each assembled by the
+// library, then the default action. The library assembles a policy of
+// several groups with the argument of a failed condition still in the
+// accumulator where the next group compares the call number, so a call
+// whose argument equals another call's number could match that call's
+// rule. Here every block starts by loading the call number again, and a
+// block's "no match" continues with the next block.
+func assemble(ai *arch.Info, groups []seccompbpf.SyscallGroup, def seccompbpf.Action) ([]bpf.Instruction, error) {
+	var body []bpf.Instruction
+	for _, g := range groups {
+		pol := seccompbpf.Policy{DefaultAction: continueAction, Syscalls: []seccompbpf.SyscallGroup{g}}
+		insts, err := pol.Assemble()
+		if err != nil {
+			return nil, fmt.Errorf("seccomp profile: %v", err)
+		}
+		// Drop the library's prelude: the architecture check, the load
+		// of the call number and, on x86_64, the x32 check.
+		i := slices.Index(insts, bpf.Instruction(bpf.LoadAbsolute{Off: 0, Size: 4}))
+		if i < 0 {
+			return nil, fmt.Errorf("seccomp profile: unexpected program from the assembler")
+		}
+		i++
+		if j, ok := insts[i].(bpf.JumpIf); ok && j.Val == uint32(arch.X32.SeccompMask) {
+			i += 2
+		}
+		block := insts[i:]
+		for k, in := range block {
+			if r, ok := in.(bpf.RetConstant); ok && r.Val == uint32(continueAction) {
+				block[k] = bpf.Jump{Skip: uint32(len(block) - 1 - k)}
+			}
+		}
+		body = append(body, bpf.LoadAbsolute{Off: 0, Size: 4})
+		body = append(body, block...)
+	}
+	deny := bpf.RetConstant{Val: uint32(def)}
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4},
+		// Another architecture's call: the default action.
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(ai.ID), SkipTrue: 1},
+		deny,
+	}
+	if ai.ID == arch.X86_64.ID {
+		// The x32 ABI shares the architecture value; answer ENOSYS.
+		prog = append(prog,
+			bpf.LoadAbsolute{Off: 0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(arch.X32.SeccompMask), SkipFalse: 1},
+			bpf.RetConstant{Val: uint32(seccompbpf.ActionErrno) | uint32(syscall.ENOSYS)},
+		)
+	}
+	prog = append(append(prog, body...), deny)
+	if len(prog) > 4096 {
+		return nil, fmt.Errorf("seccomp profile: %d instructions, over the kernel's 4096", len(prog))
+	}
+	return prog, nil
 }
 
 var compiled sync.Map // profile string -> compiledProfile
@@ -232,17 +285,7 @@ func (p *policy) launch(cmd, env []string) ([]string, []string, error) {
 	if !p.launcher {
 		return cmd, env, nil
 	}
-	var profile string
-	for _, o := range p.host.SecurityOpt {
-		if v, ok := strings.CutPrefix(o, "seccomp="); ok {
-			profile = v
-		}
-	}
-	if profile == "" || profile == "unconfined" {
-		// Only the package's control-removal tests build such a policy.
-		return cmd, env, nil
-	}
-	prog, err := compileCached(profile)
+	prog, err := compileCached(p.launchProfile)
 	if err != nil {
 		return nil, nil, err
 	}

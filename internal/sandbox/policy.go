@@ -167,6 +167,8 @@ type policy struct {
 	// launcher: every program starts through the seccomp launcher (under
 	// runsc, which applies the container's profile to its init only).
 	launcher bool
+	// launchProfile is the profile the launcher installs: the engine's.
+	launchProfile string
 }
 
 // holderCmd keeps the container alive while programs run in it. It needs
@@ -288,7 +290,7 @@ func buildPolicy(s Spec, rt Runtime, imageID, resultsVolume string, labels map[s
 			Ulimits:    ulimits,
 		},
 	}
-	return &policy{config: cfg, host: host, execUser: progUser, env: env, workdir: workdir, launcher: rt == Runsc}, nil
+	return &policy{config: cfg, host: host, execUser: progUser, env: env, workdir: workdir, launcher: rt == Runsc, launchProfile: string(seccompProfile)}, nil
 }
 
 // tmpfsOptions formats mount options for a tmpfs that never allows
