@@ -33,7 +33,9 @@ func RemoveControl(e *Engine, control string) {
 			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
 		}
 	case "seccomp caller-only arguments": // limits and scheduling of any process of the user
-		f = func(p *policy) { p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowCallerOnly) }
+		f = func(p *policy) {
+			p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowCallerOnly)
+		}
 	case "seccomp SysV IPC":
 		f = func(p *policy) { p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowSysV) }
 	case "seccomp launcher": // under runsc, programs start without the launcher's filter
