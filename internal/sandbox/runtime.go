@@ -70,7 +70,6 @@ const RunscSetup = "install and register it with 'bash scripts/deps.sh runsc' (a
 var RunscGaps = []string{
 	"tmpfs inodes: gVisor's tmpfs ignores nr_inodes, so /tmp is bounded in size but not in inodes",
 	"noexec results volume: gVisor does not apply noexec to the results volume, so a program can execute a file it wrote there",
-	"no-new-privileges: gVisor's /proc/self/status has no NoNewPrivs line, so the control cannot be observed from inside",
 }
 
 // acceptRunscGaps lets an Engine run under runsc despite RunscGaps. Only
