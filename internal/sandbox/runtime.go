@@ -67,10 +67,7 @@ const RunscSetup = "install and register it with 'bash scripts/deps.sh runsc' (a
 // that still fails under runsc. While the list is not empty, an Engine for
 // runsc is refused (exitcode.Precondition): a run never gets a weaker
 // policy than the one it would have under runc.
-var RunscGaps = []string{
-	"tmpfs inodes: gVisor's tmpfs ignores nr_inodes, so /tmp is bounded in size but not in inodes",
-	"noexec results volume: gVisor does not apply noexec to the results volume, so a program can execute a file it wrote there",
-}
+var RunscGaps = []string{}
 
 // acceptRunscGaps lets an Engine run under runsc despite RunscGaps. Only
 // the package's hostile tests set it, to prove each gap; nothing outside
