@@ -104,7 +104,12 @@ func testDataset(t testing.TB, id string) *Dataset {
 // image. It fails in CI without an engine and skips elsewhere.
 func testSandbox(t testing.TB) (Launcher, *sandbox.Engine, sandbox.Image) {
 	t.Helper()
-	e := sandboxtest.Engine(t)
+	return testSandboxOn(t, sandboxtest.Engine(t))
+}
+
+// testSandboxOn is testSandbox with the engine e (and its runtime).
+func testSandboxOn(t testing.TB, e *sandbox.Engine) (Launcher, *sandbox.Engine, sandbox.Image) {
+	t.Helper()
 	img := sandboxtest.Image(t, e)
 	dir, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
