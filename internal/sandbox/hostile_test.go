@@ -535,6 +535,44 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 report(errno=os.waitstatus_to_exitcode(st))
 `, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
+	{runscGap: "process descriptors:", name: "descriptors of a non-dumpable process", code: `
+# The parent makes itself non-dumpable, as the HumanEval supervisor does; a
+# child of the same user must not open its descriptors, maps or environment.
+r, w = os.pipe()
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+parent = os.getpid()
+pid = os.fork()
+if pid == 0:
+    out = {}
+    for what in ("fd/%d" % r, "fd/%d" % w, "maps", "environ"):
+        out[what.split("/")[0]] = attempt(lambda: os.close(os.open("/proc/%d/%s" % (parent, what), os.O_RDONLY)))
+    def forge():
+        fd = os.open("/proc/%d/fd/%d" % (parent, w), os.O_WRONLY)
+        os.write(fd, b"forged")
+        os.close(fd)
+    out["write"] = attempt(forge)
+    print(json.dumps(out), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+os.set_blocking(r, False)
+report(forged=attempt(lambda: os.read(r, 100)) == 0)
+`, verdict: func(r *result) error {
+		if r.report["forged"] != false {
+			return fmt.Errorf("a child wrote into its non-dumpable parent's pipe through /proc (report %v, stdout %q)", r.report, r.o.Stdout)
+		}
+		var child map[string]any
+		first, _, _ := bytes.Cut(r.o.Stdout, []byte("\n"))
+		if err := json.Unmarshal(first, &child); err != nil {
+			return fmt.Errorf("no child report in %q", r.o.Stdout)
+		}
+		var errs []error
+		for _, k := range []string{"fd", "maps", "environ", "write"} {
+			if v, _ := child[k].(float64); syscall.Errno(int(v)) != syscall.EACCES {
+				errs = append(errs, fmt.Errorf("%s of the non-dumpable parent: errno %v, want EACCES", k, child[k]))
+			}
+		}
+		return errors.Join(errs...)
+	}},
 	{name: "process_vm_readv", code: `
 secret = ctypes.create_string_buffer(b"expected-answer", 64)
 parent = os.getpid()
