@@ -5,7 +5,11 @@
 #   (BenchmarkForkServer is the per-candidate overhead of the HumanEval+
 #   execution model; BenchmarkForkServerAmortized spreads one container's
 #   start and teardown over 164 programs, one HumanEval+ pass), and
-#   200 fork+wait and a pure-Python loop inside a container of each runtime.
+#   200 fork+wait and a pure-Python loop inside a container of each runtime,
+#   and, when REPRO_BENCH_HOME names a REPRO_HOME with the evaluator image
+#   pinned and humanevalplus-v0.1.10 fetched, the 164 HumanEval+ canonical
+#   solutions end to end (repro humaneval --canonical) under each runtime
+#   (run once before, so that ground truth is cached, to time scoring only).
 # Needs dockerd with runsc registered (bash scripts/deps.sh runsc) and the
 # evaluator image (built on first use, as root).
 # Usage: bench/sandbox-runtimes.sh [iterations]   (default 10)
@@ -32,3 +36,12 @@ for rt in runc runsc; do
 	docker run --rm --runtime "$rt" --network none --pids-limit 2048 "$img" python3 -c "$probe"
 	REPRO_BENCH_RUNTIME=$rt go test ./internal/sandbox/ -run '^$' -bench . -benchtime "${n}x" -count=1 | grep -E '^Benchmark'
 done
+if [ -n "${REPRO_BENCH_HOME:-}" ]; then
+	bin=$(mktemp -d)/repro
+	go build -o "$bin" ./cmd/repro
+	for rt in runc runsc; do
+		echo "== humaneval --canonical, 164 samples, $rt (load $(cut -d' ' -f1-3 /proc/loadavg))"
+		REPRO_HOME="$REPRO_BENCH_HOME" "$bin" humaneval --canonical --runtime "$rt" | grep -E '^(passed|time):'
+	done
+	rm -rf "$(dirname "$bin")"
+fi

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reprolab/repro/internal/sandbox"
 )
 
 // candidate is one sample of the hostile suite and the verdicts it must
@@ -266,8 +268,13 @@ def add(x, y):
 	}
 }
 
+// TestHostileSuite runs every hostile candidate under each runtime.
 func TestHostileSuite(t *testing.T) {
-	launch, _, img := testSandbox(t)
+	eachAcceptedRuntime(t, func(t *testing.T, e *sandbox.Engine) { testHostileSuite(t, e) })
+}
+
+func testHostileSuite(t *testing.T, e *sandbox.Engine) {
+	launch, _, img := testSandboxOn(t, e)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	truth := testTruth(t, d, img)
 	cands := hostileCandidates()

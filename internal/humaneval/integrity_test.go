@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
 
@@ -273,8 +274,13 @@ def fib(n):
 	}
 }
 
+// TestIntegritySuite runs every integrity attack under each runtime.
 func TestIntegritySuite(t *testing.T) {
-	launch, _, img := testSandbox(t)
+	eachAcceptedRuntime(t, func(t *testing.T, e *sandbox.Engine) { testIntegritySuite(t, e) })
+}
+
+func testIntegritySuite(t *testing.T, e *sandbox.Engine) {
+	launch, _, img := testSandboxOn(t, e)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	truth := testTruth(t, d, img)
 	task := d.Task(integrityTask)

@@ -67,10 +67,16 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		if err := CheckHarness(harnessDir); err != nil {
 			return nil, err
 		}
+		env := map[string]string{"REPRO_SANDBOX": "1"}
+		if e.Runtime() == sandbox.Runsc {
+			// gVisor shows no cgroup inside: the supervisor's job clock
+			// sums the CPU time of the sandbox's processes instead.
+			env["REPRO_CPU_CLOCK"] = "proc"
+		}
 		c, err := e.Start(ctx, sandbox.Spec{
 			Image:    img,
 			Cmd:      supervisorCmd,
-			Env:      map[string]string{"REPRO_SANDBOX": "1"},
+			Env:      env,
 			ReadOnly: []sandbox.Mount{{Source: harnessDir, Target: HarnessTarget}},
 			Limits:   lim,
 			Stdin:    true,

@@ -33,9 +33,18 @@ func RemoveControl(e *Engine, control string) {
 			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
 		}
 	case "seccomp caller-only arguments": // limits and scheduling of any process of the user
-		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowCallerOnly) }
+		f = func(p *policy) {
+			p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowCallerOnly)
+		}
 	case "seccomp SysV IPC":
-		f = func(p *policy) { p.host.SecurityOpt = swapProfile(p.host.SecurityOpt, allowSysV) }
+		f = func(p *policy) { p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowSysV) }
+	case "seccomp launcher": // under runsc, programs start without the launcher's filter
+		f = func(p *policy) { p.launcher = false }
+	case "launcher only": // the launcher's filter in place of the engine's profile, under either runtime
+		f = func(p *policy) {
+			p.launcher = true
+			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
+		}
 	case "no-new-privileges":
 		f = func(p *policy) { p.host.SecurityOpt = dropOpt(p.host.SecurityOpt, "no-new-privileges") }
 	case "nofile":
@@ -136,8 +145,9 @@ func slicesContainsAny(list []string, v any) bool {
 	return false
 }
 
-// swapProfile replaces our seccomp profile with edit's change of it.
-func swapProfile(opts []string, edit func([]map[string]any) []map[string]any) []string {
+// swapProfile replaces our seccomp profile with edit's change of it, and
+// returns the changed profile too.
+func swapProfile(opts []string, edit func([]map[string]any) []map[string]any) ([]string, string) {
 	var prof map[string]any
 	if err := json.Unmarshal(seccompProfile, &prof); err != nil {
 		panic(err)
@@ -152,5 +162,5 @@ func swapProfile(opts []string, edit func([]map[string]any) []map[string]any) []
 	if err != nil {
 		panic(err)
 	}
-	return append(dropOpt(opts, "seccomp="), "seccomp="+string(b))
+	return append(dropOpt(opts, "seccomp="), "seccomp="+string(b)), string(b)
 }

@@ -296,12 +296,19 @@ func TestBuildImageIsReproducible(t *testing.T) {
 	}
 }
 
-// TestSelfTest: `repro sandbox check`'s probe finds every control in force,
-// and reports a removed one.
+// TestSelfTest: `repro sandbox check`'s probe finds every control in force
+// under each runtime, and reports a removed one.
 func TestSelfTest(t *testing.T) {
-	t.Parallel()
-	e := sandboxtest.Engine(t)
+	sandbox.AcceptRunscGaps(t)
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		t.Parallel()
+		testSelfTest(t, e)
+	})
+}
+
+func testSelfTest(t *testing.T, e *sandbox.Engine) {
 	img := sandboxtest.Image(t, e)
+	rt := e.Runtime()
 	cs, err := e.SelfTest(context.Background(), img)
 	if err != nil {
 		t.Fatal(err)
@@ -314,18 +321,38 @@ func TestSelfTest(t *testing.T) {
 			t.Errorf("control %s not in force: %s", c.Name, c.Detail)
 		}
 	}
-	for control, name := range map[string]string{"network": "network none", "seccomp": "seccomp profile", "read-only root": "read-only root",
-		"init": "init", "cpu": "cpu limit"} {
-		weak := sandboxtest.Engine(t)
-		sandbox.RemoveControl(weak, control)
+	removals := []struct{ control, row string }{
+		{"network", "network none"}, {"seccomp", "seccomp profile"}, {"read-only root", "read-only root"},
+		{"init", "init"}, {"cpu", "cpu limit"}, {"memory", "memory limit"}, {"pids", "pids limit"},
+		{"no-new-privileges", "no-new-privileges"}, {"tmpfs", "noexec /tmp"},
+	}
+	if rt == sandbox.Runsc {
+		// Under runsc the launcher holds seccomp for the program, and
+		// gVisor keeps the sandbox without a network and answers
+		// no_new_privs set on its own.
+		removals = []struct{ control, row string }{
+			{"seccomp launcher", "seccomp profile"}, {"seccomp launcher", "noexec /results"}, {"read-only root", "read-only root"},
+			{"init", "init"}, {"cpu", "cpu limit"}, {"memory", "memory limit"}, {"pids", "pids limit"}, {"tmpfs", "noexec /tmp"},
+		}
+	}
+	for _, m := range removals {
+		weak := sandboxtest.EngineRuntime(t, rt)
+		sandbox.RemoveControl(weak, m.control)
 		cs, err := weak.SelfTest(context.Background(), img)
 		if err != nil {
 			t.Fatal(err)
 		}
+		found := false
 		for _, c := range cs {
-			if c.Name == name && c.OK {
-				t.Errorf("with %s removed the self-test still reports %q in force: %s", control, name, c.Detail)
+			if c.Name == m.row {
+				found = true
+				if c.OK {
+					t.Errorf("with %s removed the self-test still reports %q in force: %s", m.control, m.row, c.Detail)
+				}
 			}
+		}
+		if !found {
+			t.Errorf("no row %q", m.row)
 		}
 	}
 	// A row the probe cannot observe says so.

@@ -164,6 +164,11 @@ type policy struct {
 	execUser string
 	env      []string
 	workdir  string
+	// launcher: every program starts through the seccomp launcher (under
+	// runsc, which applies the container's profile to its init only).
+	launcher bool
+	// launchProfile is the profile the launcher installs: the engine's.
+	launchProfile string
 }
 
 // holderCmd keeps the container alive while programs run in it. It needs
@@ -285,7 +290,7 @@ func buildPolicy(s Spec, rt Runtime, imageID, resultsVolume string, labels map[s
 			Ulimits:    ulimits,
 		},
 	}
-	return &policy{config: cfg, host: host, execUser: progUser, env: env, workdir: workdir}, nil
+	return &policy{config: cfg, host: host, execUser: progUser, env: env, workdir: workdir, launcher: rt == Runsc, launchProfile: string(seccompProfile)}, nil
 }
 
 // tmpfsOptions formats mount options for a tmpfs that never allows
@@ -326,7 +331,7 @@ func envList(extra map[string]string) ([]string, error) {
 		if _, ok := baseEnv[k]; ok {
 			return nil, fmt.Errorf("sandbox environment variable %s is fixed by the policy and cannot be set", k)
 		}
-		if k == "HOSTNAME" || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "PYTHONHOME") {
+		if k == "HOSTNAME" || k == launcherEnv || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "PYTHONHOME") {
 			return nil, fmt.Errorf("sandbox environment variable %s is not allowed", k)
 		}
 		env[k] = v

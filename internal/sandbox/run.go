@@ -227,14 +227,18 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 	if _, err := e.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		return nil, fmt.Errorf("failed to start the sandbox container: %w", err)
 	}
+	cmd, env, err := p.launch(s.Cmd, p.env)
+	if err != nil {
+		return nil, err
+	}
 	ex, err := e.cli.ExecCreate(ctx, created.ID, client.ExecCreateOptions{
 		User:         p.execUser,
 		AttachStdin:  s.Stdin,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          p.env,
+		Env:          env,
 		WorkingDir:   p.workdir,
-		Cmd:          s.Cmd,
+		Cmd:          cmd,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the sandbox program: %w", err)
@@ -542,11 +546,18 @@ func (e *Engine) verifyImage(ctx context.Context, img Image) error {
 // against a fork server; the runner itself starts one program per container.
 func (c *Container) execAnother(ctx context.Context, cmd []string) (int, error) {
 	p, err := buildPolicy(c.spec, c.e.runtime.Name, c.spec.Image.ID, "", nil)
+	if err == nil && c.e.alter != nil {
+		c.e.alter(p)
+	}
+	if err != nil {
+		return 0, err
+	}
+	cmd, env, err := p.launch(cmd, p.env)
 	if err != nil {
 		return 0, err
 	}
 	ex, err := c.e.cli.ExecCreate(ctx, c.id, client.ExecCreateOptions{
-		User: p.execUser, AttachStdout: true, AttachStderr: true, Env: p.env, WorkingDir: p.workdir, Cmd: cmd,
+		User: p.execUser, AttachStdout: true, AttachStderr: true, Env: env, WorkingDir: p.workdir, Cmd: cmd,
 	})
 	if err != nil {
 		return 0, err

@@ -68,10 +68,7 @@ const RunscSetup = "install and register it with 'bash scripts/deps.sh runsc' (a
 // runsc is refused (exitcode.Precondition): a run never gets a weaker
 // policy than the one it would have under runc.
 var RunscGaps = []string{
-	"seccomp: runsc applies the container's seccomp profile to its init process only, not to programs started by an engine exec, so SysV IPC and the limits and scheduling calls on other processes are open to the program",
-	"tmpfs inodes: gVisor's tmpfs ignores nr_inodes, so /tmp is bounded in size but not in inodes",
-	"noexec results volume: gVisor does not apply noexec to the results volume, so a program can execute a file it wrote there",
-	"no-new-privileges: gVisor's /proc/self/status has no NoNewPrivs line, so the control cannot be observed from inside",
+	"process descriptors: gVisor ignores PR_SET_DUMPABLE for /proc/PID/fd, maps and environ, so a program can open the descriptors of another process of its user (the HumanEval supervisor's channel to the host among them) and read or write through them",
 }
 
 // acceptRunscGaps lets an Engine run under runsc despite RunscGaps. Only

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 //go:embed selftest.py
@@ -57,6 +58,10 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 		return nil, err
 	}
 	ins, ierr := e.cli.ContainerInspect(ctx, c.ID(), client.ContainerInspectOptions{})
+	var hostCg hostCgroup
+	if ierr == nil && e.runtime.Name == Runsc {
+		hostCg = readHostCgroup(ins.Container.State.Pid)
+	}
 	var stdout []byte
 	done := make(chan struct{})
 	go func() {
@@ -80,31 +85,62 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 	add := func(name string, ok bool, format string, args ...any) {
 		cs = append(cs, Control{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
-	add("network none", string(hc.NetworkMode) == "none" && slices.Equal(p.Interfaces, []string{"lo"}) && p.ConnectErrno == int(syscall.ENETUNREACH),
+	runsc := e.runtime.Name == Runsc
+	// gVisor has no route rather than no network.
+	unreachable := p.ConnectErrno == int(syscall.ENETUNREACH) || runsc && p.ConnectErrno == int(syscall.EHOSTUNREACH)
+	add("network none", string(hc.NetworkMode) == "none" && slices.Equal(p.Interfaces, []string{"lo"}) && unreachable,
 		"mode %s, interfaces %v, connect errno %d", hc.NetworkMode, p.Interfaces, p.ConnectErrno)
 	add("read-only root", hc.ReadonlyRootfs && p.RootfsWriteErrno == int(syscall.EROFS),
 		"ReadonlyRootfs %v, write errno %d", hc.ReadonlyRootfs, p.RootfsWriteErrno)
 	add("no capabilities", slices.Equal(hc.CapDrop, []string{"ALL"}) && zeroCaps(p.CapEff, p.CapPrm, p.CapBnd),
 		"CapDrop %v, CapEff %s CapPrm %s CapBnd %s", hc.CapDrop, p.CapEff, p.CapPrm, p.CapBnd)
-	add("no-new-privileges", p.NoNewPrivs == "1", "NoNewPrivs %s", p.NoNewPrivs)
+	// gVisor's /proc/self/status has no NoNewPrivs line; the prctl answers
+	// under both runtimes.
+	add("no-new-privileges", p.NoNewPrivsPrctl == 1 && (runsc || p.NoNewPrivs == "1"),
+		"PR_GET_NO_NEW_PRIVS %d, NoNewPrivs %q", p.NoNewPrivsPrctl, p.NoNewPrivs)
 	add("seccomp profile", p.Seccomp == "2" && p.PtraceErrno == int(syscall.EPERM) && p.IOUringErrno == int(syscall.EPERM) && p.VsockErrno == int(syscall.EPERM),
 		"mode %s, ptrace errno %d, io_uring errno %d, AF_VSOCK errno %d", p.Seccomp, p.PtraceErrno, p.IOUringErrno, p.VsockErrno)
 	progUser, _ := users()
 	add("non-root user", p.UID != 0 && fmt.Sprintf("%d:%d", p.UID, p.GID) == progUser, "uid %d gid %d", p.UID, p.GID)
 	add("init", hc.Init != nil && *hc.Init && p.PID != 1 && path.Base(p.PID1) == "docker-init",
 		"Init %v, probe pid %d, pid 1 %q", hc.Init != nil && *hc.Init, p.PID, p.PID1)
-	add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(p.MemoryMax) == l.Memory,
-		"Memory %d MemorySwap %d, cgroup %s", hc.Memory, hc.MemorySwap, p.MemoryMax)
 	pe := EnforcePids(e.runtime.Name, l.Pids)
-	add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == pe.Cgroup && cgroupNumber(p.PidsMax) == pe.Cgroup,
-		"PidsLimit %v, cgroup %s", derefInt(hc.PidsLimit), p.PidsMax)
-	add("cpu limit", hc.NanoCPUs == l.NanoCPUs && cgroupNanoCPUs(p.CPUMax) == l.NanoCPUs,
-		"NanoCPUs %d, cgroup quota/period %q", hc.NanoCPUs, p.CPUMax)
+	if runsc {
+		// gVisor shows the program no cgroup files: the container's
+		// cgroup is read on the host, where it holds the sandbox.
+		add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(hostCg.memory) == l.Memory,
+			"Memory %d MemorySwap %d, host cgroup %s%s", hc.Memory, hc.MemorySwap, hostCg.memory, errText(hostCg.err))
+		add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == pe.Cgroup && cgroupNumber(hostCg.pids) == pe.Cgroup && rlimitIs(p.RlimitNproc, pe.NProc),
+			"PidsLimit %v, host cgroup %s, RLIMIT_NPROC %v%s", derefInt(hc.PidsLimit), hostCg.pids, p.RlimitNproc, errText(hostCg.err))
+		add("cpu limit", hc.NanoCPUs == l.NanoCPUs && cgroupNanoCPUs(hostCg.cpu) == l.NanoCPUs,
+			"NanoCPUs %d, host cgroup quota/period %q%s", hc.NanoCPUs, hostCg.cpu, errText(hostCg.err))
+	} else {
+		add("memory limit", hc.Memory == l.Memory && hc.MemorySwap == l.Memory && cgroupNumber(p.MemoryMax) == l.Memory,
+			"Memory %d MemorySwap %d, cgroup %s", hc.Memory, hc.MemorySwap, p.MemoryMax)
+		add("pids limit", hc.PidsLimit != nil && *hc.PidsLimit == pe.Cgroup && cgroupNumber(p.PidsMax) == pe.Cgroup,
+			"PidsLimit %v, cgroup %s", derefInt(hc.PidsLimit), p.PidsMax)
+		add("cpu limit", hc.NanoCPUs == l.NanoCPUs && cgroupNanoCPUs(p.CPUMax) == l.NanoCPUs,
+			"NanoCPUs %d, cgroup quota/period %q", hc.NanoCPUs, p.CPUMax)
+	}
 	add("ulimits", rlimitIs(p.RlimitCore, 0) && rlimitIs(p.RlimitNofile, l.NoFile) && rlimitIs(p.RlimitFsize, l.FSize),
 		"core %v nofile %v fsize %v", p.RlimitCore, p.RlimitNofile, p.RlimitFsize)
-	add("noexec /tmp", p.TmpExecErrno == int(syscall.EACCES) && mountHas(p.Mounts["/tmp"], "noexec", "nosuid", "nodev"),
-		"exec errno %d, mount %s", p.TmpExecErrno, p.Mounts["/tmp"])
-	add("noexec /results", mountHas(p.Mounts[ResultsDir], "noexec", "nosuid", "nodev"), "mount %s", p.Mounts[ResultsDir])
+	refused := 100 + int(syscall.EACCES)
+	if runsc {
+		// gVisor shows noexec only; setuid and device files are of no use
+		// without capabilities and with no_new_privs. gVisor does not apply
+		// noexec to the results volume: a file written there runs under
+		// the same seccomp filter (its shmget gets EPERM).
+		add("noexec /tmp", p.TmpExecErrno == int(syscall.EACCES) && mountHas(p.Mounts["/tmp"], "noexec"),
+			"exec errno %d, mount %s", p.TmpExecErrno, p.Mounts["/tmp"])
+		add("noexec /results", p.ResultsExec == refused || p.ResultsExec == 200+int(syscall.EPERM),
+			"written script exit %d (%d: exec refused, %d: ran and shmget got EPERM from the filter), mount %s",
+			p.ResultsExec, refused, 200+int(syscall.EPERM), p.Mounts[ResultsDir])
+	} else {
+		add("noexec /tmp", p.TmpExecErrno == int(syscall.EACCES) && mountHas(p.Mounts["/tmp"], "noexec", "nosuid", "nodev"),
+			"exec errno %d, mount %s", p.TmpExecErrno, p.Mounts["/tmp"])
+		add("noexec /results", p.ResultsExec == refused && mountHas(p.Mounts[ResultsDir], "noexec", "nosuid", "nodev"),
+			"written script exit %d (%d: exec refused), mount %s", p.ResultsExec, refused, p.Mounts[ResultsDir])
+	}
 	add("no /dev/shm", string(hc.IpcMode) == "none" && p.ShmWriteErrno != 0, "IpcMode %s, write errno %d", hc.IpcMode, p.ShmWriteErrno)
 	add("log driver none", hc.LogConfig.Type == "none" && ins.Container.LogPath == "",
 		"configuration echo (not observable inside): driver %s, log path %q", hc.LogConfig.Type, ins.Container.LogPath)
@@ -130,6 +166,8 @@ type probe struct {
 	CapPrm           string            `json:"cap_prm"`
 	CapBnd           string            `json:"cap_bnd"`
 	NoNewPrivs       string            `json:"no_new_privs"`
+	NoNewPrivsPrctl  int               `json:"no_new_privs_prctl"`
+	ResultsExec      int               `json:"results_exec"`
 	Seccomp          string            `json:"seccomp"`
 	Interfaces       []string          `json:"interfaces"`
 	ConnectErrno     int               `json:"connect_errno"`
@@ -142,6 +180,7 @@ type probe struct {
 	RlimitCore       []int64           `json:"rlimit_core"`
 	RlimitNofile     []int64           `json:"rlimit_nofile"`
 	RlimitFsize      []int64           `json:"rlimit_fsize"`
+	RlimitNproc      []int64           `json:"rlimit_nproc"`
 	PidsMax          string            `json:"pids_max"`
 	MemoryMax        string            `json:"memory_max"`
 	CPUMax           string            `json:"cpu_max"`
@@ -227,4 +266,62 @@ func derefInt(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// hostCgroup is the container's cgroup as the host sees it.
+type hostCgroup struct {
+	memory, pids, cpu string
+	err               error
+}
+
+// readHostCgroup reads the memory, pids and CPU limits of the cgroup of
+// host process pid (the container's first process), cgroup v1 or v2. It
+// needs the engine on this host; otherwise err says why.
+func readHostCgroup(pid int) hostCgroup {
+	var h hostCgroup
+	if pid <= 0 {
+		h.err = fmt.Errorf("the engine gave no host pid for the container")
+		return h
+	}
+	b, err := safefile.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid), 64<<10)
+	if err != nil {
+		h.err = fmt.Errorf("cannot read the container's cgroup on this host (is the engine local?): %v", err)
+		return h
+	}
+	read := func(p string) string {
+		v, err := safefile.ReadFile(p, 4096)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(v))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || strings.Contains(parts[2], "..") {
+			continue
+		}
+		dir := parts[2]
+		switch {
+		case parts[1] == "": // cgroup v2, or the empty unified tree of a hybrid host
+			base := path.Join("/sys/fs/cgroup", dir)
+			for _, f := range []struct {
+				dst  *string
+				file string
+			}{{&h.memory, "memory.max"}, {&h.pids, "pids.max"}, {&h.cpu, "cpu.max"}} {
+				if v := read(path.Join(base, f.file)); v != "" && *f.dst == "" {
+					*f.dst = v
+				}
+			}
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			h.memory = read(path.Join("/sys/fs/cgroup/memory", dir, "memory.limit_in_bytes"))
+		case parts[1] == "pids":
+			h.pids = read(path.Join("/sys/fs/cgroup/pids", dir, "pids.max"))
+		case slices.Contains(strings.Split(parts[1], ","), "cpu"):
+			base := path.Join("/sys/fs/cgroup", parts[1], dir)
+			if q := read(base + "/cpu.cfs_quota_us"); q != "" {
+				h.cpu = q + " " + read(base+"/cpu.cfs_period_us")
+			}
+		}
+	}
+	return h
 }

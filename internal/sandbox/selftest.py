@@ -61,10 +61,31 @@ finally:
         os.unlink("/tmp/true")
     except OSError:
         pass
+# A script written to /results that asks for a SysV segment: 100 + errno
+# when exec is refused, 200 + shmget's errno when it runs.
+out["results_exec"] = -1
+try:
+    with open("/results/probe", "w") as f:
+        f.write("#!/usr/bin/python3\nimport ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                "os._exit(200 + (ctypes.get_errno() if libc.shmget(0, 4096, 0o1600) < 0 else 0))\n")
+    os.chmod("/results/probe", 0o755)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execv("/results/probe", ["/results/probe"])
+        except OSError as e:
+            os._exit(100 + (e.errno or 0))
+        os._exit(99)
+    _, status = os.waitpid(pid, 0)
+    out["results_exec"] = os.waitstatus_to_exitcode(status)
+    os.unlink("/results/probe")
+except OSError:
+    pass
 out["shm_write_errno"] = attempt(lambda: open("/dev/shm/probe", "w").close())
 out["vsock_errno"] = attempt(lambda: socket.socket(40, socket.SOCK_STREAM).close())
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
+out["no_new_privs_prctl"] = libc.prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
 SYS_PTRACE = {"x86_64": 101, "aarch64": 117}[platform.machine()]
 r = libc.syscall(SYS_PTRACE, 16, 1, 0, 0)  # ptrace(PTRACE_ATTACH, 1)
 out["ptrace_errno"] = ctypes.get_errno() if r == -1 else 0
@@ -73,6 +94,7 @@ out["io_uring_errno"] = ctypes.get_errno() if r == -1 else 0
 out["rlimit_core"] = resource.getrlimit(resource.RLIMIT_CORE)
 out["rlimit_nofile"] = resource.getrlimit(resource.RLIMIT_NOFILE)
 out["rlimit_fsize"] = resource.getrlimit(resource.RLIMIT_FSIZE)
+out["rlimit_nproc"] = resource.getrlimit(resource.RLIMIT_NPROC)
 
 
 def read_first(*paths):
