@@ -26,6 +26,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/strictjson"
@@ -155,15 +156,11 @@ func Sign(home string, s *keys.Signer, sbom string, now time.Time) (string, *Pre
 	return p, pred, nil
 }
 
-// runPublicKeyFile is the public half of the run key under the keys
-// folder (internal/runs writes it).
-const runPublicKeyFile = "run-signing.pub"
-
 // isRunKey reports whether pub is home's run key, whose public half is
 // stored as PEM SubjectPublicKeyInfo or, in REPRO_HOMEs made before
 // internal/keys, as a PEM block of the raw 32 bytes.
 func isRunKey(home string, pub ed25519.PublicKey) bool {
-	b, err := safefile.ReadFile(filepath.Join(layout.Home(home).Keys(), runPublicKeyFile), 16<<10)
+	b, err := safefile.ReadFile(runs.LocalPublicKeyPath(home), 16<<10)
 	if err != nil {
 		return false
 	}

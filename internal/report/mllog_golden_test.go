@@ -77,20 +77,5 @@ func TestMLLOGGolden(t *testing.T) {
 	if !rep.Verified || rep.MLLOG == nil || len(rep.MLLOG.Logs) != 10 || rep.MLLOG.Scores[0].Minutes != "188.1439" {
 		t.Fatalf("fixture run: verified %v %v, %+v", rep.Verified, rep.Problems, rep.MLLOG)
 	}
-	for _, format := range []string{"html", "md"} {
-		got := render(t, rep, format)
-		golden := filepath.Join("testdata", "mllog-report."+format)
-		if *update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s report differs from %s (run with -update after checking the change)", format, golden)
-		}
-	}
+	checkGolden(t, rep, "mllog-report")
 }

@@ -139,18 +139,14 @@ func render(t *testing.T, rep *Report, format string) string {
 	return buf.String()
 }
 
-func TestGolden(t *testing.T) {
-	home, id := fixture(t)
-	rep, err := Build(home, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Verified {
-		t.Fatalf("fixture run does not verify: %v", rep.Problems)
-	}
+// checkGolden compares rep rendered as HTML and Markdown with
+// testdata/<name>.html and testdata/<name>.md, rewriting them first
+// under -update.
+func checkGolden(t *testing.T, rep *Report, name string) {
+	t.Helper()
 	for _, format := range []string{"html", "md"} {
 		got := render(t, rep, format)
-		golden := filepath.Join("testdata", "report."+format)
+		golden := filepath.Join("testdata", name+"."+format)
 		if *update {
 			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 				t.Fatal(err)
@@ -164,6 +160,18 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s report differs from %s (run with -update after checking the change)", format, golden)
 		}
 	}
+}
+
+func TestGolden(t *testing.T) {
+	home, id := fixture(t)
+	rep, err := Build(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Verified {
+		t.Fatalf("fixture run does not verify: %v", rep.Problems)
+	}
+	checkGolden(t, rep, "report")
 }
 
 func TestHumanEvalModel(t *testing.T) {

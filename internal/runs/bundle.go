@@ -8,7 +8,6 @@ import (
 	"io"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -187,38 +186,27 @@ func VerifyBundle(p string, t *trust.File) (*Verification, error) {
 	if v == nil {
 		return nil, err
 	}
-	add := func(path, format string, args ...any) {
-		v.Problems = append(v.Problems, Problem{Path: path, What: fmt.Sprintf(format, args...)})
-	}
 	switch pub, err := keys.ParsePublic(b.SignerPub); {
 	case b.SignerPub == nil:
-		add(bundlePub, "missing")
+		v.add(bundlePub, "missing")
 	case err != nil:
-		add(bundlePub, "%v", err)
+		v.add(bundlePub, "%v", err)
 	case v.Key != nil && keys.ID(pub) != v.Key.ID:
-		add(bundlePub, "is key %s, but the record was signed by %q (%s)", keys.ID(pub), v.Key.Name, v.Key.ID)
+		v.add(bundlePub, "is key %s, but the record was signed by %q (%s)", keys.ID(pub), v.Key.Name, v.Key.ID)
 	}
 	img, _ := v.Record.Image.(map[string]any)
 	if b.SBOM != nil {
 		want, _ := img["sbom_digest"].(string)
 		if got := digest.Of(b.SBOM); want == "" || strings.TrimPrefix(want, "sha256:") != got.Hex() {
-			add(bundleSBOM, "sha256 %s is not the SBOM the record names (%q)", got.Hex(), want)
+			v.add(bundleSBOM, "sha256 %s is not the SBOM the record names (%q)", got.Hex(), want)
 		}
 	}
 	if b.Scan != nil {
 		if err := checkScan(t, b.Scan, img); err != nil {
-			add(bundleScan, "%v", err)
+			v.add(bundleScan, "%v", err)
 		}
 	}
-	sort.SliceStable(v.Problems, func(i, j int) bool { return v.Problems[i].Path < v.Problems[j].Path })
-	if len(v.Problems) > 0 {
-		var parts []string
-		for _, p := range v.Problems {
-			parts = append(parts, strings.TrimPrefix(p.Path+": "+p.What, ": "))
-		}
-		return v, exitcode.Errorf(exitcode.Integrity, "%s does not match its signed record: %s", ev.name, strings.Join(parts, "; "))
-	}
-	return v, nil
+	return v, v.verdict(ev.name)
 }
 
 // checkScan verifies a scan attestation: signed by a key t trusts for run

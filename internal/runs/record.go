@@ -163,34 +163,31 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
 	}
 	v := &Verification{Record: &rec, Problems: ev.problems}
-	add := func(path, format string, args ...any) {
-		v.Problems = append(v.Problems, Problem{Path: path, What: fmt.Sprintf(format, args...)})
-	}
 	// want maps each file the signed payload names (but the record) to
 	// its digest; nil when nothing could be authenticated.
 	var want map[string]File
 	switch env, payload, err := ev.decodeEnvelope(); {
 	case err != nil:
-		add(envelopeFile, "%v", err)
+		v.add(envelopeFile, "%v", err)
 	case env.PayloadType == PayloadType:
 		st, err := parseStatement(payload)
 		if err != nil {
-			add(envelopeFile, "%v", err)
+			v.add(envelopeFile, "%v", err)
 			break
 		}
 		signedAt, err := predicateTime(st.predicate)
 		if err != nil {
-			add(envelopeFile, "%v", err)
+			v.add(envelopeFile, "%v", err)
 			break
 		}
 		if v.Key, err = verifyTrusted(t, env, trust.RunRecords, signedAt); err != nil {
-			add(envelopeFile, "%v", err)
+			v.add(envelopeFile, "%v", err)
 			break
 		}
 		if h := st.subjects[recordFile]; h != digest.Of(ev.record).Hex() {
-			add(recordFile, "differs from the signed statement: signed sha256 %s, now %s", h, digest.Of(ev.record).Hex())
+			v.add(recordFile, "differs from the signed statement: signed sha256 %s, now %s", h, digest.Of(ev.record).Hex())
 		} else if !st.samePredicate(ev.record) {
-			add(recordFile, "differs from the signed predicate")
+			v.add(recordFile, "differs from the signed predicate")
 		}
 		want = map[string]File{}
 		for _, n := range st.names() {
@@ -199,16 +196,16 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 			}
 		}
 		if _, ok := st.subjects[recordFile]; !ok {
-			add(recordFile, "the signed statement does not name record.json")
+			v.add(recordFile, "the signed statement does not name record.json")
 		}
 	case env.PayloadType == LegacyPayloadType:
 		v.Legacy = true
 		if !bytes.Equal(payload, ev.record) {
-			add(recordFile, "differs from the signed payload")
+			v.add(recordFile, "differs from the signed payload")
 			break
 		}
 		if v.Key, err = verifyTrusted(t, env, trust.RunRecords, rec.FinishedAt); err != nil {
-			add(envelopeFile, "%v", err)
+			v.add(envelopeFile, "%v", err)
 			break
 		}
 		want = map[string]File{}
@@ -216,7 +213,7 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 			want[f.Path] = f
 		}
 	default:
-		add(envelopeFile, "signature envelope has payload type %q, want %q", env.PayloadType, PayloadType)
+		v.add(envelopeFile, "signature envelope has payload type %q, want %q", env.PayloadType, PayloadType)
 	}
 	if want != nil {
 		for _, p := range sortedPaths(ev.files) {
@@ -224,25 +221,37 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 			w, ok := want[p]
 			switch {
 			case !ok:
-				add(p, "file not in the signed record")
+				v.add(p, "file not in the signed record")
 			case w.SHA256 != f.SHA256 || w.Size >= 0 && w.Size != f.Size:
-				add(p, "content changed: signed sha256 %s, now %s (%d bytes)", w.SHA256, f.SHA256, f.Size)
+				v.add(p, "content changed: signed sha256 %s, now %s (%d bytes)", w.SHA256, f.SHA256, f.Size)
 			}
 			delete(want, p)
 		}
 		for p := range want {
-			add(p, "signed file is missing")
+			v.add(p, "signed file is missing")
 		}
 	}
+	return v, v.verdict(ev.name)
+}
+
+// add records a problem with the file at path.
+func (v *Verification) add(path, format string, args ...any) {
+	v.Problems = append(v.Problems, Problem{Path: path, What: fmt.Sprintf(format, args...)})
+}
+
+// verdict sorts v.Problems by path and returns nil when there are none,
+// else an exitcode.Integrity error that names the evidence (name) and
+// lists every problem.
+func (v *Verification) verdict(name string) error {
 	sort.SliceStable(v.Problems, func(i, j int) bool { return v.Problems[i].Path < v.Problems[j].Path })
-	if len(v.Problems) > 0 {
-		var parts []string
-		for _, p := range v.Problems {
-			parts = append(parts, strings.TrimPrefix(p.Path+": "+p.What, ": "))
-		}
-		return v, exitcode.Errorf(exitcode.Integrity, "%s does not match its signed record: %s", ev.name, strings.Join(parts, "; "))
+	if len(v.Problems) == 0 {
+		return nil
 	}
-	return v, nil
+	var parts []string
+	for _, p := range v.Problems {
+		parts = append(parts, strings.TrimPrefix(p.Path+": "+p.What, ": "))
+	}
+	return exitcode.Errorf(exitcode.Integrity, "%s does not match its signed record: %s", name, strings.Join(parts, "; "))
 }
 
 func (ev *evidence) decodeEnvelope() (*dsse.Envelope, []byte, error) {
