@@ -131,13 +131,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		}
 		rep.WriteText(t.Human(), !o.asJSON)
 		if !rep.Compliant {
-			n := 0
-			for _, r := range rep.Files {
-				if !r.Compliant {
-					n++
-				}
-			}
-			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", n, len(rep.Files))
+			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", mllogNotCompliant(rep), len(rep.Files))
 		}
 		return nil
 	})
@@ -180,11 +174,16 @@ func mllogInputs(paths []string) ([]mllogInput, error) {
 // mllogSummary is the record's summary of a verification: the verdict and
 // each benchmark's score.
 func mllogSummary(rep *mllog.Report) map[string]any {
-	bad := 0
+	return map[string]any{"compliant": rep.Compliant, "logs": len(rep.Files), "not_compliant": mllogNotCompliant(rep), "scores": rep.Scores}
+}
+
+// mllogNotCompliant is how many of rep's logs are not compliant.
+func mllogNotCompliant(rep *mllog.Report) int {
+	n := 0
 	for _, r := range rep.Files {
 		if !r.Compliant {
-			bad++
+			n++
 		}
 	}
-	return map[string]any{"compliant": rep.Compliant, "logs": len(rep.Files), "not_compliant": bad, "scores": rep.Scores}
+	return n
 }
