@@ -111,7 +111,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		var ie *mllog.InputError
 		switch {
 		case errors.As(err, &ie):
-			return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
+			return mllogInputFailed(err)
 		case err != nil && cmd.Context().Err() != nil:
 			return err
 		case err != nil:
@@ -159,16 +159,22 @@ func mllogInputs(paths []string) ([]mllogInput, error) {
 	for _, p := range paths {
 		f, err := safefile.OpenRegular(p)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+			return nil, mllogInputFailed(&mllog.InputError{Path: p, Err: err})
 		}
 		d, n, err := digest.ReaderFrom(f)
 		f.Close()
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+			return nil, mllogInputFailed(&mllog.InputError{Path: p, Err: err})
 		}
 		out = append(out, mllogInput{Path: p, SHA256: d.Hex(), Size: n})
 	}
 	return out, nil
+}
+
+// mllogInputFailed is the error for a log that cannot be read: exit 3,
+// nothing was verified.
+func mllogInputFailed(err error) error {
+	return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
 }
 
 // mllogSummary is the record's summary of a verification: the verdict and
