@@ -41,9 +41,15 @@ func imageHome(t *testing.T) string {
 	return home
 }
 
+// tarMember is a regular file that rewriteTar appends.
+type tarMember struct {
+	name string
+	data []byte
+}
+
 // rewriteTar copies the tar src to dst, passing each member's content
-// through edit (a nil result keeps it).
-func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reader) []byte) {
+// through edit (a nil result keeps it), then appends add.
+func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reader) []byte, add ...tarMember) {
 	t.Helper()
 	in, err := os.Open(src)
 	if err != nil {
@@ -74,6 +80,10 @@ func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reade
 		if _, err := io.Copy(tw, tr); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, m := range add {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.name, Size: int64(len(m.data)), Mode: 0o644})
+		tw.Write(m.data)
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)

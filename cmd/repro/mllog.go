@@ -111,7 +111,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		var ie *mllog.InputError
 		switch {
 		case errors.As(err, &ie):
-			return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
+			return mllogInputFailed(err)
 		case err != nil && cmd.Context().Err() != nil:
 			return err
 		case err != nil:
@@ -131,13 +131,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		}
 		rep.WriteText(t.Human(), !o.asJSON)
 		if !rep.Compliant {
-			n := 0
-			for _, r := range rep.Files {
-				if !r.Compliant {
-					n++
-				}
-			}
-			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", n, len(rep.Files))
+			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", mllogNotCompliant(rep), len(rep.Files))
 		}
 		return nil
 	})
@@ -165,26 +159,37 @@ func mllogInputs(paths []string) ([]mllogInput, error) {
 	for _, p := range paths {
 		f, err := safefile.OpenRegular(p)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+			return nil, mllogInputFailed(&mllog.InputError{Path: p, Err: err})
 		}
 		d, n, err := digest.ReaderFrom(f)
 		f.Close()
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", &mllog.InputError{Path: p, Err: err})
+			return nil, mllogInputFailed(&mllog.InputError{Path: p, Err: err})
 		}
 		out = append(out, mllogInput{Path: p, SHA256: d.Hex(), Size: n})
 	}
 	return out, nil
 }
 
+// mllogInputFailed is the error for a log that cannot be read: exit 3,
+// nothing was verified.
+func mllogInputFailed(err error) error {
+	return exitcode.Errorf(exitcode.Precondition, "%v; check the path (nothing was verified)", err)
+}
+
 // mllogSummary is the record's summary of a verification: the verdict and
 // each benchmark's score.
 func mllogSummary(rep *mllog.Report) map[string]any {
-	bad := 0
+	return map[string]any{"compliant": rep.Compliant, "logs": len(rep.Files), "not_compliant": mllogNotCompliant(rep), "scores": rep.Scores}
+}
+
+// mllogNotCompliant is how many of rep's logs are not compliant.
+func mllogNotCompliant(rep *mllog.Report) int {
+	n := 0
 	for _, r := range rep.Files {
 		if !r.Compliant {
-			bad++
+			n++
 		}
 	}
-	return map[string]any{"compliant": rep.Compliant, "logs": len(rep.Files), "not_compliant": bad, "scores": rep.Scores}
+	return n
 }

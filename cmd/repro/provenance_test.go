@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/tar"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,42 +76,11 @@ func TestBundleVerifiedInAFreshHome(t *testing.T) {
 
 	// One tampered copy: an extra file in the run.
 	tampered := filepath.Join(t.TempDir(), "tampered.tar")
-	appendEntry(t, bundle, tampered, "run/extra.txt", "planted")
+	keep := func(string, io.Reader) []byte { return nil }
+	rewriteTar(t, bundle, tampered, keep, tarMember{"run/extra.txt", []byte("planted")})
 	r := repro(t, fresh, "runs", "verify", "--bundle", tampered, "--trust", trustPath)
 	if r.code != 4 || !strings.Contains(r.stderr, "extra.txt: file not in the signed record") {
 		t.Fatalf("tampered bundle: %d %s %s", r.code, r.stdout, r.stderr)
-	}
-}
-
-// appendEntry copies the tar at from to to with one more regular file.
-func appendEntry(t *testing.T, from, to, name, data string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	tr, tw := tar.NewReader(in), tar.NewWriter(out)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		tw.WriteHeader(h)
-		io.Copy(tw, tr)
-	}
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(data)), Mode: 0o644})
-	tw.Write([]byte(data))
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

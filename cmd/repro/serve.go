@@ -66,10 +66,10 @@ EXIT STATUS
 // given when it was a name or an unspecified address.
 func displayAddr(got net.Addr, asked string) string {
 	host, _, _ := net.SplitHostPort(asked)
-	_, port, _ := net.SplitHostPort(got.String())
+	gotHost, port, _ := net.SplitHostPort(got.String())
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		if h, _, err := net.SplitHostPort(got.String()); err == nil && net.ParseIP(h) != nil && !net.ParseIP(h).IsUnspecified() {
-			host = h
+		if gotIP := net.ParseIP(gotHost); gotIP != nil && !gotIP.IsUnspecified() {
+			host = gotHost
 		} else {
 			host = "HOST"
 		}

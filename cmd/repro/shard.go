@@ -128,17 +128,15 @@ func newShardSubmitCommand() *cobra.Command {
 				}
 				return exitcode.Errorf(exitcode.Precondition, "sbatch refused the job array of %q: %s", dir, msg)
 			}
-			if wait {
-				if err := waitForJob(cmd.Context(), job, t); err != nil {
-					return err
-				}
-			}
 			if !wait {
 				if asJSON {
 					return t.Document(map[string]string{"job_id": job, "bundle": dir})
 				}
 				fmt.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
 				return nil
+			}
+			if err := waitForJob(cmd.Context(), job, t); err != nil {
+				return err
 			}
 			t.Notef("job array %s ended; merging", job)
 			return mergeBundle(cmd, dir, asJSON)
