@@ -49,7 +49,7 @@ EXIT STATUS
 				if err != nil {
 					return exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
 				}
-				if rel, err := filepath.Rel(layout.Home(home).Runs(), abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				if within(layout.Home(home).Runs(), abs) {
 					return exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; a report written there would change the run it describes", out)
 				}
 			}
@@ -79,4 +79,20 @@ EXIT STATUS
 	cmd.Flags().StringVar(&format, "format", "html", "html, md or json")
 	cmd.Flags().StringVar(&out, "out", "", "write the report to this file")
 	return cmd
+}
+
+// within reports whether path lies in folder dir, comparing both as
+// written and with symbolic links resolved (path's folder must exist for a
+// report to be written there, so a link to a run folder is seen through).
+func within(dir, path string) bool {
+	inside := func(dir, path string) bool {
+		rel, err := filepath.Rel(dir, path)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if inside(dir, path) {
+		return true
+	}
+	rdir, err1 := filepath.EvalSymlinks(dir)
+	rparent, err2 := filepath.EvalSymlinks(filepath.Dir(path))
+	return err1 == nil && err2 == nil && inside(rdir, filepath.Join(rparent, filepath.Base(path)))
 }

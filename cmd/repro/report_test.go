@@ -55,11 +55,18 @@ func TestReportCommand(t *testing.T) {
 		t.Fatalf("tampered run: exit %d: %s", code, stdout)
 	}
 
+	// A link to the run folder, from outside REPRO_HOME, must not carry a
+	// report into it either.
+	linkToRun := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(filepath.Join(home, "runs", id), linkToRun); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"report", "humaneval-20990101"},
 		{"report", id, "--format", "pdf"},
 		{"report"},
 		{"report", id, "--out", filepath.Join(home, "runs", id, "report.html")},
+		{"report", id, "--out", filepath.Join(linkToRun, "report.html")},
 	} {
 		if code, _, _ := runRepro(t, args...); code != exitcode.Usage {
 			t.Errorf("repro %v: exit %d, want %d", args, code, exitcode.Usage)
