@@ -27,22 +27,7 @@ if [ ! -f "$blob" ]; then
   echo "bench: humanevalplus-v0.1.10 is not in the store: run repro fetch humanevalplus-v0.1.10" >&2
   exit 3
 fi
-/usr/bin/python3 - "$blob" "$work/samples.jsonl" "$tasks" "$n" <<'PY'
-import gzip, json, sys
-blob, out, spec, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-want = set()
-for part in spec.split(","):
-    lo, _, hi = part.partition("-")
-    want.update(range(int(lo), int(hi or lo) + 1))
-with gzip.open(blob, "rt") as f, open(out, "w") as o:
-    for i, line in enumerate(l for l in f if l.strip()):
-        if i not in want:
-            continue
-        t = json.loads(line)
-        for k in range(n):
-            body = t["canonical_solution"] if k % 2 == 0 else "    return None\n"
-            o.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + body}) + "\n")
-PY
+/usr/bin/python3 bench/humaneval_samples.py "$blob" "$work/samples.jsonl" "$tasks" "$n"
 samples=$(wc -l <"$work/samples.jsonl")
 echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
 "$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"

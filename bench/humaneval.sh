@@ -39,14 +39,7 @@ if [ -z "$blob" ]; then
   exit 3
 fi
 cp "$blob" "$data"
-/usr/bin/python3 - "$data" "$work/canonical.jsonl" <<'PY'
-import gzip, json, sys
-with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
-    for line in f:
-        if line.strip():
-            t = json.loads(line)
-            out.write(json.dumps({"task_id": t["task_id"], "solution": t["prompt"] + t["canonical_solution"]}) + "\n")
-PY
+/usr/bin/python3 bench/canonical_samples.py "$data" "$work/canonical.jsonl"
 
 for b in "${builds[@]}"; do
   echo "== $b: warm-up (ground truth, not timed)"

@@ -136,10 +136,44 @@ type ResultEntry struct {
 // base_elapsed, base_limit, plus_elapsed and plus_limit (seconds) where
 // they were measured.
 func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
-	byTask := map[string][]*SampleResult{}
-	for _, r := range results {
-		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
+	byID := make(map[string]*Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID] = t
 	}
+	eval := map[string][]ResultEntry{}
+	for _, r := range results {
+		t := byID[r.Sample.TaskID]
+		if t == nil {
+			continue
+		}
+		e := ResultEntry{
+			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
+			BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
+			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit,
+		}
+		if r.Base.Status != StatusPass {
+			e.BaseReason = r.Base.Reason
+		}
+		if r.Plus != nil {
+			st := r.Plus.Status
+			e.PlusStatus = &st
+			e.PlusFailTests = failTests(t, Plus, r.Plus)
+			e.PlusElapsed, e.PlusLimit = r.Plus.Elapsed, r.Plus.Limit
+			if st != StatusPass {
+				e.PlusReason = r.Plus.Reason
+			}
+		}
+		eval[t.ID] = append(eval[t.ID], e)
+	}
+	return WriteResultEntries(path, d.MD5, tasks, eval, sum, when)
+}
+
+// WriteResultEntries writes a results file in WriteResults's format from
+// entries already built: eval's entries of each task, tasks in the order
+// given (tasks without entries are left out), the date formatted from
+// when as given (no time zone conversion), pass_at_k from sum. The file
+// is written atomically and must parse back as one JSON document.
+func WriteResultEntries(path, hash string, tasks []*Task, eval map[string][]ResultEntry, sum Summary, when time.Time) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		enc := func(v any) error {
@@ -150,11 +184,11 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 			_, err = bw.Write(b)
 			return err
 		}
-		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), d.MD5)
+		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), hash)
 		first := true
 		for _, t := range tasks {
-			rs := byTask[t.ID]
-			if len(rs) == 0 {
+			es := eval[t.ID]
+			if len(es) == 0 {
 				continue
 			}
 			if !first {
@@ -165,28 +199,11 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 				return err
 			}
 			bw.WriteString(":[")
-			for i, r := range rs {
+			for i := range es {
 				if i > 0 {
 					bw.WriteByte(',')
 				}
-				e := ResultEntry{
-					TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
-					BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
-					BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit,
-				}
-				if r.Base.Status != StatusPass {
-					e.BaseReason = r.Base.Reason
-				}
-				if r.Plus != nil {
-					st := r.Plus.Status
-					e.PlusStatus = &st
-					e.PlusFailTests = failTests(t, Plus, r.Plus)
-					e.PlusElapsed, e.PlusLimit = r.Plus.Elapsed, r.Plus.Limit
-					if st != StatusPass {
-						e.PlusReason = r.Plus.Reason
-					}
-				}
-				if err := enc(e); err != nil {
+				if err := enc(es[i]); err != nil {
 					return err
 				}
 			}

@@ -6,12 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
@@ -164,7 +162,9 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
 	rep.Samples = &humaneval.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
-	err = writeResults(resultsPath, d.MD5, tasks, eval, sum, ended)
+	// Tasks in dataset order, dated by the last shard's end, so that a
+	// second merge writes the same bytes.
+	err = humaneval.WriteResultEntries(resultsPath, d.MD5, tasks, eval, sum, ended.UTC())
 	if err == nil {
 		rep.ResultsFile = resultsPath
 	}
@@ -351,57 +351,4 @@ func readResults(path string) (*humaneval.ResultsFile, error) {
 		return nil, fmt.Errorf("results %q: %v", path, err)
 	}
 	return &r, nil
-}
-
-// writeResults writes the merged results in EvalPlus's format, tasks in
-// dataset order, as humaneval.WriteResults does for one run; the date is
-// that of the last shard's end, so that a second merge writes the same
-// bytes.
-func writeResults(path, hash string, tasks []*humaneval.Task, eval map[string][]humaneval.ResultEntry, sum humaneval.Summary, when time.Time) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		enc := func(v any) error {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			_, err = bw.Write(b)
-			return err
-		}
-		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.UTC().Format("2006-01-02 15:04"), hash)
-		first := true
-		for _, t := range tasks {
-			es := eval[t.ID]
-			if len(es) == 0 {
-				continue
-			}
-			if !first {
-				bw.WriteByte(',')
-			}
-			first = false
-			if err := enc(t.ID); err != nil {
-				return err
-			}
-			bw.WriteString(":[")
-			for i := range es {
-				if i > 0 {
-					bw.WriteByte(',')
-				}
-				if err := enc(es[i]); err != nil {
-					return err
-				}
-			}
-			bw.WriteByte(']')
-		}
-		bw.WriteString("},\"pass_at_k\":")
-		pk := map[string]humaneval.PassAtK{"base": sum.BasePassAtK}
-		if sum.PlusScored {
-			pk["plus"] = sum.PlusPassAtK
-		}
-		if err := enc(pk); err != nil {
-			return err
-		}
-		bw.WriteString("}\n")
-		return bw.Flush()
-	}, nil)
 }
