@@ -207,10 +207,7 @@ func Import(ctx context.Context, e *sandbox.Engine, home, bundle, trustPath stri
 		return nil, bad("its reference %q is not in %s", pin.Reference, sandbox.ImageRepository)
 	}
 	archive := filepath.Join(tmp, bundleImage)
-	if err := sandbox.CheckImageArchive(archive, pin.ID, []string{pin.LayerDigest}); err != nil {
-		return nil, bad("%v", err)
-	}
-	if err := e.LoadImage(ctx, archive, pin.Image); err != nil {
+	if err := e.LoadImage(ctx, archive, pin.Image, []string{pin.LayerDigest}); err != nil {
 		if exitcode.Of(err) == exitcode.Integrity {
 			return nil, bad("%v", err)
 		}

@@ -35,7 +35,7 @@ func TestLoadImageChecksTheID(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if err := e.LoadImage(ctx, saved, img); err != nil {
+	if err := e.LoadImage(ctx, saved, img, nil); err != nil {
 		t.Fatalf("loading the saved evaluator image: %v", err)
 	}
 
@@ -57,7 +57,7 @@ func TestLoadImageChecksTheID(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sandbox.Image{ID: "sha256:" + strings.Repeat("ab", 32)}
-	err = e.LoadImage(ctx, bad, want)
+	err = e.LoadImage(ctx, bad, want, nil)
 	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("another image's tarball: %v (exit %d), want exit 4 naming %q", err, exitcode.Of(err), bad)
 	}

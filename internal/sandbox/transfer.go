@@ -214,9 +214,10 @@ func contentDigest(r io.Reader) (string, error) {
 // a tarball of the right ID with a replaced layer loads without error.
 // Then the engine must hold want.ID. Every mismatch is exit 4 naming the
 // tarball; nothing is loaded when the check fails. Callers that pin the
-// layers call CheckImageArchive with them first.
-func (e *Engine) LoadImage(ctx context.Context, path string, want Image) error {
-	if err := CheckImageArchive(path, want.ID, nil); err != nil {
+// layers pass them as layers (nil: any layers the configuration lists),
+// and the one read of the tarball checks them too.
+func (e *Engine) LoadImage(ctx context.Context, path string, want Image, layers []string) error {
+	if err := CheckImageArchive(path, want.ID, layers); err != nil {
 		return err
 	}
 	f, err := safefile.OpenRegular(path)

@@ -183,7 +183,7 @@ func TestLoadImageRefusesAReplacedLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := writeTemp(t, saved.Bytes())
-	if err := e.LoadImage(ctx, good, img); err != nil {
+	if err := e.LoadImage(ctx, good, img, nil); err != nil {
 		t.Fatalf("the saved image: %v", err)
 	}
 	replaced := editArchive(t, saved.Bytes(), func(h *tar.Header, b []byte) []byte {
@@ -198,7 +198,7 @@ func TestLoadImageRefusesAReplacedLayer(t *testing.T) {
 		return nil
 	})
 	bad := writeTemp(t, replaced)
-	err := e.LoadImage(ctx, bad, img)
+	err := e.LoadImage(ctx, bad, img, nil)
 	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "has content") {
 		t.Fatalf("a replaced layer: %v (exit %d), want exit 4 naming %q", err, exitcode.Of(err), bad)
 	}

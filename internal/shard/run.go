@@ -141,7 +141,7 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 	if err != nil {
 		return nil, err
 	}
-	err = e.LoadImage(ctx, filepath.Join(dir, p.Image.Tarball.Path), sandbox.Image{ID: p.Image.ID, ManifestDigest: p.Image.ManifestDigest})
+	err = e.LoadImage(ctx, filepath.Join(dir, p.Image.Tarball.Path), sandbox.Image{ID: p.Image.ID, ManifestDigest: p.Image.ManifestDigest}, nil)
 	e.Close()
 	if err != nil {
 		return nil, err
