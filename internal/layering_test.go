@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
 	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
-	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
+	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
