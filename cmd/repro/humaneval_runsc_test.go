@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/reprolab/repro/internal/sandbox"
 )
 
 // TestHumanEvalRunscMatchesRunc scores the example samples file (correct,
@@ -18,9 +16,6 @@ import (
 func TestHumanEvalRunscMatchesRunc(t *testing.T) {
 	home := humanevalHome(t, true)
 	example := filepath.Join("..", "..", "examples", "humaneval-samples.jsonl")
-	if refusedRunsc(t, home, "humaneval", "--samples", example, "--tasks", exampleTasks, "--runtime", "runsc", "--json") {
-		return
-	}
 	verdicts := map[string]evalResults{}
 	for _, rt := range []string{"runc", "runsc"} {
 		r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", example, "--tasks", exampleTasks, "--runtime", rt, "--json")
@@ -54,22 +49,6 @@ func TestHumanEvalRunscMatchesRunc(t *testing.T) {
 	}
 }
 
-// refusedRunsc: while sandbox.RunscGaps is not empty, the command under
-// runsc must stop with exit 3 naming the gap, and the comparison cannot
-// run; it reports whether that was the case.
-func refusedRunsc(t *testing.T, home string, args ...string) bool {
-	t.Helper()
-	if len(sandbox.RunscGaps) == 0 {
-		return false
-	}
-	r := repro(t, []string{"REPRO_HOME=" + home}, args...)
-	if r.code != 3 || !strings.Contains(r.stderr, sandbox.RunscGaps[0]) {
-		t.Fatalf("under runsc with gaps listed: exit %d, %q", r.code, r.stderr)
-	}
-	t.Logf("runsc refused while gaps remain: %s", strings.TrimSpace(r.stderr))
-	return true
-}
-
 // recordRuntime reads the sandbox runtime from the run record in dir.
 func recordRuntime(t *testing.T, dir string) string {
 	t.Helper()
@@ -92,9 +71,6 @@ func recordRuntime(t *testing.T, dir string) string {
 // runsc as under runc, base and plus.
 func TestHumanEvalCanonicalFullRunsc(t *testing.T) {
 	home := humanevalHome(t, true)
-	if refusedRunsc(t, home, "humaneval", "--canonical", "--runtime", "runsc") {
-		return
-	}
 	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--canonical", "--runtime", "runsc")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)

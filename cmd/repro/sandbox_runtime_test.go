@@ -14,8 +14,8 @@ import (
 // TestSandboxRuntimeCommand: the runtime setting is shown and set by
 // 'repro sandbox runtime'; a flag cannot weaken it (exit 2); under a runsc
 // setting 'repro sandbox check' proves every control under gVisor, and a
-// program run under it is held by the policy's seccomp profile; while
-// sandbox.RunscGaps is not empty, both stop with exit 3 naming the gap.
+// program run under it is held by the policy's seccomp profile; the check
+// names each difference of runsc and what holds it instead.
 func TestSandboxRuntimeCommand(t *testing.T) {
 	dir := t.TempDir()
 	home := []string{"REPRO_HOME=" + dir}
@@ -33,20 +33,14 @@ func TestSandboxRuntimeCommand(t *testing.T) {
 		t.Fatalf("--runtime runc under a runsc setting: exit %d, %q", r.code, r.stderr)
 	}
 	pinTestImage(t, dir)
-	if len(sandbox.RunscGaps) > 0 {
-		// runsc leaves a control open: every run under it stops before
-		// anything runs, naming the gap.
-		for _, args := range [][]string{{"sandbox", "check"}, {"sandbox", "run", "--", "true"}} {
-			r := repro(t, home, args...)
-			if r.code != 3 || !strings.Contains(r.stderr, "weaker policy") || !strings.Contains(r.stderr, sandbox.RunscGaps[0]) {
-				t.Errorf("repro %v under a runsc setting with gaps listed: exit %d, %q", args, r.code, r.stderr)
-			}
-		}
-		return
-	}
 	r = repro(t, home, "sandbox", "check")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^ok +runtime runsc +Runtime runsc, kernel seen "4\.4\.0"`).MatchString(r.stdout) {
 		t.Fatalf("sandbox check under a runsc setting: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, d := range sandbox.RunscDifferences {
+		if !strings.Contains(r.stdout, "note  "+d.Control) || !strings.Contains(r.stdout, d.HeldBy) {
+			t.Errorf("sandbox check under runsc does not name the difference %q and what holds it:\n%s", d.Control, r.stdout)
+		}
 	}
 	// shmget is refused by the profile: under runsc only the launcher's
 	// filter can refuse it (gVisor implements SysV IPC).

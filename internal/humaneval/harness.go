@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:16b4a6e20762ee67dc218a407be20a90bcf6f9c23242e6543853cd61f3a3bd40")
+var HarnessDigest = digest.MustParse("sha256:db7652d6799f18401f6c95b8d2868b64452aaa832bacb5a42455a97f1181f754")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

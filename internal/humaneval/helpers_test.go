@@ -5,12 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -107,27 +105,6 @@ func testDataset(t testing.TB, id string) *Dataset {
 func testSandbox(t testing.TB) (Launcher, *sandbox.Engine, sandbox.Image) {
 	t.Helper()
 	return testSandboxOn(t, sandboxtest.Engine(t))
-}
-
-// eachAcceptedRuntime runs test under each runtime the sandbox accepts;
-// under runsc while sandbox.RunscGaps is not empty, it checks instead that
-// an engine for runsc is refused with exit 3 naming the gap (the package
-// cannot accept the gaps: only the sandbox's own tests can).
-func eachAcceptedRuntime(t *testing.T, test func(t *testing.T, e *sandbox.Engine)) {
-	t.Helper()
-	for _, rt := range sandbox.Runtimes {
-		t.Run(string(rt), func(t *testing.T) {
-			if rt == sandbox.Runsc && len(sandbox.RunscGaps) > 0 {
-				_, err := sandbox.ConnectRuntime(context.Background(), rt)
-				if exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), sandbox.RunscGaps[0]) {
-					t.Fatalf("runsc with gaps listed: exit %d: %v", exitcode.Of(err), err)
-				}
-				t.Logf("runsc refused while gaps remain: %v", err)
-				return
-			}
-			test(t, sandboxtest.EngineRuntime(t, rt))
-		})
-	}
 }
 
 // testSandboxOn is testSandbox with the engine e (and its runtime).

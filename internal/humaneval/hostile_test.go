@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
 
 // candidate is one sample of the hostile suite and the verdicts it must
@@ -270,7 +271,7 @@ def add(x, y):
 
 // TestHostileSuite runs every hostile candidate under each runtime.
 func TestHostileSuite(t *testing.T) {
-	eachAcceptedRuntime(t, func(t *testing.T, e *sandbox.Engine) { testHostileSuite(t, e) })
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) { testHostileSuite(t, e) })
 }
 
 func testHostileSuite(t *testing.T, e *sandbox.Engine) {

@@ -2,7 +2,11 @@ package humaneval
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -10,6 +14,23 @@ import (
 	"math"
 	"sync"
 	"time"
+)
+
+// The supervisor's channel: every frame after the key carries a tag,
+// HMAC-SHA256 under a key the host makes for each container and sends as
+// the first frame, before the supervisor starts its zygote or any job (see
+// supervisor.py). The supervisor's frames are numbered, so none can be
+// dropped, replayed or reordered; the host's name their job.
+const (
+	// protocolVersion is the supervisor protocol this package speaks.
+	protocolVersion = 2
+	channelKeySize  = 32
+	tagSize         = sha256.Size
+)
+
+var (
+	hostDomain       = []byte("repro-host")
+	supervisorDomain = []byte("repro-supervisor")
 )
 
 // Transport is one supervisor process in a sandbox: its stdin and stdout.
@@ -95,15 +116,18 @@ const (
 // jobEnd is the supervisor's account of a job, or Go's when the supervisor
 // was lost.
 type jobEnd struct {
-	Job         int       `json:"job"`
-	Status      endStatus `json:"status"` // done stopped timeout exited toolarge protocol cancelled setup zygote hostgone, or lost
-	Detail      string    `json:"detail"`
-	Records     int       `json:"records"`
-	Elapsed     float64   `json:"elapsed"`
-	Exit        int       `json:"exit"`
-	Stderr      string    `json:"stderr"`
-	StderrBytes int64     `json:"stderr_bytes"`
-	MaxRSSKB    int64     `json:"maxrss_kb"`
+	Job     int       `json:"job"`
+	Status  endStatus `json:"status"` // done stopped timeout exited toolarge protocol channel cancelled setup zygote hostgone, or lost
+	Detail  string    `json:"detail"`
+	Records int       `json:"records"`
+	Elapsed float64   `json:"elapsed"`
+	// Cancels counts the host's C frames for this job that the supervisor
+	// got, during the job or right after it.
+	Cancels     int    `json:"cancels"`
+	Exit        int    `json:"exit"`
+	Stderr      string `json:"stderr"`
+	StderrBytes int64  `json:"stderr_bytes"`
+	MaxRSSKB    int64  `json:"maxrss_kb"`
 	// Last: the supervisor stops after this job (its zygote was lost, a
 	// process survived the job, or the job never started).
 	Last bool `json:"last"`
@@ -115,6 +139,8 @@ type worker struct {
 	launch   Launcher
 	t        Transport
 	r        *bufio.Reader
+	key      []byte // the channel key of t
+	received uint64 // frames read from t
 	hello    Hello
 	streamed int64
 	started  time.Time
@@ -180,8 +206,17 @@ func (w *worker) ensure(ctx context.Context) error {
 		return err
 	}
 	w.t, w.r, w.streamed, w.started = t, bufio.NewReaderSize(t, 1<<16), 0, time.Now()
+	w.key, w.received = make([]byte, channelKeySize), 0
+	rand.Read(w.key)
 	hello := time.AfterFunc(helloTimeout, t.Abort)
-	kind, body, err := w.frame(maxControlFrame)
+	_, err = t.Write(append([]byte{'K', 0, 0, 0, channelKeySize}, w.key...))
+	var (
+		kind byte
+		body []byte
+	)
+	if err == nil {
+		kind, body, err = w.frame(maxControlFrame)
+	}
 	hello.Stop()
 	if err == nil && kind != 'H' {
 		err = fmt.Errorf("first frame is %q, not hello", kind)
@@ -189,8 +224,8 @@ func (w *worker) ensure(ctx context.Context) error {
 	if err == nil {
 		err = json.Unmarshal(body, &w.hello)
 	}
-	if err == nil && w.hello.Protocol != 1 {
-		err = fmt.Errorf("protocol %d, want 1", w.hello.Protocol)
+	if err == nil && w.hello.Protocol != protocolVersion {
+		err = fmt.Errorf("protocol %d, want %d", w.hello.Protocol, protocolVersion)
 	}
 	if err != nil {
 		w.stop()
@@ -214,10 +249,11 @@ func (w *worker) end(abort bool) {
 	if peak, err := w.t.Close(); err == nil && peak > w.peak {
 		w.peak = peak
 	}
-	w.t, w.r = nil, nil
+	w.t, w.r, w.key = nil, nil, nil
 }
 
-// frame reads one frame of at most max bytes.
+// frame reads one frame of at most max bytes and checks its tag: it must
+// be the supervisor's next frame.
 func (w *worker) frame(max int) (byte, []byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
@@ -227,12 +263,60 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 	if int64(n) > int64(max) {
 		return 0, nil, fmt.Errorf("frame %q of %d bytes is over the limit of %d", hdr[0], n, max)
 	}
-	body := make([]byte, n)
+	body := make([]byte, int(n)+tagSize)
 	if _, err := io.ReadFull(w.r, body); err != nil {
 		return 0, nil, err
 	}
-	w.streamed += int64(5 + n)
-	return hdr[0], body, nil
+	mac := hmac.New(sha256.New, w.key)
+	mac.Write(supervisorDomain)
+	mac.Write(binary.BigEndian.AppendUint64(nil, w.received))
+	mac.Write(hdr[:])
+	mac.Write(body[:n])
+	if !hmac.Equal(mac.Sum(nil), body[n:]) {
+		return 0, nil, fmt.Errorf("frame %d (%q, %d bytes) is not the supervisor's: its tag does not match (another process wrote into or read from the channel)", w.received, hdr[0], n)
+	}
+	w.received++
+	w.streamed += int64(5 + n + tagSize)
+	return hdr[0], body[:n], nil
+}
+
+// hostFrame is a frame for the supervisor: kind, the length of head, head,
+// the rest (a job's program and inputs), and the tag over all of it.
+func (w *worker) hostFrame(kind byte, head []byte, rest ...[]byte) []byte {
+	size := 5 + len(head) + tagSize
+	for _, r := range rest {
+		size += len(r)
+	}
+	msg := make([]byte, 0, size)
+	msg = append(msg, kind)
+	msg = binary.BigEndian.AppendUint32(msg, uint32(len(head)))
+	msg = append(msg, head...)
+	for _, r := range rest {
+		msg = append(msg, r...)
+	}
+	mac := hmac.New(sha256.New, w.key)
+	mac.Write(hostDomain)
+	mac.Write(msg)
+	return mac.Sum(msg)
+}
+
+// barrier makes sure nothing is left of a C frame in the supervisor's
+// stdin: it sends a barrier and waits for its answer, and stops the
+// supervisor if that does not come back whole.
+func (w *worker) barrier() {
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	t := w.t
+	timer := time.AfterFunc(heartbeatTimeout, t.Abort)
+	defer timer.Stop()
+	if _, err := t.Write(w.hostFrame('S', nonce)); err != nil {
+		w.stop()
+		return
+	}
+	kind, body, err := w.frame(maxControlFrame)
+	if err != nil || kind != 'S' || !bytes.Equal(body, nonce) {
+		w.stop()
+	}
 }
 
 // run sends j and hands each record to onRecord, which returns false to stop
@@ -288,12 +372,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		alive.Stop()
 	}()
 
-	msg := make([]byte, 0, 5+len(hdr)+len(j.Program)+len(j.Inputs))
-	msg = append(msg, 'J')
-	msg = binary.BigEndian.AppendUint32(msg, uint32(len(hdr)))
-	msg = append(msg, hdr...)
-	msg = append(msg, j.Program...)
-	msg = append(msg, j.Inputs...)
+	msg := w.hostFrame('J', hdr, j.Program, j.Inputs)
 	sendErr := make(chan error, 1)
 	go func() { _, err := t.Write(msg); sendErr <- err }()
 	sent := false
@@ -353,14 +432,10 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			}
 			if !cancelled && !onRecord(k, rec) {
 				cancelled = true
-				var c [9]byte
-				c[0] = 'C'
-				binary.BigEndian.PutUint32(c[1:], 4)
-				binary.BigEndian.PutUint32(c[5:], uint32(j.ID))
 				if err := waitSent(); err != nil {
 					return lost(k+1, fmt.Sprintf("cannot send the job: %v", err))
 				}
-				if _, err := t.Write(c[:]); err != nil {
+				if _, err := t.Write(w.hostFrame('C', binary.BigEndian.AppendUint32(nil, uint32(j.ID)))); err != nil {
 					return lost(k+1, "cannot stop the job")
 				}
 			}
@@ -377,6 +452,11 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				// The supervisor stops after this job: the next one gets a
 				// fresh container.
 				w.stop()
+			} else if cancelled && end.Cancels == 0 {
+				// The C frame is still on its way, or a process of the job
+				// took some of it: a barrier shows which, before the next
+				// job is sent.
+				w.barrier()
 			}
 			return end, nil
 		case 'P':

@@ -3,36 +3,92 @@ package humaneval
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
+	"strings"
 	"testing"
 )
 
-// byteStream stands in for a supervisor's stdout when the stream itself is
-// under test (fuzzing the frame parser): it replays fixed bytes and drops
-// what is written to it.
-type byteStream struct{ r io.Reader }
+// supervisorStream stands in for a supervisor when the stream itself is
+// under test (the frame parser, the channel's tags): it takes the channel
+// key from the worker's first frame and then replays the frames it was
+// given, each with the tag a supervisor would give it; a frame cut short
+// at the end goes out as it is. It answers a barrier as a supervisor does,
+// unless lie is set, and keeps what the worker wrote.
+type supervisorStream struct {
+	frames  []byte // kind, u32 length, body; repeated
+	key     []byte
+	out     bytes.Buffer
+	sent    uint64 // frames tagged so far
+	written [][]byte
+	lie     bool
+}
 
-func (b *byteStream) Write(p []byte) (int, error) { return len(p), nil }
-func (b *byteStream) Read(p []byte) (int, error)  { return b.r.Read(p) }
-func (b *byteStream) Abort()                      {}
-func (b *byteStream) Close() (int64, error)       { return 0, nil }
-func (b *byteStream) Stderr() string              { return "" }
-func streamOf(b []byte) Launcher                  { return launcherOf(&byteStream{bytes.NewReader(b)}) }
+func (s *supervisorStream) Write(p []byte) (int, error) {
+	s.written = append(s.written, bytes.Clone(p))
+	if s.key == nil {
+		if len(p) == 5+channelKeySize && p[0] == 'K' {
+			s.key = bytes.Clone(p[5:])
+			s.tagAll(s.frames)
+		}
+		return len(p), nil
+	}
+	if p[0] == 'S' && len(p) == 5+8+tagSize {
+		nonce := bytes.Clone(p[5:13])
+		if s.lie {
+			nonce[0] ^= 1
+		}
+		s.tagAll(frameOf('S', nonce))
+	}
+	return len(p), nil
+}
+
+// tagAll appends raw's frames to what the stream replays, tagged.
+func (s *supervisorStream) tagAll(raw []byte) {
+	for len(raw) >= 5 {
+		n := int(binary.BigEndian.Uint32(raw[1:]))
+		if len(raw) < 5+n {
+			break
+		}
+		s.out.Write(tagged(s.key, s.sent, raw[:5+n]))
+		s.sent++
+		raw = raw[5+n:]
+	}
+	s.out.Write(raw)
+}
+
+// tagged is frame with the tag of the supervisor's frame number seq.
+func tagged(key []byte, seq uint64, frame []byte) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write(supervisorDomain)
+	mac.Write(binary.BigEndian.AppendUint64(nil, seq))
+	mac.Write(frame)
+	return mac.Sum(bytes.Clone(frame))
+}
+
+func (s *supervisorStream) Read(p []byte) (int, error) { return s.out.Read(p) }
+func (s *supervisorStream) Abort()                     {}
+func (s *supervisorStream) Close() (int64, error)      { return 0, nil }
+func (s *supervisorStream) Stderr() string             { return "" }
+func streamOf(b []byte) Launcher                       { return launcherOf(&supervisorStream{frames: b}) }
 func launcherOf(t Transport) Launcher {
 	return func(context.Context) (Transport, error) { return t, nil }
 }
 func frameOf(kind byte, body []byte) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(body))), body...)
 }
-func hello() []byte { return frameOf('H', []byte(`{"protocol":1,"python":"3.11"}`)) }
+func hello() []byte { return frameOf('H', []byte(`{"protocol":2,"python":"3.11"}`)) }
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
 func endFrame(job, records int, status endStatus) []byte {
-	b, _ := json.Marshal(jobEnd{Job: job, Status: status, Records: records})
+	return endFrameOf(jobEnd{Job: job, Status: status, Records: records})
+}
+func endFrameOf(end jobEnd) []byte {
+	b, _ := json.Marshal(end)
 	return frameOf('E', b)
 }
 
@@ -106,4 +162,117 @@ func FuzzSupervisorStream(f *testing.F) {
 			return ok
 		})
 	})
+}
+
+// TestChannelKeyComesFirst: the worker's first bytes to a supervisor are a
+// fresh key; its job and cancel frames carry the host's tag under it.
+func TestChannelKeyComesFirst(t *testing.T) {
+	var keys [][]byte
+	for range 2 {
+		stream := append(hello(), recordFrame('V', intv(1))...)
+		stream = append(stream, endFrameOf(jobEnd{Job: 7, Status: "stopped", Records: 1, Cancels: 1})...)
+		s := &supervisorStream{frames: stream}
+		w := &worker{launch: launcherOf(s)}
+		end, err := w.run(context.Background(), testJob(2), func(int, record) bool { return false })
+		if err != nil || end.Status != "stopped" {
+			t.Fatalf("end %+v, err %v", end, err)
+		}
+		if len(s.written) != 3 {
+			t.Fatalf("the worker wrote %d times, want key, job, cancel", len(s.written))
+		}
+		key := s.written[0][5:]
+		if len(key) != channelKeySize || bytes.Equal(key, make([]byte, channelKeySize)) {
+			t.Fatalf("first write %x is not a key", s.written[0])
+		}
+		keys = append(keys, key)
+		for _, f := range s.written[1:] {
+			body, tag := f[:len(f)-tagSize], f[len(f)-tagSize:]
+			mac := hmac.New(sha256.New, key)
+			mac.Write(hostDomain)
+			mac.Write(body)
+			if !hmac.Equal(mac.Sum(nil), tag) {
+				t.Errorf("frame %q does not carry the host's tag", f[0])
+			}
+		}
+		if c := s.written[2]; c[0] != 'C' || binary.BigEndian.Uint32(c[5:]) != 7 {
+			t.Errorf("cancel frame %x does not name job 7", c)
+		}
+	}
+	if bytes.Equal(keys[0], keys[1]) {
+		t.Error("two supervisors got the same key")
+	}
+}
+
+// TestWorkerRefusesFramesNotTagged: a frame that is not the supervisor's
+// next (forged, replayed, dropped, reordered, under another key) ends the
+// job as lost and the supervisor with it.
+func TestWorkerRefusesFramesNotTagged(t *testing.T) {
+	rec1, rec2 := recordFrame('V', intv(1)), recordFrame('V', intv(2))
+	end := endFrame(7, 2, "done")
+	other := make([]byte, channelKeySize)
+	for name, edit := range map[string]func(s *supervisorStream){
+		"forged record": func(s *supervisorStream) {
+			s.out.Write(append(rec1, make([]byte, tagSize)...))
+		},
+		"untagged record": func(s *supervisorStream) { s.out.Write(rec1) },
+		"replayed record": func(s *supervisorStream) {
+			s.tagAll(rec1)
+			s.out.Write(tagged(s.key, s.sent-1, rec1))
+		},
+		"dropped frame": func(s *supervisorStream) {
+			s.sent++
+			s.tagAll(append(append(rec1, rec2...), end...))
+		},
+		"reordered frames": func(s *supervisorStream) {
+			s.out.Write(tagged(s.key, s.sent+1, rec1))
+			s.out.Write(tagged(s.key, s.sent, rec2))
+			s.sent += 2
+			s.tagAll(end)
+		},
+		"another key": func(s *supervisorStream) {
+			s.out.Write(tagged(other, s.sent, rec1))
+		},
+		"a byte taken": func(s *supervisorStream) {
+			f := tagged(s.key, s.sent, rec1)
+			s.out.Write(f[1:])
+		},
+	} {
+		s := &supervisorStream{frames: hello()}
+		w := &worker{launch: launcherOf(s)}
+		if err := w.ensure(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		edit(s)
+		s.tagAll(append(append(rec1, rec2...), end...))
+		got, err := w.run(context.Background(), testJob(2), func(int, record) bool { return true })
+		if err != nil || got.Status != endLost || !strings.Contains(got.Detail, "is not the supervisor's") && !strings.Contains(got.Detail, "stream ended") {
+			t.Errorf("%s: end %+v, err %v; want the supervisor lost", name, got, err)
+		}
+		if w.t != nil {
+			t.Errorf("%s: the supervisor was kept", name)
+		}
+	}
+}
+
+// TestBarrierAfterALateCancel: when the supervisor ended a job before the
+// host's cancel reached it, the worker keeps that supervisor only once a
+// barrier came back whole.
+func TestBarrierAfterALateCancel(t *testing.T) {
+	for _, lie := range []bool{false, true} {
+		stream := append(hello(), recordFrame('V', intv(1))...)
+		stream = append(stream, endFrame(7, 1, "done")...)
+		s := &supervisorStream{frames: stream, lie: lie}
+		w := &worker{launch: launcherOf(s)}
+		end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return false })
+		if err != nil || end.Status != endDone {
+			t.Fatalf("end %+v, err %v", end, err)
+		}
+		last := s.written[len(s.written)-1]
+		if last[0] != 'S' {
+			t.Fatalf("no barrier after the late cancel: last frame %q", last[0])
+		}
+		if kept := w.t != nil; kept == lie {
+			t.Errorf("barrier answered wrongly %v: supervisor kept %v", lie, kept)
+		}
+	}
 }

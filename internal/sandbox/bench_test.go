@@ -27,15 +27,11 @@ import (
 //     and teardown, spread over a batch of 164 programs (one HumanEval+ pass).
 
 // benchRuntime is the runtime of the benchmarks: $REPRO_BENCH_RUNTIME,
-// runc when unset. Under runsc they run despite sandbox.RunscGaps: they
-// measure costs, not the policy.
+// runc when unset.
 func benchRuntime(b *testing.B) sandbox.Runtime {
 	rt, err := sandbox.ParseRuntime(cmp.Or(os.Getenv("REPRO_BENCH_RUNTIME"), "runc"))
 	if err != nil {
 		b.Fatal(err)
-	}
-	if rt == sandbox.Runsc {
-		sandbox.AcceptRunscGaps(b)
 	}
 	return rt
 }

@@ -39,4 +39,7 @@ func (rep CheckReport) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, c.Name, c.Detail)
 	}
+	for _, d := range f.Runtime.Differences {
+		fmt.Fprintf(w, "note  %-18s under %s: %s; held by %s\n", d.Control, f.Runtime.Name, d.Runtime, d.HeldBy)
+	}
 }

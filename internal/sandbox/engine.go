@@ -95,6 +95,9 @@ func ConnectRuntime(ctx context.Context, rt Runtime) (*Engine, error) {
 // Runtime returns the runtime the Engine's containers run under.
 func (e *Engine) Runtime() Runtime { return e.runtime.Name }
 
+// RuntimeFacts returns what the Engine knows of its runtime.
+func (e *Engine) RuntimeFacts() RuntimeFacts { return e.runtime }
+
 // Client returns the underlying engine client.
 func (e *Engine) Client() *client.Client { return e.cli }
 

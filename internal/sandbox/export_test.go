@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"testing"
 )
 
 // RemoveControl makes every container e creates lack one control of the
@@ -82,13 +81,6 @@ func dropUlimit(p *policy, name string) []*ulimit {
 		}
 	}
 	return out
-}
-
-// AcceptRunscGaps lets Engines run under runsc despite RunscGaps until t
-// ends, so that the hostile suite can prove each gap.
-func AcceptRunscGaps(t testing.TB) {
-	acceptRunscGaps = true
-	t.Cleanup(func() { acceptRunscGaps = false })
 }
 
 // ExecAnother runs one more program in a running container (benchmarks).

@@ -67,14 +67,14 @@ def sys_errno(*args):
 `
 
 type hostileCase struct {
-	// runscGap names the entry of sandbox.RunscGaps (by its prefix) that
-	// makes this case fail under runsc.
-	runscGap string
-	name     string
-	limits   func(*sandbox.Limits)
-	results  bool
-	code     string
-	verdict  func(r *result) error
+	// runscDiffers names the entry of sandbox.RunscDifferences (its
+	// control) that makes this case fail under runsc.
+	runscDiffers string
+	name         string
+	limits       func(*sandbox.Limits)
+	results      bool
+	code         string
+	verdict      func(r *result) error
 }
 
 type result struct {
@@ -535,7 +535,7 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 report(errno=os.waitstatus_to_exitcode(st))
 `, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
-	{runscGap: "process descriptors:", name: "descriptors of a non-dumpable process", code: `
+	{runscDiffers: "process descriptors", name: "descriptors of a non-dumpable process", code: `
 # The parent makes itself non-dumpable, as the HumanEval supervisor does; a
 # child of the same user must not open its descriptors, maps or environment.
 r, w = os.pipe()
@@ -914,12 +914,11 @@ func runCase(t *testing.T, e *sandbox.Engine, img sandbox.Image, c hostileCase) 
 }
 
 // TestHostile runs every hostile case under each runtime.
-// Under runsc, a case with a runscGap must fail for as long as the gap is
-// listed, and the gap must be listed (sandbox.RunscGaps keeps runs off
-// runsc meanwhile): closing a gap makes the case pass and this test fail
-// until the list is updated.
+// Under runsc, a case marked runscDiffers must fail, and its difference
+// must be listed in sandbox.RunscDifferences with what holds the control
+// instead (tested where that is built): a runsc that holds the control
+// makes the case pass and this test fail until the list is updated.
 func TestHostile(t *testing.T) {
-	sandbox.AcceptRunscGaps(t)
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
 		img := sandboxtest.Image(t, e)
 		for _, c := range hostileCases {
@@ -929,14 +928,17 @@ func TestHostile(t *testing.T) {
 				if host != nil {
 					t.Errorf("host side: %v", host)
 				}
-				if c.runscGap != "" && e.Runtime() == sandbox.Runsc {
-					if !slices.ContainsFunc(sandbox.RunscGaps, func(g string) bool { return strings.HasPrefix(g, c.runscGap) }) {
-						t.Errorf("gap %q is not listed in sandbox.RunscGaps", c.runscGap)
+				if c.runscDiffers != "" && e.Runtime() == sandbox.Runsc {
+					if !slices.ContainsFunc(sandbox.RunscDifferences, func(d sandbox.RuntimeDifference) bool { return d.Control == c.runscDiffers }) {
+						t.Errorf("difference %q is not listed in sandbox.RunscDifferences", c.runscDiffers)
+					}
+					if !slices.ContainsFunc(e.RuntimeFacts().Differences, func(d sandbox.RuntimeDifference) bool { return d.Control == c.runscDiffers }) {
+						t.Errorf("difference %q is not in the engine's runtime facts", c.runscDiffers)
 					}
 					if err := c.verdict(r); err == nil {
-						t.Errorf("passes under runsc: the gap %q is closed, take it out of sandbox.RunscGaps", c.runscGap)
+						t.Errorf("passes under runsc: runsc now holds %q, take it out of sandbox.RunscDifferences", c.runscDiffers)
 					} else {
-						t.Logf("known runsc gap %q: %v", c.runscGap, err)
+						t.Logf("known runsc difference %q: %v", c.runscDiffers, err)
 					}
 					return
 				}
@@ -964,7 +966,6 @@ func clipBytes(b []byte) []byte {
 // of the parent, and answers io_uring ENOSYS, on its own, and its /dev/shm
 // is not the host's), plus the seccomp launcher, which only runsc uses.
 func TestControlsAreNeeded(t *testing.T) {
-	sandbox.AcceptRunscGaps(t)
 	sandboxtest.EachRuntime(t, func(t *testing.T, e0 *sandbox.Engine) {
 		testControlsAreNeeded(t, e0)
 	})

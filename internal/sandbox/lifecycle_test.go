@@ -299,7 +299,6 @@ func TestBuildImageIsReproducible(t *testing.T) {
 // TestSelfTest: `repro sandbox check`'s probe finds every control in force
 // under each runtime, and reports a removed one.
 func TestSelfTest(t *testing.T) {
-	sandbox.AcceptRunscGaps(t)
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
 		t.Parallel()
 		testSelfTest(t, e)
@@ -367,7 +366,6 @@ func testSelfTest(t *testing.T, e *sandbox.Engine) {
 // runc and gVisor's under runsc; the self-test's runtime row says so, and
 // neither runtime's observation passes for the other's.
 func TestKernelSeen(t *testing.T) {
-	sandbox.AcceptRunscGaps(t)
 	seen := map[sandbox.Runtime][2]string{}
 	var hostKernel string
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {

@@ -47,9 +47,6 @@ func TestChooseRuntime(t *testing.T) {
 // test gap, then the real list), and given when the list is empty; a missing runtime names the setup step, and
 // nothing falls back to runc.
 func TestRunscRefusedWhileGapsRemain(t *testing.T) {
-	if acceptRunscGaps {
-		t.Fatal("acceptRunscGaps is set outside the hostile tests")
-	}
 	saved := RunscGaps
 	t.Cleanup(func() { RunscGaps = saved })
 	RunscGaps = []string{"test gap: a control runsc would not hold"}
@@ -65,9 +62,13 @@ func TestRunscRefusedWhileGapsRemain(t *testing.T) {
 	e, err := ConnectRuntime(context.Background(), Runsc)
 	switch {
 	case err == nil:
+		diffs := e.RuntimeFacts().Differences
 		e.Close()
 		if len(RunscGaps) > 0 {
 			t.Fatal("an engine for runsc was given despite RunscGaps")
+		}
+		if len(diffs) != len(RunscDifferences) {
+			t.Fatalf("the engine's runtime facts list %d differences, want %d", len(diffs), len(RunscDifferences))
 		}
 	case len(RunscGaps) > 0 && exitcode.Of(err) == exitcode.Precondition && strings.Contains(err.Error(), RunscGaps[0]):
 		t.Log(err) // refused for the gaps still listed

@@ -11,7 +11,11 @@ Three kinds of process take part, all of one uid:
               empties /tmp. It holds the records of every job it relayed, so
               no candidate is ever forked from it; it is non-dumpable (no
               /proc/PID/mem, fd or maps for a process of its uid) and
-              ptrace and process_vm_* are refused by seccomp.
+              ptrace and process_vm_* are refused by seccomp. Under gVisor,
+              which ignores dumpable for /proc/PID/fd, a job can open its
+              standard streams: every frame on them is authenticated (below),
+              so a job can neither forge nor replay a frame, and what it
+              reads or writes there fails its own job and no other.
   zygote      `python3 -I /harness/supervisor.py zygote`, started by the
               supervisor (fork and exec: a fresh program image) before any
               job. It imports the common modules and then only forks: it
@@ -32,15 +36,25 @@ every process the job starts, whatever it forks. A job that is neither
 running nor runnable (every process of it sleeping or blocked) is idle; a job
 idle for wall_factor times its CPU limit is stopped.
 
-Protocol (every integer big-endian; u32 = 4 bytes, f64 = IEEE binary64):
+Protocol (every integer big-endian; u32 = 4 bytes, u64 = 8 bytes, f64 = IEEE
+binary64):
 
 host -> supervisor, on stdin
+  'K' u32 32 key            first, before the zygote or any job exists: the
+                            channel key, 32 random bytes, new for each
+                            container; it never leaves this process's memory
   'J' u32 len header-JSON   a job; then program bytes and inputs bytes follow,
                             which the supervisor passes to the job's child
                             through the child's own pipe
   'C' u32 job               stop job `job` if it is still running
+  'S' u64 nonce             a barrier between jobs: answered with 'S' nonce
+  Every frame after K ends with a 32-byte tag, HMAC-SHA256 under the key of
+  b"repro-host" and the frame's bytes. A frame names its job (J by its
+  header, C by its body), so a C that a job stole cannot stop another.
 
-supervisor -> host, on stdout
+supervisor -> host, on stdout (each frame ends with a 32-byte tag, HMAC-SHA256
+under the key of b"repro-supervisor", the frame's sequence number as u64
+(H is 0) and the frame's bytes; the host takes no frame out of order)
   'H' u32 len JSON          hello, once at start, when the zygote is ready
   'R' u32 len f64 gap rec   one record of the running job's child; gap is the
                             job's CPU time since the previous record (or since
@@ -49,6 +63,15 @@ supervisor -> host, on stdout
                             "last": true when the supervisor stops after it
   'P' u32 0                 heartbeat: a job is running (at least every second)
   'F' u32 len text          fatal: the supervisor stops
+  'S' u32 8 nonce           the answer to the host's barrier
+
+After a job, once every process of it is gone, the supervisor reads what is
+on its stdin: only a complete, authentic C frame may be there (the host may
+have sent one late). Anything else was written or broken by the job, which
+then fails ("channel") and is the supervisor's last. The E frame counts the
+C frames the job got ("cancels"); a host that sent one the job did not get
+sends a barrier before the next job, so that no part of it is left in the
+stream.
 
 supervisor -> zygote, on a SOCK_SEQPACKET socket
   'J' + 3 fds               fork a child for the job: its job pipe (read end),
@@ -76,6 +99,7 @@ S Z X). Long str and bytes travel as length and SHA-256.
 import ctypes
 import errno
 import hashlib
+import hmac
 import marshal
 import json
 import os
@@ -101,7 +125,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 1
+PROTOCOL = 2
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -115,6 +139,7 @@ ZYGOTE_FD = 3  # the zygote's end of its socket
 ZYGOTE_WAIT = 10.0  # seconds the zygote may take to answer
 
 U32 = struct.Struct(">I")
+U64 = struct.Struct(">Q")
 F64 = struct.Struct(">d")
 GAP = struct.Struct(">dd")
 WAIT = struct.Struct(">iq")
@@ -138,8 +163,39 @@ def host_write(data):
         os._exit(0)  # the host is gone
 
 
+# The channel key (from the host's K frame) and the sequence number of the
+# next frame to the host.
+KEY = None
+TAG = 32
+HOST_DOMAIN = b"repro-host"
+SUPERVISOR_DOMAIN = b"repro-supervisor"
+_sent = 0
+
+
+def signer(head):
+    """An HMAC of the next frame to the host, fed its head (kind and
+    length); the caller adds the payload and appends the digest."""
+    global _sent
+    mac = hmac.new(KEY, SUPERVISOR_DOMAIN + U64.pack(_sent) + head, "sha256")
+    _sent += 1
+    return mac
+
+
+def framed(kind, payload):
+    """The frame for the host, tag included."""
+    head = kind + U32.pack(len(payload))
+    mac = signer(head)
+    mac.update(payload)
+    return head + payload + mac.digest()
+
+
 def send(kind, payload):
-    host_write(kind + U32.pack(len(payload)) + payload)
+    if KEY is None:
+        # Before the key came nothing can be authenticated; the host
+        # reads this frame as the supervisor's failure.
+        host_write(kind + U32.pack(len(payload)) + payload)
+        return
+    host_write(framed(kind, payload))
 
 
 def send_json(kind, obj):
@@ -162,6 +218,142 @@ def fatal(msg):
         send(b"F", msg.encode("utf-8", "replace")[:4096])
     finally:
         os._exit(3)
+
+
+class Forged(Exception):
+    """Bytes on stdin that are no frame of the host's."""
+
+
+MAX_HEADER = 1 << 16
+MAX_JOB_BYTES = 1 << 30
+C_FRAME = 1 + 4 + 4 + TAG
+
+
+class HostIn:
+    """The host's frames on stdin, each checked against its tag before it
+    is used. Bytes are gathered in buf; frame() returns the next complete
+    frame, None while it is incomplete, and raises Forged for bytes the host
+    did not send."""
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def fill(self):
+        """Reads what stdin holds (at least one byte, blocking if it holds
+        none); False at its end."""
+        try:
+            b = os.read(0, 1 << 20)
+        except OSError:
+            return False
+        if not b:
+            return False
+        self.buf += b
+        return True
+
+    def size(self):
+        """The length of the frame at the head of buf, or None if buf does
+        not yet hold enough of it to tell."""
+        b = self.buf
+        if len(b) < 5:
+            return None
+        kind, n = b[:1], U32.unpack_from(b, 1)[0]
+        if kind == b"C":
+            if n != 4:
+                raise Forged("a C frame of %d bytes" % n)
+            return C_FRAME
+        if kind == b"S":
+            if n != 8:
+                raise Forged("an S frame of %d bytes" % n)
+            return 5 + 8 + TAG
+        if kind != b"J":
+            raise Forged("a frame of kind %r" % bytes(kind))
+        if n > MAX_HEADER:
+            raise Forged("a job header of %d bytes" % n)
+        if len(b) < 5 + n:
+            return None
+        try:
+            h = json.loads(bytes(b[5 : 5 + n]))
+            body = int(h["program_len"]) + int(h["inputs_len"])
+        except (ValueError, TypeError, KeyError):
+            raise Forged("a job header that is not a job's")
+        if not 0 <= body <= MAX_JOB_BYTES:
+            raise Forged("a job of %d bytes" % body)
+        return 5 + n + body + TAG
+
+    def frame(self):
+        """The next frame as (kind, body, n), where body is what follows
+        the u32 n (for a J, its n bytes of header, then the program and the
+        inputs); None while it is incomplete."""
+        total = self.size()
+        if total is None or len(self.buf) < total:
+            return None
+        with memoryview(self.buf) as view:
+            mac = hmac.new(KEY, HOST_DOMAIN, "sha256")
+            mac.update(view[: total - TAG])
+            ok = hmac.compare_digest(mac.digest(), view[total - TAG : total])
+            frame = view[: total - TAG].tobytes()
+        del self.buf[:total]
+        if not ok:
+            raise Forged("a %r frame whose tag does not match" % frame[:1])
+        return frame[:1], frame[5:], U32.unpack_from(frame, 1)[0]
+
+    def prefix_of_c(self):
+        """Whether buf could still become one C frame: the start of one
+        that the host sent but that has not all arrived yet."""
+        b = self.buf
+        if len(b) >= C_FRAME or b[:1] != b"C":
+            return False
+        return len(b) < 5 or U32.unpack_from(b, 1)[0] == 4
+
+    def next(self):
+        """Blocks for the next frame; None at the end of stdin."""
+        while True:
+            f = self.frame()
+            if f is not None:
+                return f
+            if not self.fill():
+                return None
+
+
+HOST = HostIn()
+
+# How long the supervisor waits after a job for the rest of a C frame that
+# has begun to arrive.
+LATE_CANCEL_WAIT = 2.0
+
+
+def drain_stdin(jid):
+    """After a job, once no process of it is left: the C frames the host
+    sent late for it (their number), or Forged if stdin holds anything
+    else."""
+    cancels = 0
+    deadline = time.monotonic() + LATE_CANCEL_WAIT
+    while True:
+        while True:
+            f = HOST.frame()
+            if f is None:
+                break
+            kind, body, _ = f
+            if kind != b"C":
+                raise Forged("a %r frame after a job" % kind)
+            if U32.unpack(body)[0] == jid:
+                cancels += 1
+        wait = 0.0
+        if HOST.buf:
+            if not HOST.prefix_of_c():
+                raise Forged("%d bytes that are no frame" % len(HOST.buf))
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise Forged("%d bytes of a frame that never ended" % len(HOST.buf))
+        r, _, _ = select.select([0], [], [], wait)
+        if not r:
+            if not HOST.buf:
+                return cancels
+            continue
+        if not HOST.fill():
+            if HOST.buf:
+                raise Forged("%d bytes before the end of stdin" % len(HOST.buf))
+            return cancels
 
 
 # ---------------------------------------------------------------- encoding
@@ -789,9 +981,8 @@ class Out:
     def add(self, kind, payload):
         if not self.parts:
             self.first = time.monotonic()
-        self.parts.append(kind + U32.pack(len(payload)))
-        self.parts.append(payload)
-        self.size += 5 + len(payload)
+        self.parts.append(framed(kind, payload))
+        self.size += 5 + len(payload) + TAG
         if self.size >= 1 << 16:
             self.flush()
 
@@ -805,8 +996,13 @@ class Out:
             return
         # A large record goes out at once, without another copy.
         self.flush()
-        host_write(b"R" + U32.pack(len(gaps) + len(rec)) + gaps)
+        head = b"R" + U32.pack(len(gaps) + len(rec))
+        mac = signer(head)
+        mac.update(gaps)
+        mac.update(rec)
+        host_write(head + gaps)
         host_write(rec)
+        host_write(mac.digest())
         self.last = time.monotonic()
 
     def flush(self):
@@ -820,7 +1016,8 @@ class Out:
 
 
 
-def run_job(job, header, zyg, clock):
+def run_job(job, header, body, zyg, clock):
+    """Runs one job; body is the program and the inputs."""
     jid = job["job"]
     n = int(job["n"])
     limits = job["limits"]
@@ -831,12 +1028,9 @@ def run_job(job, header, zyg, clock):
     wall_factor = float(job["wall_factor"])
     record_cap = int(job["record_cap"])
     byte_cap = int(job["byte_cap"])
-    # The job's program and inputs: read here, so that no child ever holds
-    # this process's standard input, and passed on through the child's own
-    # pipe, header first.
-    body = read_exact(0, int(job["program_len"]) + int(job["inputs_len"]))
-    if body is None:
-        os._exit(0)
+    # The job's program and inputs, read and checked by the supervisor so
+    # that no child ever holds this process's standard input, are passed on
+    # through the child's own pipe, header first.
     pending = memoryview(U32.pack(len(header)) + header + body)
     del body
 
@@ -890,6 +1084,7 @@ def run_job(job, header, zyg, clock):
     poller.register(jw, select.POLLOUT)
     watching_stdin = False
     got_records = False
+    cancels = 0
 
     while status is None:
         now = time.monotonic()
@@ -964,17 +1159,21 @@ def run_job(job, header, zyg, clock):
                 if room > 0:
                     stderr_keep += chunk[:room]
             elif fd == 0:
-                hdr = read_exact(0, 5)
-                body = None
-                if hdr is not None:
-                    ln = U32.unpack(hdr[1:])[0]
-                    body = read_exact(0, ln) if ln <= 64 else None
-                if hdr is None or body is None:
+                if not HOST.fill():
                     status, detail = "hostgone", "stdin closed or broken"
-                elif hdr[:1] != b"C":
-                    fatal("unexpected frame %r during a job" % hdr[:1])
-                elif len(body) == 4 and U32.unpack(body)[0] == jid:
-                    status, detail = "cancelled", "stopped by the host"
+                    break
+                try:
+                    while status is None:
+                        f = HOST.frame()
+                        if f is None:
+                            break
+                        if f[0] != b"C":
+                            raise Forged("a %r frame during a job" % f[0])
+                        if U32.unpack(f[1])[0] == jid:
+                            cancels += 1
+                            status, detail = "cancelled", "stopped by the host"
+                except Forged as e:
+                    status, detail = "channel", "the supervisor's standard input holds %s: a process of the job wrote into it or read from it" % e
             elif fd == rfd:
                 try:
                     chunk = os.read(rfd, 1 << 20)
@@ -1066,6 +1265,15 @@ def run_job(job, header, zyg, clock):
         # starts a new container for the next job.
         status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
         waited = (0, 0)
+    if clean and status not in ("hostgone", "channel"):
+        # No process of the job is left: what stdin holds now is the
+        # host's, or the job's doing.
+        try:
+            cancels += drain_stdin(jid)
+        except Forged as e:
+            status, detail = "channel", "the supervisor's standard input holds %s: a process of the job wrote into it or read from it" % e
+    if status == "channel":
+        last = True
     end = {
         "job": jid,
         "status": status,
@@ -1076,6 +1284,7 @@ def run_job(job, header, zyg, clock):
         "stderr": stderr_keep.decode("utf-8", "replace"),
         "stderr_bytes": stderr_total,
         "maxrss_kb": waited[1],
+        "cancels": cancels,
         "last": last or not clean or not loaded,
     }
     if not clean:
@@ -1117,6 +1326,17 @@ def main():
         os._exit(0)
     set_nondumpable("supervisor")
     os.umask(0o077)
+    # The channel key comes first, while this is the container's only
+    # program.
+    global KEY
+    head = read_exact(0, 5)
+    if head is None:
+        os._exit(0)
+    if head != b"K" + U32.pack(32):
+        fatal("the host's first frame is not the channel key")
+    KEY = read_exact(0, 32)
+    if KEY is None:
+        os._exit(0)
     if os.listdir(TMP):
         empty_tmp()
     zyg = Zygote()
@@ -1133,24 +1353,20 @@ def main():
         },
     )
     while True:
-        hdr = read_exact(0, 5)
-        if hdr is None:
+        try:
+            f = HOST.next()
+        except Forged as e:
+            fatal("stdin holds %s" % e)
+        if f is None:
             os._exit(0)
-        kind, ln = hdr[:1], U32.unpack(hdr[1:])[0]
-        if ln > 1 << 24:
-            fatal("frame of %d bytes" % ln)
-        body = read_exact(0, ln) if ln else b""
-        if body is None:
-            os._exit(0)
+        kind, body, n = f
         if kind == b"C":
             continue  # a cancel that came after its job ended
-        if kind != b"J":
-            fatal("unexpected frame %r" % kind)
-        try:
-            job = json.loads(body)
-        except ValueError:
-            fatal("job header is not JSON")
-        run_job(job, body, zyg, clock)
+        if kind == b"S":
+            send(b"S", body)
+            continue
+        header = body[:n]
+        run_job(json.loads(header), header, body[n:], zyg, clock)
 
 
 if __name__ == "__main__":
