@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:db7652d6799f18401f6c95b8d2868b64452aaa832bacb5a42455a97f1181f754")
+var HarnessDigest = digest.MustParse("sha256:5ee481a3ec64a165285d3fb255d6efbeeab8479069b526b4d71c112bcf1cfe80")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"sync"
@@ -139,8 +140,9 @@ type worker struct {
 	launch   Launcher
 	t        Transport
 	r        *bufio.Reader
-	key      []byte // the channel key of t
-	received uint64 // frames read from t
+	key      []byte    // the channel key of t
+	in       hash.Hash // HMAC-SHA256 under key, reset for each frame from t
+	received uint64    // frames read from t
 	hello    Hello
 	streamed int64
 	started  time.Time
@@ -208,6 +210,7 @@ func (w *worker) ensure(ctx context.Context) error {
 	w.t, w.r, w.streamed, w.started = t, bufio.NewReaderSize(t, 1<<16), 0, time.Now()
 	w.key, w.received = make([]byte, channelKeySize), 0
 	rand.Read(w.key)
+	w.in = hmac.New(sha256.New, w.key)
 	hello := time.AfterFunc(helloTimeout, t.Abort)
 	_, err = t.Write(append([]byte{'K', 0, 0, 0, channelKeySize}, w.key...))
 	var (
@@ -249,7 +252,7 @@ func (w *worker) end(abort bool) {
 	if peak, err := w.t.Close(); err == nil && peak > w.peak {
 		w.peak = peak
 	}
-	w.t, w.r, w.key = nil, nil, nil
+	w.t, w.r, w.key, w.in = nil, nil, nil, nil
 }
 
 // frame reads one frame of at most max bytes and checks its tag: it must
@@ -267,12 +270,15 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 	if _, err := io.ReadFull(w.r, body); err != nil {
 		return 0, nil, err
 	}
-	mac := hmac.New(sha256.New, w.key)
-	mac.Write(supervisorDomain)
-	mac.Write(binary.BigEndian.AppendUint64(nil, w.received))
-	mac.Write(hdr[:])
-	mac.Write(body[:n])
-	if !hmac.Equal(mac.Sum(nil), body[n:]) {
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], w.received)
+	w.in.Reset()
+	w.in.Write(supervisorDomain)
+	w.in.Write(seq[:])
+	w.in.Write(hdr[:])
+	w.in.Write(body[:n])
+	var sum [tagSize]byte
+	if !hmac.Equal(w.in.Sum(sum[:0]), body[n:]) {
 		return 0, nil, fmt.Errorf("frame %d (%q, %d bytes) is not the supervisor's: its tag does not match (another process wrote into or read from the channel)", w.received, hdr[0], n)
 	}
 	w.received++
