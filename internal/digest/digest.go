@@ -3,6 +3,7 @@
 package digest
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -227,6 +228,10 @@ func (h *Hash) Digest() SHA256 {
 	h.Sum(d[:0])
 	return d
 }
+
+// NewHMAC returns a running HMAC-SHA256 under key; Digest gives the tag,
+// and Reset starts a new message under the same key.
+func NewHMAC(key []byte) *Hash { return &Hash{hmac.New(sha256.New, key)} }
 
 // Writer hashes and counts everything written through it to w; Sum
 // returns the digest of what was written so far and its length.

@@ -155,3 +155,15 @@ func TestHashAndWriter(t *testing.T) {
 		t.Errorf("Writer.Sum() = %s, %d (passed on %q); want %s, %d", d, n, buf.Bytes(), Of(data), len(data))
 	}
 }
+
+// TestNewHMAC: RFC 4231 test case 2, and Reset starts over under the key.
+func TestNewHMAC(t *testing.T) {
+	h := NewHMAC([]byte("Jefe"))
+	for range 2 {
+		h.Write([]byte("what do ya want for nothing?"))
+		if got := h.Digest().Hex(); got != "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843" {
+			t.Fatalf("HMAC-SHA256 %s", got)
+		}
+		h.Reset()
+	}
+}

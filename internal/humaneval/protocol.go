@@ -6,15 +6,15 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // The supervisor's channel: every frame after the key carries a tag,
@@ -26,7 +26,7 @@ const (
 	// protocolVersion is the supervisor protocol this package speaks.
 	protocolVersion = 2
 	channelKeySize  = 32
-	tagSize         = sha256.Size
+	tagSize         = 32 // an HMAC-SHA256
 )
 
 var (
@@ -140,9 +140,9 @@ type worker struct {
 	launch   Launcher
 	t        Transport
 	r        *bufio.Reader
-	key      []byte    // the channel key of t
-	in       hash.Hash // HMAC-SHA256 under key, reset for each frame from t
-	received uint64    // frames read from t
+	key      []byte       // the channel key of t
+	in       *digest.Hash // HMAC-SHA256 under key, reset for each frame from t
+	received uint64       // frames read from t
 	hello    Hello
 	streamed int64
 	started  time.Time
@@ -210,7 +210,7 @@ func (w *worker) ensure(ctx context.Context) error {
 	w.t, w.r, w.streamed, w.started = t, bufio.NewReaderSize(t, 1<<16), 0, time.Now()
 	w.key, w.received = make([]byte, channelKeySize), 0
 	rand.Read(w.key)
-	w.in = hmac.New(sha256.New, w.key)
+	w.in = digest.NewHMAC(w.key)
 	hello := time.AfterFunc(helloTimeout, t.Abort)
 	_, err = t.Write(append([]byte{'K', 0, 0, 0, channelKeySize}, w.key...))
 	var (
@@ -277,8 +277,7 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 	w.in.Write(seq[:])
 	w.in.Write(hdr[:])
 	w.in.Write(body[:n])
-	var sum [tagSize]byte
-	if !hmac.Equal(w.in.Sum(sum[:0]), body[n:]) {
+	if sum := w.in.Digest(); !hmac.Equal(sum[:], body[n:]) {
 		return 0, nil, fmt.Errorf("frame %d (%q, %d bytes) is not the supervisor's: its tag does not match (another process wrote into or read from the channel)", w.received, hdr[0], n)
 	}
 	w.received++
@@ -300,7 +299,7 @@ func (w *worker) hostFrame(kind byte, head []byte, rest ...[]byte) []byte {
 	for _, r := range rest {
 		msg = append(msg, r...)
 	}
-	mac := hmac.New(sha256.New, w.key)
+	mac := digest.NewHMAC(w.key)
 	mac.Write(hostDomain)
 	mac.Write(msg)
 	return mac.Sum(msg)

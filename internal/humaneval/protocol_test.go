@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
 )
 
 // supervisorStream stands in for a supervisor when the stream itself is
@@ -62,7 +63,7 @@ func (s *supervisorStream) tagAll(raw []byte) {
 
 // tagged is frame with the tag of the supervisor's frame number seq.
 func tagged(key []byte, seq uint64, frame []byte) []byte {
-	mac := hmac.New(sha256.New, key)
+	mac := digest.NewHMAC(key)
 	mac.Write(supervisorDomain)
 	mac.Write(binary.BigEndian.AppendUint64(nil, seq))
 	mac.Write(frame)
@@ -187,7 +188,7 @@ func TestChannelKeyComesFirst(t *testing.T) {
 		keys = append(keys, key)
 		for _, f := range s.written[1:] {
 			body, tag := f[:len(f)-tagSize], f[len(f)-tagSize:]
-			mac := hmac.New(sha256.New, key)
+			mac := digest.NewHMAC(key)
 			mac.Write(hostDomain)
 			mac.Write(body)
 			if !hmac.Equal(mac.Sum(nil), tag) {
