@@ -235,7 +235,8 @@ def fib(n):
 # Under runc every open below is refused (both are non-dumpable). gVisor
 # ignores dumpable for fd, maps and environ: there the opens succeed, but a
 # byte taken from a channel breaks its tags and fails this job; maps is a
-# memory layout (no job's data) and environ is the job's own; mem stays
+# memory layout (no job's data), environ is the job's own, and the files
+# the supervisor opens are /proc files the job may read itself; mem stays
 # refused.
 def grab():
     got = []
@@ -257,8 +258,15 @@ def grab():
         own = None
     for pid in (ZYGOTE, SUPERVISOR):
         for what in ("fd/0", "fd/1", "fd/2", "fd/3", "fd/4", "fd/5", "fd/6", "mem", "environ"):
+            path = "/proc/%d/%s" % (pid, what)
             try:
-                fd = os.open("/proc/%d/%s" % (pid, what), os.O_RDONLY | os.O_NONBLOCK)
+                target = os.readlink(path) if what.startswith("fd/") else ""
+            except OSError:
+                target = ""
+            if target.startswith("/") and os.access(target, os.R_OK):
+                continue  # a file the job may open itself (the supervisor's clock reads /proc)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
             try:
