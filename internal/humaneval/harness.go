@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:5ee481a3ec64a165285d3fb255d6efbeeab8479069b526b4d71c112bcf1cfe80")
+var HarnessDigest = digest.MustParse("sha256:11729d3286df2777aae4e8f669b4de8223fc3f422874e50deb83210c865064b8")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -1,9 +1,12 @@
 package humaneval
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -607,5 +610,32 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 			}
 			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, broke)
 		})
+	}
+}
+
+// TestSupervisorWantsTheKeyFirst: a real supervisor whose first frame from
+// the host is not the channel key stops at once, before any zygote or job,
+// with a fatal frame that carries a tag of zeros (it has no key to tag it
+// with), which the host reports as such.
+func TestSupervisorWantsTheKeyFirst(t *testing.T) {
+	launch, _, _ := testSandbox(t)
+	tr, err := launch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	hdr := []byte(`{"job": 1}`)
+	if _, err := tr.Write(append(binary.BigEndian.AppendUint32([]byte{'J'}, uint32(len(hdr))), hdr...)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(io.LimitReader(tr, 1<<16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "the host's first frame is not the channel key"
+	want := append(binary.BigEndian.AppendUint32([]byte{'F'}, uint32(len(msg))), msg...)
+	want = append(want, make([]byte, tagSize)...)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("the supervisor answered %q, want %q", out, want)
 	}
 }

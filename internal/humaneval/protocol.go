@@ -278,6 +278,11 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 	w.in.Write(hdr[:])
 	w.in.Write(body[:n])
 	if sum := w.in.Digest(); !hmac.Equal(sum[:], body[n:]) {
+		if w.received == 0 && hdr[0] == 'F' {
+			// Before its hello no job exists: this is the supervisor
+			// failing before it had the key.
+			return 0, nil, fmt.Errorf("the supervisor stopped before it had the channel key: %s", clipString(string(body[:n])))
+		}
 		return 0, nil, fmt.Errorf("frame %d (%q, %d bytes) is not the supervisor's: its tag does not match (another process wrote into or read from the channel)", w.received, hdr[0], n)
 	}
 	w.received++

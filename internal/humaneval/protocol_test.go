@@ -277,3 +277,27 @@ func TestBarrierAfterALateCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervisorFailingBeforeTheKey: a supervisor that stops before it has
+// the key sends its fatal frame with a tag of zeros; the worker reports its
+// text, and a zero-tagged frame is refused anywhere else.
+func TestSupervisorFailingBeforeTheKey(t *testing.T) {
+	untagged := append(frameOf('F', []byte("cannot make the supervisor non-dumpable")), make([]byte, tagSize)...)
+	s := &supervisorStream{}
+	s.out.Write(untagged)
+	w := &worker{launch: launcherOf(s)}
+	err := w.ensure(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "before it had the channel key: cannot make the supervisor non-dumpable") {
+		t.Fatalf("ensure: %v", err)
+	}
+	s = &supervisorStream{frames: hello()}
+	w = &worker{launch: launcherOf(s)}
+	if err := w.ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.out.Write(untagged)
+	end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return true })
+	if err != nil || end.Status != endLost || strings.Contains(end.Detail, "non-dumpable") {
+		t.Errorf("a zero-tagged fatal frame after the hello: end %+v, err %v", end, err)
+	}
+}

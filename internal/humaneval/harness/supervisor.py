@@ -202,9 +202,10 @@ def framed(kind, payload):
 
 def send(kind, payload):
     if KEY is None:
-        # Before the key came nothing can be authenticated; the host
-        # reads this frame as the supervisor's failure.
-        host_write(kind + U32.pack(len(payload)) + payload)
+        # Before the key came (no job exists yet) only a fatal frame can be
+        # sent; its tag is zeros, and the host reports its text as the
+        # supervisor's failure to start.
+        host_write(kind + U32.pack(len(payload)) + payload + bytes(TAG))
         return
     host_write(framed(kind, payload))
 
