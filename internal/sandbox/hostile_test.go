@@ -143,7 +143,9 @@ report(forks=n, errno=err)
 		// Under runsc the bomb may bring the whole sandbox down (its
 		// memory limit covers gVisor's kernel too) before the program
 		// hits its process budget: the program gets nothing either way.
-		if r.rt == sandbox.Runsc && len(r.report) == 0 && r.o.ContainerEnded {
+		// The engine then reports the container ended, or OOM-killed
+		// while the exec's wait failed with it.
+		if r.rt == sandbox.Runsc && len(r.report) == 0 && (r.o.ContainerEnded || r.o.OOMKilled) {
 			return nil
 		}
 		return all(r.want("errno", syscall.EAGAIN), below(r.num("forks"), r.lim.Pids, "forks"))
