@@ -177,8 +177,10 @@ report(allocated_mib=16 * len(chunks))
 			return fmt.Errorf("not reported as OOM (exit %d, report %v)", r.o.ExitCode, r.report)
 		}
 		// Under runsc the OOM killer takes gVisor's kernel with the
-		// program: the engine drops the exec, so no exit status is left.
-		if r.rt == sandbox.Runsc && r.o.ExitCode == -1 && r.o.ContainerEnded {
+		// program: the engine drops the exec (no exit status is left), or
+		// the exec's wait fails with the sandbox (exit 128); either way
+		// the program never reported its allocation.
+		if r.rt == sandbox.Runsc && len(r.report) == 0 && (r.o.ExitCode == -1 && r.o.ContainerEnded || r.o.ExitCode == 128) {
 			return nil
 		}
 		if r.o.Signal != "SIGKILL" {
