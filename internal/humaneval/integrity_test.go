@@ -46,9 +46,11 @@ assert os.listdir("/tmp") == ["job"] and os.listdir(".") == [], "left behind: %r
 `
 
 // framing writes frames as the supervisor's channel carries them, without
-// the tag a job cannot compute.
+// the tag a job cannot compute; JOB is the job's id, read from its header,
+// which is still in the job's memory.
 const framing = `
-import json, struct
+import gc, json, struct
+JOB = next((o["job"] for o in gc.get_objects() if isinstance(o, dict) and "entry_point" in o and "job" in o), 0)
 def frame(kind, body):
     return kind + struct.pack(">I", len(body)) + body
 def record(v):
@@ -291,8 +293,6 @@ def fib(n):
 # A program that cannot solve the task writes what its job's frames would
 # be had it passed: a record of each expected output, then the end of the
 # job (its id is in the job header, still in this process's memory).
-import gc
-JOB = next((o["job"] for o in gc.get_objects() if isinstance(o, dict) and "entry_point" in o and "job" in o), 0)
 forged = b"".join(record(v) for v in {outputs})
 forged += frame(b"E", json.dumps({"job": JOB, "status": "done", "detail": "", "records": len({outputs}), "elapsed": 0.1,
                                   "exit": 0, "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": False}).encode())
@@ -363,8 +363,7 @@ def fib(n):
 # A job that passes plants frames for the next one (cancels of the next
 # job ids, a job of its own, garbage) from a process that writes until it
 # is killed, hoping they are read during the next job.
-import gc, time
-JOB = next((o["job"] for o in gc.get_objects() if isinstance(o, dict) and "entry_point" in o and "job" in o), 0)
+import time
 if os.fork() == 0:
     try:
         fd = os.open("/proc/%d/fd/0" % SUPERVISOR, os.O_WRONLY | os.O_NONBLOCK)

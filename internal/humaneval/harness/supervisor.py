@@ -334,6 +334,27 @@ HOST = HostIn()
 LATE_CANCEL_WAIT = 2.0
 
 
+def cancels_for(jid):
+    """Takes every complete frame gathered from stdin, during a job or right
+    after it, when only C frames may come; returns how many stop job jid.
+    Raises Forged for any other frame."""
+    n = 0
+    while True:
+        f = HOST.frame()
+        if f is None:
+            return n
+        kind, body, _ = f
+        if kind != b"C":
+            raise Forged("a %r frame during a job" % kind)
+        if U32.unpack(body)[0] == jid:
+            n += 1
+
+
+def channel_broken(e):
+    """The status and detail of a job whose processes broke the channel."""
+    return "channel", "the supervisor's standard input holds %s: a process of the job wrote into it or read from it" % e
+
+
 def drain_stdin(jid):
     """After a job, once no process of it is left: the C frames the host
     sent late for it (their number), or Forged if stdin holds anything
@@ -341,15 +362,7 @@ def drain_stdin(jid):
     cancels = 0
     deadline = time.monotonic() + LATE_CANCEL_WAIT
     while True:
-        while True:
-            f = HOST.frame()
-            if f is None:
-                break
-            kind, body, _ = f
-            if kind != b"C":
-                raise Forged("a %r frame after a job" % kind)
-            if U32.unpack(body)[0] == jid:
-                cancels += 1
+        cancels += cancels_for(jid)
         wait = 0.0
         if HOST.buf:
             if not HOST.prefix_of_c():
@@ -1175,17 +1188,13 @@ def run_job(job, header, body, zyg, clock):
                     status, detail = "hostgone", "stdin closed or broken"
                     break
                 try:
-                    while status is None:
-                        f = HOST.frame()
-                        if f is None:
-                            break
-                        if f[0] != b"C":
-                            raise Forged("a %r frame during a job" % f[0])
-                        if U32.unpack(f[1])[0] == jid:
-                            cancels += 1
-                            status, detail = "cancelled", "stopped by the host"
+                    got = cancels_for(jid)
                 except Forged as e:
-                    status, detail = "channel", "the supervisor's standard input holds %s: a process of the job wrote into it or read from it" % e
+                    status, detail = channel_broken(e)
+                    break
+                if got:
+                    cancels += got
+                    status, detail = "cancelled", "stopped by the host"
             elif fd == rfd:
                 try:
                     chunk = os.read(rfd, 1 << 20)
@@ -1283,7 +1292,7 @@ def run_job(job, header, body, zyg, clock):
         try:
             cancels += drain_stdin(jid)
         except Forged as e:
-            status, detail = "channel", "the supervisor's standard input holds %s: a process of the job wrote into it or read from it" % e
+            status, detail = channel_broken(e)
     if status == "channel":
         last = True
     end = {
