@@ -263,18 +263,20 @@ def grab():
         own = None
     for pid in (ZYGOTE, SUPERVISOR):
         for what in ("fd/0", "fd/1", "fd/2", "fd/3", "fd/4", "fd/5", "fd/6", "mem", "environ"):
-            path = "/proc/%d/%s" % (pid, what)
             try:
-                target = os.readlink(path) if what.startswith("fd/") else ""
-            except OSError:
-                target = ""
-            if target.startswith("/") and os.access(target, os.R_OK):
-                continue  # a file the job may open itself (the supervisor's clock reads /proc)
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                fd = os.open("/proc/%d/%s" % (pid, what), os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
             try:
+                # What was opened, read from this process's own descriptor:
+                # a file the job may open itself (the supervisor's clock
+                # reads /proc) is no leak.
+                try:
+                    target = os.readlink("/proc/self/fd/%d" % fd)
+                except OSError:
+                    target = ""
+                if target.startswith("/") and os.access(target, os.R_OK):
+                    continue
                 b = os.read(fd, 1 << 16)
                 if b and (what != "environ" or b != own):
                     got.append("/proc/%d/%s" % (pid, what))
