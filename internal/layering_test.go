@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runlabel", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
-	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
+	"runindex":   {"digest", "exitcode", "layout", "runlabel", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
 	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile"},

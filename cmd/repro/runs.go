@@ -9,6 +9,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runindex"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -48,6 +49,7 @@ func newRunsListCommand() *cobra.Command {
 		f                  runindex.Filter
 		digestArg          string
 		sinceArg, untilArg string
+		samplingArg        string
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -61,7 +63,10 @@ record says; ` + "`repro runs verify ID`" + ` checks a record's signature and fi
 Filters combine: --kind and --status match exactly, --dataset matches the
 catalog id of any asset the run read (a dataset or a model checkpoint),
 --digest a SHA-256 prefix of any input (asset or samples), --since and
---until the start time (YYYY-MM-DD, both days included, or RFC 3339).`,
+--until the start time (YYYY-MM-DD, both days included, or RFC 3339),
+--label and --model what the run scored (repro humaneval --label, --model)
+exactly, --sampling the runs whose sampling states every value given
+(e.g. --sampling temperature=0 or n=10).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
@@ -84,6 +89,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
 				}
 			}
+			if f.Sampling, err = runlabel.ParseSampling(samplingArg); err != nil {
+				return err
+			}
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
@@ -102,9 +110,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 			if asJSON {
 				return t.Document(map[string]any{"runs": out})
 			}
-			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED", "LABEL"}}
 			for _, r := range out {
-				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished, r.Label})
 			}
 			return t.Table(table)
 		},
@@ -116,6 +124,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
 	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
 	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
+	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro humaneval --label)")
+	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro humaneval --model)")
+	cmd.Flags().StringVar(&samplingArg, "sampling", "", "only runs whose sampling states these values, e.g. temperature=0,n=1")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
 }
