@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"runindex":   {"digest", "exitcode", "layout", "runlabel", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
-	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"report":     {"exitcode", "humaneval", "mllog", "runlabel", "runs", "safefile", "trust"},
 	"rundiff":    {"exitcode", "report", "runs"},
 	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},

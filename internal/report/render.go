@@ -15,7 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
-//go:embed templates/report.html.tmpl templates/report.md.tmpl templates/chart.html.tmpl
+//go:embed templates/report.html.tmpl templates/report.md.tmpl templates/chart.html.tmpl templates/board.html.tmpl
 var templates embed.FS
 
 // Formats are the output formats of Write.
@@ -30,11 +30,21 @@ var funcs = map[string]any{
 	"md":     mdText,
 	"time":   func(t interface{ Format(string) string }) string { return t.Format("2006-01-02 15:04:05Z07:00") },
 	"charts": charts,
+	"short":  shortDigest,
+	"kOf":    kOf,
+	"orderOf": func(desc bool) string {
+		if desc {
+			return "desc"
+		}
+		return "asc"
+	},
+	"date": func(t interface{ Format(string) string }) string { return t.Format("2006-01-02") },
 }
 
 var (
-	htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.html.tmpl", "templates/chart.html.tmpl"))
-	mdTmpl   = ttemplate.Must(ttemplate.New("report.md.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.md.tmpl"))
+	htmlTmpl  = template.Must(template.New("report.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.html.tmpl", "templates/chart.html.tmpl"))
+	boardTmpl = template.Must(template.New("board.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/board.html.tmpl", "templates/chart.html.tmpl"))
+	mdTmpl    = ttemplate.Must(ttemplate.New("report.md.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.md.tmpl"))
 )
 
 // CheckFormat returns a usage error unless format is one of Formats.
