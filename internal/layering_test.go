@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"ui":         {"exitcode", "store"},
 	"report":     {"exitcode", "humaneval", "mllog", "runlabel", "runs", "safefile", "trust"},
 	"rundiff":    {"exitcode", "report", "runs"},
-	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
+	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runlabel", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
 	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},

@@ -10,16 +10,20 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
-var navTmpl = template.Must(template.New("nav").Parse(`<p style="font:14px system-ui,sans-serif;border-bottom:1px solid #ccc;padding-bottom:.4em"><a href="{{.Href}}">{{.Text}}</a></p>` + "\n"))
+var navTmpl = template.Must(template.New("nav").Parse(`<p style="font:14px system-ui,sans-serif;border-bottom:1px solid #ccc;padding-bottom:.4em">` +
+	`{{range $i, $l := .}}{{if $i}} · {{end}}<a href="{{$l.Href}}">{{$l.Text}}</a>{{end}}</p>` + "\n"))
 
-// WriteHTMLWithNav writes rep's HTML report with a link (href, text) back
-// to the page that led to it at the top of its body.
-func WriteHTMLWithNav(w io.Writer, rep *Report, href, text string) error {
+// NavLink is a link of the bar WriteHTMLWithNav puts on a report.
+type NavLink struct{ Href, Text string }
+
+// WriteHTMLWithNav writes rep's HTML report with a bar of links back to
+// the pages that lead to it at the top of its body.
+func WriteHTMLWithNav(w io.Writer, rep *Report, links ...NavLink) error {
 	var page, nav bytes.Buffer
 	if err := Write(&page, rep, "html"); err != nil {
 		return err
 	}
-	if err := navTmpl.Execute(&nav, struct{ Href, Text string }{href, text}); err != nil {
+	if err := navTmpl.Execute(&nav, links); err != nil {
 		return err
 	}
 	// The report's page starts with a fixed head that no run value
@@ -114,7 +118,7 @@ func ExportBoard(home, dataset string, ids []string, write func(name string, dat
 	}
 	for _, r := range everyRun.Rows {
 		var buf bytes.Buffer
-		if err := WriteHTMLWithNav(&buf, r.rep, "index.html", "← leaderboard of "+truncate(dataset, 60)); err != nil {
+		if err := WriteHTMLWithNav(&buf, r.rep, NavLink{"index.html", "← leaderboard of " + truncate(br.dataset, 60)}); err != nil {
 			return written, err
 		}
 		if err := put(links.Run(r.RunID), buf.Bytes()); err != nil {
