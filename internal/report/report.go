@@ -23,6 +23,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
@@ -237,13 +238,14 @@ func Build(home, id string) (*Report, error) {
 	return rep, nil
 }
 
-// verify checks run r against its signed record with home's trust file,
-// as `repro runs verify` does, and returns the record, the problems and
+// verify checks run r against its signed record with home's trust file
+// (or, for a run imported from a bundle, the key it was accepted with; see
+// internal/runimport), as `repro runs verify` does, and returns the record, the problems and
 // the key that verified. A missing trust file is a problem, not an error:
 // the report is still made, NOT verified; an unreadable record is an
 // error.
 func verify(home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key, error) {
-	t, err := runs.LoadTrust(home, "")
+	t, err := runimport.LoadTrust(home, r.ID)
 	if err != nil {
 		rec, _, rerr := r.ReadRecord()
 		if rerr != nil {
