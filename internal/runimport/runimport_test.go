@@ -240,7 +240,7 @@ func TestUnpackTakesOnlyTheVerifiedFiles(t *testing.T) {
 					return d
 				})
 			} else {
-				appendEntry(t, bundle, tc.entry, tc.data)
+				rewrite(t, bundle, func(_ *tar.Header, d []byte) []byte { return d }, entry{tc.entry, tc.data})
 			}
 			dir := filepath.Join(t.TempDir(), "run")
 			if _, err := unpack(bundle, dir, v.Record); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), tc.want) {
@@ -286,8 +286,15 @@ func TestTamperedImportRecord(t *testing.T) {
 	}
 }
 
-// rewrite rewrites the tar file at p through edit.
-func rewrite(t *testing.T, p string, edit func(*tar.Header, []byte) []byte) {
+// entry is a tar member rewrite appends.
+type entry struct {
+	hdr  tar.Header
+	data string
+}
+
+// rewrite rewrites the tar file at p, passing each member's content
+// through edit, then appends add.
+func rewrite(t *testing.T, p string, edit func(*tar.Header, []byte) []byte, add ...entry) {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -304,39 +311,25 @@ func rewrite(t *testing.T, p string, edit func(*tar.Header, []byte) []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, _ := io.ReadAll(tr)
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		data = edit(h, data)
 		h.Size = int64(len(data))
 		tw.WriteHeader(h)
 		tw.Write(data)
 	}
-	tw.Close()
-	os.WriteFile(p, out.Bytes(), 0o644)
-}
-
-// appendEntry adds one entry at the end of the tar file at p.
-func appendEntry(t *testing.T, p string, h tar.Header, data string) {
-	t.Helper()
-	rewrite(t, p, func(_ *tar.Header, d []byte) []byte { return d })
-	b, _ := os.ReadFile(p)
-	tr := tar.NewReader(bytes.NewReader(b))
-	var out bytes.Buffer
-	tw := tar.NewWriter(&out)
-	for {
-		hd, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		d, _ := io.ReadAll(tr)
-		tw.WriteHeader(hd)
-		tw.Write(d)
+	for _, e := range add {
+		h := e.hdr
+		h.Size, h.Mode = int64(len(e.data)), 0o644
+		tw.WriteHeader(&h)
+		tw.Write([]byte(e.data))
 	}
-	h.Size, h.Mode = int64(len(data)), 0o644
-	if h.Typeflag != tar.TypeReg {
-		h.Size = 0
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
 	}
-	tw.WriteHeader(&h)
-	tw.Write([]byte(data))
-	tw.Close()
-	os.WriteFile(p, out.Bytes(), 0o644)
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
