@@ -77,7 +77,7 @@ func boardRun(t *testing.T, home string, seed int, spec boardRunSpec) string {
 				e["plus_status"] = nil
 			} else {
 				e["plus_status"] = status(p)
-				e["plus_elapsed"], e["plus_limit"] = 9*share*1.3, 9.0
+				e["plus_elapsed"], e["plus_limit"] = 9*share, 9.0
 				if b && !p {
 					e["plus_fail_tests"] = []any{[]any{-i, "y"}}
 					e["plus_reason"] = "wrong output"
