@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +22,9 @@ type humanevalOptions struct {
 	evalplusDir string
 	trust       string
 	runtime     string
+	label       string
+	model       string
+	sampling    string
 }
 
 func newHumanEvalCommand() *cobra.Command {
@@ -58,7 +62,13 @@ EXIT STATUS
 
 Before any container starts, the image is checked against the trust file
 (--trust, default REPRO_HOME/trust.json; see docs/supply-chain.md); the run
-record states what was verified.`,
+record states what was verified.
+
+--label names the run's row on the leaderboard (repro serve, repro report
+--leaderboard; default: the samples file's base name, "canonical" with
+--canonical); --model and --sampling (temperature, n, top-p) are recorded
+beside it. They are the scorer's claims, signed with the record; runs list
+filters by them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, o) },
 	}
@@ -76,6 +86,9 @@ record states what was verified.`,
 	f.StringVar(&o.trust, "trust", "", trustFlagHelp)
 	f.StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	f.StringVar(&o.evalplusDir, "evalplus-tree", "", "with --engine evalplus: a checkout of evalplus at the pinned commit")
+	f.StringVar(&o.label, "label", "", "the board row this run belongs to (default: the samples file's base name)")
+	f.StringVar(&o.model, "model", "", "the model that wrote the samples, for the record")
+	f.StringVar(&o.sampling, "sampling", "", "how the samples were drawn, e.g. temperature=0.8,n=200,top-p=0.95")
 	return cmd
 }
 
@@ -86,7 +99,13 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
 		Version: versionString(), TrustPath: o.trust, Runtime: o.runtime,
+		Subject: runlabel.Subject{Label: o.label, Model: o.model},
 	}
+	sampling, err := runlabel.ParseSampling(o.sampling)
+	if err != nil {
+		return err
+	}
+	opts.Subject.Sampling = sampling
 	if err := opts.Validate(); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -10,15 +11,17 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/report"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newReportCommand) }
 
 func newReportCommand() *cobra.Command {
-	var format, out string
+	var format, out, board string
 	cmd := &cobra.Command{
-		Use:   "report RUN",
+		Use:   "report RUN | report --leaderboard DATASET --out DIR",
 		Short: "Write a readable report of a run (HTML, Markdown or JSON)",
 		Long: `report checks a run folder against its signed record, as ` + "`repro runs verify`" + ` does,
 and writes one report of it: the score (pass@k for base and plus) beside the
@@ -31,10 +34,24 @@ and no JavaScript; md writes Markdown for a paper's appendix; json writes the
 same model as one document. --out writes to a file (atomically) instead of
 standard output.
 
+--leaderboard DATASET writes the leaderboard of a HumanEval dataset (as
+repro serve shows it; DATASET as the runs name it, e.g.
+HumanEvalPlus-v0.1.10, in any case) as static HTML into the folder --out:
+index.html (the newest verified run of each label, ranked), all.html (every
+run), one page per other order the column headings link to, and
+<run id>.html, the report of each run. Every run is checked against its
+signed record first; one that does not verify is shown greyed, marked NOT
+verified, and never ranked. The pages need no network and no JavaScript.
+
 EXIT STATUS
-  0 report written (verified or not), 2 unknown run or bad flag, 4 the record
-  cannot be read.`,
-		Args: cobra.ExactArgs(1),
+  0 report written (verified or not), 2 unknown run or dataset, or bad flag,
+  4 the record cannot be read.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if board != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, false)
 			if err := report.CheckFormat(format); err != nil {
@@ -43,6 +60,9 @@ EXIT STATUS
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
+			}
+			if board != "" {
+				return writeBoard(t, home, board, out)
 			}
 			if out != "" {
 				abs, err := filepath.Abs(out)
@@ -77,8 +97,42 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "html", "html, md or json")
-	cmd.Flags().StringVar(&out, "out", "", "write the report to this file")
+	cmd.Flags().StringVar(&out, "out", "", "write the report to this file (with --leaderboard: this folder)")
+	cmd.Flags().StringVar(&board, "leaderboard", "", "write the leaderboard of this dataset as static HTML into --out")
 	return cmd
+}
+
+// writeBoard exports the leaderboard of dataset into the folder out, each
+// file written atomically; a folder inside the run folders is refused.
+func writeBoard(t *ui.Terminal, home, dataset, out string) error {
+	if out == "" {
+		return exitcode.Errorf(exitcode.Usage, "--leaderboard needs --out DIR, the folder to write the pages into")
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
+	}
+	if within(layout.Home(home).Runs(), filepath.Join(abs, "index.html")) {
+		return exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; pages written there would change the runs they describe", out)
+	}
+	ids, err := runs.List(home)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot create --out %q: %v", out, err)
+	}
+	names, err := report.ExportBoard(home, dataset, ids, func(name string, data []byte) error {
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("refusing to write %q: not a plain file name", name)
+		}
+		return atomicfile.WriteFile(filepath.Join(abs, name), data, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	t.Notef("leaderboard of %s written to %s (%d pages; open index.html)", dataset, out, len(names))
+	return nil
 }
 
 // within reports whether path lies in folder dir, comparing both as

@@ -8,8 +8,11 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runindex"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/trust"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +32,7 @@ subjects are the folder's files, signed with the local run key
 docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
 it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsImportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
 	return cmd
 }
 
@@ -48,6 +51,7 @@ func newRunsListCommand() *cobra.Command {
 		f                  runindex.Filter
 		digestArg          string
 		sinceArg, untilArg string
+		samplingArg        string
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -61,7 +65,10 @@ record says; ` + "`repro runs verify ID`" + ` checks a record's signature and fi
 Filters combine: --kind and --status match exactly, --dataset matches the
 catalog id of any asset the run read (a dataset or a model checkpoint),
 --digest a SHA-256 prefix of any input (asset or samples), --since and
---until the start time (YYYY-MM-DD, both days included, or RFC 3339).`,
+--until the start time (YYYY-MM-DD, both days included, or RFC 3339),
+--label and --model what the run scored (repro humaneval --label, --model)
+exactly, --sampling the runs whose sampling states every value given
+(e.g. --sampling temperature=0 or n=10).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := terminal(cmd, asJSON)
@@ -84,6 +91,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
 				}
 			}
+			if f.Sampling, err = runlabel.ParseSampling(samplingArg); err != nil {
+				return err
+			}
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
@@ -102,9 +112,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 			if asJSON {
 				return t.Document(map[string]any{"runs": out})
 			}
-			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED"}}
+			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED", "LABEL"}}
 			for _, r := range out {
-				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished})
+				table = append(table, []string{r.ID, r.Kind, r.Status, r.Finished, r.Label})
 			}
 			return t.Table(table)
 		},
@@ -116,6 +126,9 @@ catalog id of any asset the run read (a dataset or a model checkpoint),
 	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
 	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
 	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
+	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro humaneval --label)")
+	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro humaneval --model)")
+	cmd.Flags().StringVar(&samplingArg, "sampling", "", "only runs whose sampling states these values, e.g. temperature=0,n=1")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
 }
@@ -235,8 +248,9 @@ With --bundle it checks an evidence bundle made by 'repro runs export' on a
 machine that need not have seen the run: also that the bundle holds nothing
 else, that signer.pub is the signing key, and that an SBOM or scan
 attestation in it is the one the record names. The trust file is --trust,
-else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run). See
-docs/provenance.md.
+else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run); a run
+added with 'repro runs import' is checked against the key it was imported
+with unless --trust is given. See docs/provenance.md.
 
 EXIT STATUS
   0 the run matches its signed record, 2 unknown run or unreadable bundle,
@@ -259,7 +273,12 @@ EXIT STATUS
 			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
 				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
 			}
-			tf, err := runs.LoadTrust(home, trustPath)
+			var tf *trust.File
+			if r != nil && trustPath == "" {
+				tf, err = runimport.LoadTrust(home, r.ID) // an imported run: the key it was accepted with
+			} else {
+				tf, err = runs.LoadTrust(home, trustPath)
+			}
 			if err != nil {
 				return err
 			}
@@ -351,5 +370,94 @@ EXIT STATUS
 	cmd.Flags().StringVar(&out, "out", "", "bundle file to write (tar)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func newRunsImportCommand() *cobra.Command {
+	var asJSON bool
+	var trustPath string
+	cmd := &cobra.Command{
+		Use:   "import BUNDLE.tar... [--trust FILE]",
+		Short: "Add runs scored elsewhere, from verified evidence bundles",
+		Long: `import adds the run of each evidence bundle (made by 'repro runs export') to
+REPRO_HOME, so that 'repro serve' and 'repro report --leaderboard' show it
+beside the local runs, under the name the trust file gives its signer.
+
+Each bundle is checked as 'repro runs verify --bundle' checks it, against
+--trust FILE (default REPRO_HOME/trust.json): a bundle that does not verify
+is not imported. The run's files are then unpacked into a staging folder,
+checked again there, and moved whole into REPRO_HOME/runs/<id>. The key
+that signed it is kept in REPRO_HOME/imports/<id>.json; later checks of the
+run (report, serve, runs verify) use that key, which is trusted for the
+runs imported with it and no others. Importing the same run again changes
+nothing. See docs/dashboard.md.
+
+EXIT STATUS
+  0 every bundle imported (or already there), 2 unreadable bundle path,
+  3 no trust file, 4 a bundle does not verify or holds a run id that
+  another run has (the other bundles are still imported).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, asJSON)
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			for _, b := range args {
+				if fi, err := os.Stat(b); err != nil || !fi.Mode().IsRegular() {
+					return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", b)
+				}
+			}
+			tf, err := runs.LoadTrust(home, trustPath)
+			if err != nil {
+				return err
+			}
+			if trustPath == "" {
+				trustPath = layout.Home(home).Trust()
+			}
+			type outcome struct {
+				Bundle string `json:"bundle"`
+				*runimport.Result
+				Error string `json:"error,omitempty"`
+			}
+			var done []outcome
+			var worst error
+			failed := 0
+			for _, b := range args {
+				res, err := runimport.Import(home, b, tf, trustPath)
+				if err != nil {
+					if worst == nil || exitcode.Of(err) > exitcode.Of(worst) {
+						worst = err
+					}
+					failed++
+					done = append(done, outcome{Bundle: b, Error: err.Error()})
+					if !asJSON && len(args) > 1 {
+						t.Warnf("%v", err)
+					}
+					continue
+				}
+				_ = runindex.NoteRun(home, res.RunID) // a cache: the next runs list mends it
+				done = append(done, outcome{Bundle: b, Result: res})
+				if !asJSON {
+					what := "imported"
+					if res.Already {
+						what = "already here"
+					}
+					fmt.Fprintf(t.Stdout(), "%s: run %s %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.RunID, what, res.Kind, res.Files, res.Key.Name, res.Key.ID)
+				}
+			}
+			if asJSON {
+				if err := t.Document(map[string]any{"bundles": done}); err != nil {
+					return err
+				}
+			}
+			if worst != nil && len(args) > 1 {
+				return exitcode.Errorf(exitcode.Of(worst), "%d of %d bundles not imported", failed, len(args))
+			}
+			return worst
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
 	return cmd
 }

@@ -136,7 +136,7 @@ func TestIndexNeverVouchesForARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Exec(`INSERT INTO runs SELECT ?, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, fingerprint FROM runs`, ghost)
+	_, err = db.Exec(`INSERT INTO runs SELECT ?, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, fingerprint, label, model, temperature, samples_n, top_p FROM runs`, ghost)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -23,22 +23,9 @@ const ArtifactsEnv = "REPRO_TEST_ARTIFACTS"
 // submitting its form (no script), shows the flipped task. It leaves a
 // screenshot of the compare page.
 func TestDashboardInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium", "install Debian's chromium (scripts/deps.sh does)")
-	}
 	home, a, b := store(t)
 	base := serve(t, &Server{Home: home}, "127.0.0.1:0", false)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	defer cancelBrowser()
+	ctx := newBrowser(t)
 
 	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -90,6 +77,33 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(flipped, "HumanEval/1") || !strings.Contains(flipped, "fail") || !strings.Contains(flipped, "pass") {
 		t.Errorf("compare page does not show the flipped task:\n%s", flipped)
 	}
+	saveShot(t, "dashboard-compare.png", shot)
+}
+
+// newBrowser starts Debian's chromium, headless, for the test and returns
+// its context (two minutes at most).
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium", "install Debian's chromium (scripts/deps.sh does)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(ctx)
+	t.Cleanup(cancelBrowser)
+	return ctx
+}
+
+// saveShot writes a screenshot into the test's artifact folder and into
+// $REPRO_TEST_ARTIFACTS when set.
+func saveShot(t *testing.T, name string, png []byte) {
+	t.Helper()
 	dirs := []string{t.ArtifactDir()}
 	if d := os.Getenv(ArtifactsEnv); d != "" {
 		dirs = append(dirs, d)
@@ -98,10 +112,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(d, "dashboard-compare.png")
-		if err := os.WriteFile(p, shot, 0o644); err != nil {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("screenshot of the compare page: %s", p)
+		t.Logf("screenshot: %s", p)
 	}
 }

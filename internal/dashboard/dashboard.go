@@ -102,6 +102,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.list)
 	mux.HandleFunc("GET /runs/{id}", s.run)
 	mux.HandleFunc("GET /compare", s.compare)
+	mux.HandleFunc("GET /board", s.board)
 	return s.guard(mux)
 }
 
@@ -242,9 +243,6 @@ func exactRun(id string) error {
 	return nil
 }
 
-// nav is the dashboard's bar on a run page, trusted constant HTML.
-const nav = `<p style="font:14px system-ui,sans-serif;border-bottom:1px solid #ccc;padding-bottom:.4em"><a href="/">← all runs</a></p>` + "\n"
-
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	format := r.URL.Query().Get("format")
@@ -268,23 +266,24 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := report.Write(&buf, rep, format); err != nil {
+	if format == "html" {
+		err = report.WriteHTMLWithNav(&buf, rep, report.NavLink{Href: "/", Text: "← all runs"}, report.NavLink{Href: "/board", Text: "leaderboards"})
+	} else {
+		err = report.Write(&buf, rep, format)
+	}
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	body := buf.Bytes()
 	switch format {
 	case "html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		// The report's page starts with a fixed head that no run value
-		// reaches; the bar goes right after its <body>.
-		body = bytes.Replace(body, []byte("<body>\n"), []byte("<body>\n"+nav), 1)
 	case "md":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 	case "json":
 		w.Header().Set("Content-Type", "application/json")
 	}
-	w.Write(body)
+	w.Write(buf.Bytes())
 }
 
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {

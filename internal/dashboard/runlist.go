@@ -2,8 +2,9 @@ package dashboard
 
 import (
 	"context"
-	"strings"
 
+	"github.com/reprolab/repro/internal/report"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -14,6 +15,8 @@ type Entry struct {
 	Dataset  string
 	Status   string // "unreadable" when the record cannot be read
 	Finished string
+	// Label is what the record says the run scored (internal/runlabel).
+	Label string
 }
 
 // Filter selects runs; an empty field matches every run.
@@ -51,7 +54,8 @@ func (fs Folders) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
 		e := Entry{ID: id, Status: "unreadable"}
 		if r, err := runs.Open(fs.Home, id); err == nil {
 			if rec, _, err := r.ReadRecord(); err == nil {
-				e = Entry{ID: id, Kind: rec.Kind, Dataset: dataset(rec), Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z")}
+				e = Entry{ID: id, Kind: rec.Kind, Dataset: report.DatasetOf(rec), Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z"),
+					Label: runlabel.FromExtra(rec.Extra).Label}
 			}
 		}
 		if f.Match(e) {
@@ -59,21 +63,4 @@ func (fs Folders) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
 		}
 	}
 	return out, nil
-}
-
-// dataset names what a run ran on: the record's dataset (humaneval), its
-// benchmark (mllog, handoff), else its catalog assets.
-func dataset(rec *runs.Record) string {
-	if extra, ok := rec.Extra.(map[string]any); ok {
-		for _, k := range []string{"dataset", "benchmark"} {
-			if s, ok := extra[k].(string); ok && s != "" {
-				return s
-			}
-		}
-	}
-	var ids []string
-	for _, a := range rec.Assets {
-		ids = append(ids, a.ID)
-	}
-	return strings.Join(ids, ", ")
 }

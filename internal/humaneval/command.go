@@ -16,6 +16,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
@@ -45,6 +46,9 @@ type Options struct {
 	// (imagetrust.Options); empty for REPRO_HOME's default.
 	TrustPath string
 	Runtime   string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
+	// Subject names what the run scores, for the record and the board;
+	// an empty label becomes runlabel.DefaultLabel of the samples.
+	Subject runlabel.Subject
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
@@ -78,6 +82,16 @@ func (o *Options) Validate() error {
 	if err := o.Limits.Validate(); err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
+	if o.Subject.Label != "" {
+		if err := runlabel.CheckLabel(o.Subject.Label); err != nil {
+			return err
+		}
+	}
+	if o.Subject.Model != "" {
+		if err := runlabel.CheckModel(o.Subject.Model); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -103,6 +117,9 @@ type RunReport struct {
 	WallSeconds       float64                  `json:"wall_seconds"`
 	PeakMemory        int64                    `json:"container_peak_memory_bytes"`
 	Error             string                   `json:"error,omitempty"`
+
+	// Subject is the label, model and sampling the run was given.
+	runlabel.Subject
 }
 
 // Score runs one scoring of samples (or of the canonical solutions) in the
@@ -161,7 +178,10 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec.Image = img
 	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
 		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids), "image_verification": admitted}
-	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted, Subject: o.Subject}
+	if rep.Label == "" {
+		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
+	}
 	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
@@ -410,6 +430,14 @@ func (rep *RunReport) WriteText(w io.Writer) {
 		subset = " (a subset)"
 	}
 	fmt.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+	fmt.Fprintf(w, "label: %q", rep.Label)
+	if rep.Model != "" {
+		fmt.Fprintf(w, ", model %q", rep.Model)
+	}
+	if rep.Sampling != nil {
+		fmt.Fprintf(w, ", sampling %s", rep.Sampling)
+	}
+	fmt.Fprintln(w)
 	if s.PlusScored {
 		fmt.Fprintf(w, "pass@1 (base / plus): %s / %s\n", pct(s.BasePassAtK), pct(s.PlusPassAtK))
 		fmt.Fprintf(w, "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)

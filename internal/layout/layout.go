@@ -87,6 +87,14 @@ func (h Home) RunIndex() string { return h.join("index", "runs.db") }
 // while another process uses it.
 func (h Home) RunIndexLock() string { return h.join("index", "runs.lock") }
 
+// Imports is the folder of the records of runs imported from evidence
+// bundles (see internal/runimport) and of their staging folders.
+func (h Home) Imports() string { return h.join("imports") }
+
+// ImportRecord is the import record of run id: the trusted key its bundle
+// was accepted with.
+func (h Home) ImportRecord(id string) string { return h.join("imports", id+".json") }
+
 // Keys is the folder of the local run key pair.
 func (h Home) Keys() string { return h.join("keys") }
 

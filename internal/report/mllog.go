@@ -188,24 +188,35 @@ func accuracyCharts(files []*mllog.Result) []Chart {
 		if maxY == minY {
 			maxY = minY + 1
 		}
-		px := func(v float64) int { return int((v - minX) / (maxX - minX) * accW) }
-		py := func(v float64) int { return accH - int((v-minY)/(maxY-minY)*accH) }
-		c := Chart{Title: "Accuracy per epoch: " + truncate(b, 40), Width: accW + 1, Height: accH + 1,
-			Caption: fmt.Sprintf("one line per log: eval_accuracy (%.4g to %.4g) against epoch_num (%g to %g); the black line is the quality target", minY, maxY, minX, maxX)}
+		sc := scale{lo: minY, hi: maxY, px: accH}
+		px := func(v float64) int { return plotLeft + int((v-minX)/(maxX-minX)*accW) }
+		py := func(v float64) int { return plotTop + sc.y(v) }
+		c := Chart{Title: "Accuracy per epoch: " + truncate(b, 40), Width: plotLeft + accW + plotRight, Height: plotTop + accH + plotBottom,
+			Caption: fmt.Sprintf("one line per log: eval_accuracy (%.4g to %.4g) against epoch_num (%g to %g); hover a line for its log", minY, maxY, minX, maxX)}
+		yAxis(&c, sc, niceTicks(minY, maxY, 5), accW, "eval_accuracy")
+		for _, t := range niceTicks(minX, maxX, 8) {
+			c.Texts = append(c.Texts, Text{X: px(t.v), Y: plotTop + accH + 14, Anchor: "middle", Class: "tick", Text: t.label})
+		}
+		c.Texts = append(c.Texts, Text{X: plotLeft + accW/2, Y: plotTop + accH + 32, Anchor: "middle", Class: "axis-title", Text: "epoch (epoch_num)"})
+		ok, bad := 0, 0
 		for _, r := range logs {
-			var pts []string
+			var pts [][2]int
 			for i, p := range r.Accuracy {
-				pts = append(pts, fmt.Sprintf("%d,%d", px(x(i, p)), py(p.Value)))
+				pts = append(pts, [2]int{px(x(i, p)), py(p.Value)})
 			}
-			cls := "acc-ok" // no page style matches it, so the line stays unfilled
+			cls := "acc-ok"
 			if !r.Compliant {
 				cls = "acc-fail"
+				bad++
+			} else {
+				ok++
 			}
-			c.Lines = append(c.Lines, Line{Points: strings.Join(pts, " "), Class: cls, Title: truncate(filepath.Base(r.File), maxInputChars)})
+			c.Lines = append(c.Lines, Line{Points: points(pts), Class: cls, Title: truncate(filepath.Base(r.File), maxInputChars)})
 		}
+		c.Legend = []LegendItem{{Class: "acc-ok", Label: count("compliant log", ok), Line: true}, {Class: "acc-fail", Label: count("log not compliant", bad), Line: true}}
 		if target != nil {
-			c.Rects = append(c.Rects, Rect{X: 0, Y: py(*target), W: accW, H: 1, Class: "limit", Title: "target " + logs[0].Target})
-			c.Caption += " (" + logs[0].Target + ")"
+			c.Lines = append(c.Lines, Line{Points: points([][2]int{{plotLeft, py(*target)}, {plotLeft + accW, py(*target)}}), Class: "limitline", Title: "quality target " + logs[0].Target})
+			c.Legend = append(c.Legend, LegendItem{Class: "limitline", Label: "quality target " + logs[0].Target, Line: true})
 		}
 		out = append(out, c)
 	}

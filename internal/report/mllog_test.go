@@ -41,7 +41,7 @@ func TestMLLOGSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := got.MLLOG
-	if m == nil || len(m.Logs) != 2 || m.Logs[0].Reached != "2" || m.Logs[0].Minutes != "101.5000" || m.Scores[0].Minutes != "99.2500" || len(m.Charts) != 1 || len(m.Charts[0].Lines) != 2 {
+	if m == nil || len(m.Logs) != 2 || m.Logs[0].Reached != "2" || m.Logs[0].Minutes != "101.5000" || m.Scores[0].Minutes != "99.2500" || len(m.Charts) != 1 || len(m.Charts[0].Lines) != 3 { // two logs and the target
 		t.Fatalf("section: %+v", m)
 	}
 	html := render(t, got, "html")

@@ -15,7 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
-//go:embed templates/report.html.tmpl templates/report.md.tmpl
+//go:embed templates/report.html.tmpl templates/report.md.tmpl templates/chart.html.tmpl templates/board.html.tmpl
 var templates embed.FS
 
 // Formats are the output formats of Write.
@@ -30,11 +30,21 @@ var funcs = map[string]any{
 	"md":     mdText,
 	"time":   func(t interface{ Format(string) string }) string { return t.Format("2006-01-02 15:04:05Z07:00") },
 	"charts": charts,
+	"short":  shortDigest,
+	"kOf":    kOf,
+	"orderOf": func(desc bool) string {
+		if desc {
+			return "desc"
+		}
+		return "asc"
+	},
+	"date": func(t interface{ Format(string) string }) string { return t.Format("2006-01-02") },
 }
 
 var (
-	htmlTmpl = template.Must(template.New("report.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.html.tmpl"))
-	mdTmpl   = ttemplate.Must(ttemplate.New("report.md.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.md.tmpl"))
+	htmlTmpl  = template.Must(template.New("report.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.html.tmpl", "templates/chart.html.tmpl"))
+	boardTmpl = template.Must(template.New("board.html.tmpl").Funcs(funcs).ParseFS(templates, "templates/board.html.tmpl", "templates/chart.html.tmpl"))
+	mdTmpl    = ttemplate.Must(ttemplate.New("report.md.tmpl").Funcs(funcs).ParseFS(templates, "templates/report.md.tmpl"))
 )
 
 // CheckFormat returns a usage error unless format is one of Formats.
@@ -93,94 +103,107 @@ func mdText(s string) string {
 	return r.Replace(s)
 }
 
-// Rect is one mark of an inline SVG chart.
-type Rect struct {
-	X, Y, W, H int
-	Class      string
-	Title      string
-}
-
-// Line is a polyline of an inline SVG chart; Points is "x,y x,y ...".
-type Line struct {
-	Points string
-	Class  string
-	Title  string
-}
-
-// Chart is an inline SVG chart, drawn as rectangles and lines.
-type Chart struct {
-	Title         string
-	Width, Height int
-	Rects         []Rect
-	Lines         []Line
-	Caption       string
-}
-
 const (
-	cell    = 12
-	perLine = 50
-	barW    = 8
-	barH    = 100
+	gridCell    = 26 // pixels per task of the pass/fail grid, with the gap
+	gridRowH    = 20
+	gridPerLine = 25
+	gridLeft    = 64 // room for the row labels
+	barPlotH    = 160
 )
 
-// charts draws the charts of a HumanEval section: pass/fail across tasks
-// and, with more than one sample per task, the pass rate per task.
+// charts draws the charts of a HumanEval section: pass/fail across tasks,
+// time against each task's limit and, with more than one sample per task,
+// the pass rate per task.
 func charts(he *HumanEval) []Chart {
 	if he == nil || len(he.Rows) == 0 {
 		return nil
 	}
-	grid := Chart{Title: "Pass/fail across tasks", Caption: "one square per task, in task order: pass, partial, fail"}
-	for i, r := range he.Rows {
-		x, y := (i%perLine)*cell, (i/perLine)*cell
-		grid.Rects = append(grid.Rects, Rect{X: x, Y: y, W: cell - 2, H: cell - 2, Class: r.Status, Title: r.Task + ": " + r.Status})
-	}
-	grid.Width = min(len(he.Rows), perLine) * cell
-	grid.Height = ((len(he.Rows) + perLine - 1) / perLine) * cell
-	out := []Chart{grid}
+	out := []Chart{taskGrid(he.Rows)}
 	if t, ok := timeChart(he.Rows); ok {
 		out = append(out, t)
 	}
 	if he.MaxSamples > 1 {
-		rate := Chart{Title: "Pass rate per task", Caption: "bar height: share of the task's samples that passed", Width: len(he.Rows) * (barW + 2), Height: barH}
+		bars := make([]bar, len(he.Rows))
 		for i, r := range he.Rows {
-			h := int(r.PassRate()*barH + 0.5)
-			rate.Rects = append(rate.Rects, Rect{X: i * (barW + 2), Y: barH - h, W: barW, H: h, Class: r.Status,
-				Title: fmt.Sprintf("%s: %d/%d passed", r.Task, r.Passed, r.Samples)})
+			bars[i] = bar{task: r.Task, value: r.PassRate(), class: r.Status, title: fmt.Sprintf("%s: %d of %d samples passed", r.Task, r.Passed, r.Samples)}
 		}
+		sc := scale{lo: 0, hi: 1, px: barPlotH}
+		rate := barChart("Pass rate per task", "samples passed", bars, sc, []tick{{0, "0%"}, {0.5, "50%"}, {1, "100%"}})
+		rate.Legend = statusLegend(he.Rows)
+		rate.Caption = "one bar per task: the share of its samples that passed (base and, where scored, plus)"
 		out = append(out, rate)
 	}
 	return out
 }
 
-const (
-	timeW    = 300 // pixels for the limit
-	timeRowH = 10
-)
+// statusLegend is the legend of the task statuses, with their counts.
+func statusLegend(rows []TaskRow) []LegendItem {
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r.Status]++
+	}
+	return []LegendItem{{Class: "pass", Label: count("every sample passed", n["pass"])},
+		{Class: "partial", Label: count("some passed", n["partial"])}, {Class: "fail", Label: count("none passed", n["fail"])}}
+}
+
+// taskGrid draws one square per task, in task order, gridPerLine to a row,
+// each with its task number and its full id and status on hover; each
+// row is labelled with the numbers of its first and last task.
+func taskGrid(rows []TaskRow) Chart {
+	lines := (len(rows) + gridPerLine - 1) / gridPerLine
+	c := Chart{Title: "Pass/fail across tasks", Width: gridLeft + min(len(rows), gridPerLine)*gridCell, Height: 16 + lines*gridRowH,
+		Legend:  statusLegend(rows),
+		Caption: fmt.Sprintf("one square per task, %d to a row in task order, marked with its number; hover for the id and the samples that passed", gridPerLine)}
+	c.Texts = append(c.Texts, Text{X: 2, Y: 11, Anchor: "start", Class: "axis-title", Text: "tasks"})
+	for i, r := range rows {
+		x, y := gridLeft+(i%gridPerLine)*gridCell, 16+(i/gridPerLine)*gridRowH
+		if i%gridPerLine == 0 {
+			last := rows[min(i+gridPerLine, len(rows))-1].Task
+			c.Texts = append(c.Texts, Text{X: gridLeft - 6, Y: y + 13, Anchor: "end", Class: "tick", Text: taskNumber(r.Task) + "–" + taskNumber(last)})
+		}
+		c.Rects = append(c.Rects, Rect{X: x, Y: y, W: gridCell - 2, H: gridRowH - 2, Class: r.Status,
+			Title: fmt.Sprintf("%s: %s, %d of %d samples passed", r.Task, r.Status, r.Passed, r.Samples)})
+		c.Texts = append(c.Texts, Text{X: x + (gridCell-2)/2, Y: y + 13, Anchor: "middle", Class: "cellnum " + r.Status, Text: taskNumber(r.Task)})
+	}
+	return c
+}
 
 // timeChart draws, for every task whose results record it, the time of its
-// slowest phase run against that run's limit: one bar per task, the limit
-// a line at timeW pixels, bars cut at 1.5 × the limit.
+// phase run closest to its limit as a share of that limit: one bar per
+// task, the limit a dashed line, on a log scale where the shares span
+// decades (see shareScale), so a fast run still shows its bars.
 func timeChart(rows []TaskRow) (Chart, bool) {
-	c := Chart{Title: "Time per task against its limit", Width: timeW*3/2 + 2,
-		Caption: "one bar per task: the seconds of its phase run closest to its limit, as the supervisor measured them; the line is the limit"}
-	n := 0
+	var bars []bar
+	var shares []float64
+	over := 0
 	for _, r := range rows {
 		if r.LimitSeconds <= 0 {
 			continue
 		}
-		w := int(min(r.TimeShare(), 1.5)*timeW + 0.5)
 		cls := "pass"
 		if r.TimeShare() > 1 {
 			cls = "fail"
+			over++
 		}
-		c.Rects = append(c.Rects, Rect{X: 0, Y: n * timeRowH, W: max(w, 1), H: timeRowH - 2, Class: cls,
-			Title: fmt.Sprintf("%s: %.2f s of %.2f s", r.Task, r.Seconds, r.LimitSeconds)})
-		n++
+		shares = append(shares, r.TimeShare())
+		bars = append(bars, bar{task: r.Task, value: r.TimeShare(), class: cls,
+			title: fmt.Sprintf("%s: %.2f s of its %.2f s limit (%s)", r.Task, r.Seconds, r.LimitSeconds, percent(r.TimeShare()))})
 	}
-	if n == 0 {
+	if len(bars) == 0 {
 		return Chart{}, false
 	}
-	c.Height = n * timeRowH
-	c.Rects = append(c.Rects, Rect{X: timeW, Y: 0, W: 1, H: c.Height, Class: "limit", Title: "limit"})
+	sc, ticks := shareScale(shares, barPlotH)
+	yTitle := "time / limit"
+	caption := "one bar per task: the time of its phase run closest to its limit, as the supervisor measured it, as a share of that limit; the dashed line is the limit"
+	if sc.log {
+		yTitle += " (log scale)"
+		caption += "; log scale, since the times span decades"
+	}
+	c := barChart("Time per task against its limit", yTitle, bars, sc, ticks)
+	y := plotTop + sc.y(1)
+	c.Lines = append(c.Lines, Line{Points: points([][2]int{{plotLeft, y}, {c.Width - plotRight, y}}), Class: "limitline", Title: "the limit"})
+	c.Legend = []LegendItem{{Class: "pass", Label: count("within its limit", len(bars)-over)}, {Class: "fail", Label: count("over its limit", over)},
+		{Class: "limitline", Label: "limit", Line: true}}
+	c.Caption = caption
 	return c, true
 }

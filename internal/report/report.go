@@ -23,8 +23,11 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/runimport"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/trust"
 )
 
 // Schema names the JSON form of a report.
@@ -47,11 +50,17 @@ type Report struct {
 	// key and the folder holds exactly the recorded files.
 	Verified bool `json:"verified"`
 	// Problems are why the run is not verified.
-	Problems   []runs.Problem `json:"problems"`
-	Provenance Provenance     `json:"provenance"`
-	HumanEval  *HumanEval     `json:"humaneval,omitempty"`
-	Handoff    *Handoff       `json:"handoff,omitempty"`
-	MLLOG      *MLLOG         `json:"mllog,omitempty"`
+	Problems []runs.Problem `json:"problems"`
+	// Signer is the trusted key whose signature verified; nil when none
+	// did.
+	Signer *Signer `json:"signer,omitempty"`
+	// Subject is the label, model and sampling the record names (HumanEval
+	// runs; see internal/runlabel).
+	Subject    *runlabel.Subject `json:"subject,omitempty"`
+	Provenance Provenance        `json:"provenance"`
+	HumanEval  *HumanEval        `json:"humaneval,omitempty"`
+	Handoff    *Handoff          `json:"handoff,omitempty"`
+	MLLOG      *MLLOG            `json:"mllog,omitempty"`
 	// Summary and Details are the record's summary and extra section,
 	// flattened, for kinds other than humaneval.
 	Summary []Field `json:"summary,omitempty"`
@@ -70,6 +79,13 @@ type Run struct {
 	FinishedAt time.Time `json:"finished_at"`
 	Command    string    `json:"command"`
 	Error      string    `json:"error,omitempty"`
+}
+
+// Signer names the key that signed a run's record, as the trust file
+// that verified it names it.
+type Signer struct {
+	Name  string `json:"name"`
+	KeyID string `json:"key_id"`
 }
 
 // Provenance is what ran and where.
@@ -168,7 +184,7 @@ func Build(home, id string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, problems, verr := r.Verify()
+	rec, problems, key, verr := verify(home, r)
 	if rec == nil {
 		return nil, verr
 	}
@@ -188,6 +204,9 @@ func Build(home, id string) (*Report, error) {
 		rep.Verified = false
 		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", rec.ID, r.ID)})
 	}
+	if key != nil && rep.Verified {
+		rep.Signer = &Signer{Name: key.Name, KeyID: key.ID}
+	}
 	rep.Provenance = provenance(rec)
 	if extra, ok := rec.Extra.(map[string]any); ok {
 		if e, ok := extra["error"].(string); ok {
@@ -196,6 +215,9 @@ func Build(home, id string) (*Report, error) {
 	}
 	switch rec.Kind {
 	case "humaneval":
+		if subject := runlabel.FromExtra(rec.Extra); subject.Label != "" {
+			rep.Subject = &subject
+		}
 		he, notes := humanEval(r.Dir, rec)
 		rep.HumanEval = he
 		rep.Notes = append(rep.Notes, notes...)
@@ -214,6 +236,28 @@ func Build(home, id string) (*Report, error) {
 		rep.Details = flatten(rec.Extra)
 	}
 	return rep, nil
+}
+
+// verify checks run r against its signed record with home's trust file
+// (or, for a run imported from a bundle, the key it was accepted with; see
+// internal/runimport), as `repro runs verify` does, and returns the record, the problems and
+// the key that verified. A missing trust file is a problem, not an error:
+// the report is still made, NOT verified; an unreadable record is an
+// error.
+func verify(home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key, error) {
+	t, err := runimport.LoadTrust(home, r.ID)
+	if err != nil {
+		rec, _, rerr := r.ReadRecord()
+		if rerr != nil {
+			return nil, nil, nil, rerr
+		}
+		return rec, []runs.Problem{{What: err.Error()}}, nil, err
+	}
+	v, err := r.VerifyWith(t)
+	if v == nil {
+		return nil, nil, nil, err
+	}
+	return v.Record, v.Problems, v.Key, err
 }
 
 func provenance(rec *runs.Record) Provenance {

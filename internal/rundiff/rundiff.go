@@ -48,6 +48,8 @@ type Side struct {
 	Status   string         `json:"status"`
 	Verified bool           `json:"verified"`
 	Problems []runs.Problem `json:"problems"`
+	// Label is what the run's record says it scored (HumanEval runs).
+	Label string `json:"label,omitempty"`
 }
 
 // Verdict is a task's outcome on one side: its status ("pass", "fail",
@@ -115,6 +117,9 @@ func Compare(a, b *report.Report) *Diff {
 
 func side(r *report.Report) Side {
 	s := Side{ID: r.Run.ID, Kind: r.Run.Kind, Status: r.Run.Status, Verified: r.Verified, Problems: r.Problems}
+	if r.Subject != nil {
+		s.Label = r.Subject.Label
+	}
 	if s.Problems == nil {
 		s.Problems = []runs.Problem{}
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -41,6 +42,11 @@ type Entry struct {
 	// Problem says why the record is unreadable.
 	Problem string  `json:"problem,omitempty"`
 	Inputs  []Input `json:"inputs"`
+	// Label, Model and Sampling are what the record says the run scored
+	// (see internal/runlabel); empty for runs that name nothing.
+	Label    string             `json:"label,omitempty"`
+	Model    string             `json:"model,omitempty"`
+	Sampling *runlabel.Sampling `json:"sampling,omitempty"`
 }
 
 // Input is one input a run read: a catalog asset (role "asset", named by
@@ -91,6 +97,8 @@ func entryOf(id string, raw []byte) Entry {
 	for _, a := range rec.Assets {
 		e.addInput("asset", a.ID, a.SHA256)
 	}
+	subject := runlabel.FromExtra(rec.Extra)
+	e.Label, e.Model, e.Sampling = subject.Label, subject.Model, subject.Sampling
 	if d := samplesDigest(rec.Extra); d != "" {
 		e.addInput("samples", "samples", d)
 	}

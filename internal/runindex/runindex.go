@@ -49,7 +49,7 @@ import (
 
 // SchemaVersion is the PRAGMA user_version of the schema below; a database
 // with another is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // applicationID marks an SQLite file as a repro run index ("RPRX").
 const applicationID = 0x52505258
@@ -64,11 +64,17 @@ CREATE TABLE runs (
 	finished_ns   INTEGER NOT NULL,
 	record_sha256 TEXT NOT NULL,
 	problem       TEXT NOT NULL,
-	fingerprint   TEXT NOT NULL
+	fingerprint   TEXT NOT NULL,
+	label         TEXT NOT NULL,
+	model         TEXT NOT NULL,
+	temperature   REAL,
+	samples_n     INTEGER NOT NULL,
+	top_p         REAL
 ) WITHOUT ROWID;
 CREATE INDEX runs_by_start ON runs(started_ns, id);
 CREATE INDEX runs_by_kind ON runs(kind, started_ns);
 CREATE INDEX runs_by_status ON runs(status, started_ns);
+CREATE INDEX runs_by_label ON runs(label, started_ns);
 CREATE TABLE inputs (
 	run_id TEXT NOT NULL,
 	role   TEXT NOT NULL,
@@ -160,7 +166,9 @@ func (ix *Index) rebuildIfUnusable(ctx context.Context, existed bool) error {
 	if problem == nil {
 		return nil
 	}
-	if existed && !errors.Is(problem, errNotInitialized) {
+	if existed && errors.Is(problem, errOlderSchema) {
+		ix.warn(fmt.Sprintf("the run index %q was %v; rebuilding it from the run folders", path, problem))
+	} else if existed && !errors.Is(problem, errNotInitialized) {
 		ix.warn(fmt.Sprintf("the run index %q is not usable (%v); rebuilding it from the run folders", path, problem))
 	} else if existed {
 		ix.warn(fmt.Sprintf("the run index %q is not a repro run index; rebuilding it from the run folders", path))
@@ -259,7 +267,10 @@ func (ix *Index) openDB() error {
 	return nil
 }
 
-var errNotInitialized = errors.New("no run index schema")
+var (
+	errNotInitialized = errors.New("no run index schema")
+	errOlderSchema    = errors.New("written by an older repro")
+)
 
 // check returns nil if the open database is a run index of this schema
 // version that passes SQLite's quick_check.
@@ -276,6 +287,9 @@ func (ix *Index) check(ctx context.Context) error {
 	}
 	if app != applicationID {
 		return fmt.Errorf("application id %#x is not a run index's", app)
+	}
+	if version < SchemaVersion {
+		return fmt.Errorf("%w (version %d, this repro uses %d)", errOlderSchema, version, SchemaVersion)
 	}
 	if version != SchemaVersion {
 		return fmt.Errorf("schema version %d, this repro uses %d", version, SchemaVersion)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -28,7 +29,8 @@ type fakeRun struct {
 	at      time.Time
 	status  string
 	assets  []runs.Asset
-	samples string // sha256 of the samples, or ""
+	samples string         // sha256 of the samples, or ""
+	subject map[string]any // label, model and sampling of the record's extra section
 }
 
 func hexOf(s string) string { return digest.Of([]byte(s)).Hex() }
@@ -45,8 +47,15 @@ func writeRun(t testing.TB, home string, n int, r fakeRun) string {
 	}
 	rec := runs.Record{Schema: runs.Schema, ID: id, Kind: r.kind, StartedAt: r.at, FinishedAt: r.at.Add(time.Minute),
 		Status: r.status, Assets: r.assets, Files: []runs.File{}}
-	if r.samples != "" {
-		rec.Extra = map[string]any{"samples": map[string]any{"sha256": r.samples, "path": "s.jsonl"}}
+	if r.samples != "" || r.subject != nil {
+		extra := map[string]any{}
+		for k, v := range r.subject {
+			extra[k] = v
+		}
+		if r.samples != "" {
+			extra["samples"] = map[string]any{"sha256": r.samples, "path": "s.jsonl"}
+		}
+		rec.Extra = extra
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -146,6 +155,63 @@ func TestListFiltersNewestFirst(t *testing.T) {
 	es, _ := ix.List(context.Background(), Filter{Kind: "edm-fid"})
 	if len(es) != 1 || len(es[0].Inputs) != 2 || es[0].Inputs[0].SHA256 != w.edmModel || es[0].Finished.IsZero() || es[0].RecordSHA256 == "" {
 		t.Errorf("edm-fid entry: %+v", es)
+	}
+}
+
+// TestSubjectFilters: runs are found by the label, model and sampling their
+// records state; a record without a label gets its samples' base name.
+func TestSubjectFilters(t *testing.T) {
+	home := t.TempDir()
+	greedy := writeRun(t, home, 1, fakeRun{kind: "humaneval", at: base, status: "ok",
+		subject: map[string]any{"label": "coder-7b", "model": "org/coder-7b", "sampling": map[string]any{"temperature": 0.0, "n": 1}}})
+	hot := writeRun(t, home, 2, fakeRun{kind: "humaneval", at: base.Add(time.Hour), status: "ok",
+		subject: map[string]any{"label": "coder-7b-t0.8", "model": "org/coder-7b", "sampling": map[string]any{"temperature": 0.8, "n": 10, "top_p": 0.95}}})
+	old := writeRun(t, home, 3, fakeRun{kind: "humaneval", at: base.Add(2 * time.Hour), status: "ok", samples: hexOf("old samples")})
+	other := writeRun(t, home, 4, fakeRun{kind: "edm-fid", at: base.Add(3 * time.Hour), status: "ok"})
+	ix, warnings := openIndex(t, home)
+	sampling := func(spec string) *runlabel.Sampling {
+		s, err := runlabel.ParseSampling(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"label", Filter{Label: "coder-7b"}, []string{greedy}},
+		{"default label", Filter{Label: "s"}, []string{old}},
+		{"model", Filter{Model: "org/coder-7b"}, []string{hot, greedy}},
+		{"model and label", Filter{Model: "org/coder-7b", Label: "coder-7b-t0.8"}, []string{hot}},
+		{"temperature 0", Filter{Sampling: sampling("temperature=0")}, []string{greedy}},
+		{"n", Filter{Sampling: sampling("n=10")}, []string{hot}},
+		{"every value", Filter{Sampling: sampling("temperature=0.8,n=10,top-p=0.95")}, []string{hot}},
+		{"a value no run has", Filter{Sampling: sampling("top-p=0.9")}, nil},
+		{"unknown label", Filter{Label: "coder"}, nil},
+		{"all", Filter{}, []string{other, old, hot, greedy}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := list(t, ix, tc.f); !slices.Equal(got, tc.want) {
+				t.Errorf("List(%+v)\n got %v\nwant %v", tc.f, got, tc.want)
+			}
+			// The filter in Go (for rows re-read from the folders) agrees
+			// with the query.
+			for _, id := range []string{greedy, hot, old, other} {
+				_, e := readRecord(home, id)
+				if tc.f.matches(e) != slices.Contains(tc.want, id) {
+					t.Errorf("Filter(%+v).matches(%s) = %v", tc.f, id, tc.f.matches(e))
+				}
+			}
+		})
+	}
+	es, err := ix.List(context.Background(), Filter{Label: "coder-7b-t0.8"})
+	if err != nil || len(es) != 1 || es[0].Model != "org/coder-7b" || es[0].Sampling.String() != "temperature=0.8,n=10,top-p=0.95" {
+		t.Errorf("entry: %+v %v", es, err)
+	}
+	if len(*warnings) != 0 {
+		t.Errorf("warnings: %q", *warnings)
 	}
 }
 
@@ -265,8 +331,9 @@ func TestAlteredIndexIsNotTrusted(t *testing.T) {
 	ghost := "humaneval-20260301T120000Z-0000ffff"
 	for _, stmt := range []string{
 		`UPDATE runs SET status = 'ok' WHERE id = '` + w.heFail + `'`,
+		`UPDATE runs SET label = 'forged', samples_n = 7 WHERE id = '` + w.he2 + `'`,
 		`INSERT INTO inputs VALUES ('` + w.ingest + `', 'asset', 'humanevalplus-v0.1.10', '` + w.humanevalplus + `')`,
-		`INSERT INTO runs SELECT '` + ghost + `', kind, 'ok', 0, started_ns, finished_ns, record_sha256, '', fingerprint FROM runs WHERE id = '` + w.he1 + `'`,
+		`INSERT INTO runs SELECT '` + ghost + `', kind, 'ok', 0, started_ns, finished_ns, record_sha256, '', fingerprint, label, model, temperature, samples_n, top_p FROM runs WHERE id = '` + w.he1 + `'`,
 	} {
 		if _, err := db.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -274,6 +341,12 @@ func TestAlteredIndexIsNotTrusted(t *testing.T) {
 	}
 	if got := list(t, ix, Filter{Status: "ok", Kind: "humaneval"}); !slices.Equal(got, []string{w.he2, w.he1}) {
 		t.Errorf("ok humaneval runs: %v, want %v", got, []string{w.he2, w.he1})
+	}
+	if got := list(t, ix, Filter{Label: "forged"}); len(got) != 0 {
+		t.Errorf("a label forged in the index lists %v", got)
+	}
+	if got := list(t, ix, Filter{Sampling: &runlabel.Sampling{N: 7}}); len(got) != 0 {
+		t.Errorf("a sampling forged in the index lists %v", got)
 	}
 	if got := list(t, ix, Filter{Input: "humanevalplus-v0.1.10"}); !slices.Equal(got, []string{w.heFail, w.he2, w.he1}) {
 		t.Errorf("runs that read humanevalplus: %v", got)
@@ -308,6 +381,9 @@ func TestBrokenDatabaseIsRebuilt(t *testing.T) {
 			f.Close()
 		},
 		"another schema version": func(t *testing.T, db string) { execDB(t, db, "PRAGMA user_version = 99") },
+		"an older schema version": func(t *testing.T, db string) {
+			execDB(t, db, "PRAGMA user_version = 1")
+		},
 		"another application's database": func(t *testing.T, db string) {
 			os.Remove(db)
 			execDB(t, db, "CREATE TABLE runs (id TEXT); PRAGMA user_version = 1")

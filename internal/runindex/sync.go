@@ -2,6 +2,7 @@ package runindex
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 )
@@ -188,8 +190,8 @@ func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]
 		return err
 	}
 	putRun, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO runs
-		(id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, fingerprint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, fingerprint, label, model, temperature, samples_n, top_p)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,9 @@ func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]
 		}
 	}
 	for _, e := range fresh {
-		if _, err := putRun.ExecContext(ctx, e.ID, e.Kind, e.Status, e.ExitCode, toNS(e.Started), toNS(e.Finished), e.RecordSHA256, e.Problem, e.fingerprint); err != nil {
+		temp, n, topP := samplingColumns(e.Sampling)
+		if _, err := putRun.ExecContext(ctx, e.ID, e.Kind, e.Status, e.ExitCode, toNS(e.Started), toNS(e.Finished), e.RecordSHA256, e.Problem, e.fingerprint,
+			e.Label, e.Model, temp, n, topP); err != nil {
 			return err
 		}
 		if _, err := delInputs.ExecContext(ctx, e.ID); err != nil {
@@ -222,6 +226,36 @@ func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]
 		return fmt.Errorf("cannot update the run index: %w", err)
 	}
 	return nil
+}
+
+// samplingColumns is how the runs table holds a sampling: NULL for a
+// temperature or top-p not stated, 0 for n.
+func samplingColumns(s *runlabel.Sampling) (temp sql.NullFloat64, n int, topP sql.NullFloat64) {
+	if s == nil {
+		return temp, 0, topP
+	}
+	if s.Temperature != nil {
+		temp = sql.NullFloat64{Float64: *s.Temperature, Valid: true}
+	}
+	if s.TopP != nil {
+		topP = sql.NullFloat64{Float64: *s.TopP, Valid: true}
+	}
+	return temp, s.N, topP
+}
+
+// samplingOf is the inverse of samplingColumns; nil when nothing is stated.
+func samplingOf(temp sql.NullFloat64, n int, topP sql.NullFloat64) *runlabel.Sampling {
+	if !temp.Valid && n == 0 && !topP.Valid {
+		return nil
+	}
+	s := &runlabel.Sampling{N: n}
+	if temp.Valid {
+		s.Temperature = &temp.Float64
+	}
+	if topP.Valid {
+		s.TopP = &topP.Float64
+	}
+	return s
 }
 
 func orNone(d string) string {
@@ -267,6 +301,10 @@ type Filter struct {
 	// Digest is a prefix (at least MinDigestPrefix hex digits) of the
 	// SHA-256 of an input: an asset or the samples.
 	Digest string
+	// Label and Model match what the record says the run scored, exactly;
+	// Sampling matches runs whose sampling states every value it states.
+	Label, Model string
+	Sampling     *runlabel.Sampling
 	// Since and Until bound the start time: Since <= start < Until.
 	Since, Until time.Time
 	// Limit is the most runs returned, newest first; 0 means all.
@@ -350,6 +388,7 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Entry, error) {
 func (f Filter) matches(e Entry) bool {
 	ns := toNS(e.Started)
 	if f.Kind != "" && e.Kind != f.Kind || f.Status != "" && e.Status != f.Status ||
+		f.Label != "" && e.Label != f.Label || f.Model != "" && e.Model != f.Model || !e.Sampling.Matches(f.Sampling) ||
 		!f.Since.IsZero() && ns < toNS(f.Since) || !f.Until.IsZero() && ns >= toNS(f.Until) {
 		return false
 	}
@@ -373,7 +412,7 @@ func sameEntry(a, b Entry) bool {
 
 func (ix *Index) query(ctx context.Context, f Filter) ([]Entry, error) {
 	q := strings.Builder{}
-	q.WriteString(`SELECT id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem FROM runs r WHERE 1 = 1`)
+	q.WriteString(`SELECT id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, label, model, temperature, samples_n, top_p FROM runs r WHERE 1 = 1`)
 	var args []any
 	if f.Kind != "" {
 		q.WriteString(" AND kind = ?")
@@ -382,6 +421,28 @@ func (ix *Index) query(ctx context.Context, f Filter) ([]Entry, error) {
 	if f.Status != "" {
 		q.WriteString(" AND status = ?")
 		args = append(args, f.Status)
+	}
+	if f.Label != "" {
+		q.WriteString(" AND label = ?")
+		args = append(args, f.Label)
+	}
+	if f.Model != "" {
+		q.WriteString(" AND model = ?")
+		args = append(args, f.Model)
+	}
+	if s := f.Sampling; s != nil {
+		if s.Temperature != nil {
+			q.WriteString(" AND temperature = ?")
+			args = append(args, *s.Temperature)
+		}
+		if s.N > 0 {
+			q.WriteString(" AND samples_n = ?")
+			args = append(args, s.N)
+		}
+		if s.TopP != nil {
+			q.WriteString(" AND top_p = ?")
+			args = append(args, *s.TopP)
+		}
 	}
 	if !f.Since.IsZero() {
 		q.WriteString(" AND started_ns >= ?")
@@ -415,10 +476,13 @@ func (ix *Index) query(ctx context.Context, f Filter) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var started, finished int64
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Status, &e.ExitCode, &started, &finished, &e.RecordSHA256, &e.Problem); err != nil {
+		var temp, topP sql.NullFloat64
+		var n int
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Status, &e.ExitCode, &started, &finished, &e.RecordSHA256, &e.Problem, &e.Label, &e.Model, &temp, &n, &topP); err != nil {
 			return nil, err
 		}
 		e.Started, e.Finished, e.Inputs = fromNS(started), fromNS(finished), []Input{}
+		e.Sampling = samplingOf(temp, n, topP)
 		pos[e.ID] = len(out)
 		out = append(out, e)
 	}

@@ -140,6 +140,9 @@ type HumanEvalOptions struct {
 	Hostname string
 	Harness  string
 	Dataset  string
+	// Label and Model go into the record as repro humaneval --label and
+	// --model put them; empty leaves them out.
+	Label, Model string
 }
 
 // HumanEvalRun writes a signed humaneval run under home through the runs
@@ -199,7 +202,14 @@ func HumanEvalRun(t testing.TB, home string, samples []Sample, o HumanEvalOption
 	rec.Limits = map[string]any{"harness_digest": o.Harness, "parallel": 2}
 	rec.SelfCheck = map[string]any{"tasks": len(tasks), "passed": len(tasks)}
 	rec.Summary = map[string]any{"tasks": len(tasks), "samples": len(samples), "base_pass_at_k": map[string]float64{"pass@1": rate}, "plus_scored": false, "subset": true}
-	rec.Extra = map[string]any{"dataset": o.Dataset}
+	extra := map[string]any{"dataset": o.Dataset}
+	if o.Label != "" {
+		extra["label"] = o.Label
+	}
+	if o.Model != "" {
+		extra["model"] = o.Model
+	}
+	rec.Extra = extra
 	if err := r.Finish(rec, 0); err != nil {
 		t.Fatal(err)
 	}

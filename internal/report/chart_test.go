@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// fastRun is the HumanEval section of a run of n tasks that all ran far
+// inside their limits (0.05% to 5% of them) with k samples each.
+func fastRun(n, k int) *HumanEval {
+	he := &HumanEval{Tasks: n, Samples: n * k, MaxSamples: k, PlusScored: true, ResultsFound: true,
+		BasePassAtK: map[string]float64{"pass@1": 0.5}, PlusPassAtK: map[string]float64{"pass@1": 0.4}}
+	for i := range n {
+		passed := (i * 7) % (k + 1)
+		status := map[bool]string{true: "pass", false: "partial"}[passed == k]
+		if passed == 0 {
+			status = "fail"
+		}
+		share := 0.0005 * math.Pow(100, float64(i)/float64(max(n-1, 1)))
+		he.Rows = append(he.Rows, TaskRow{Task: fmt.Sprintf("HumanEval/%d", i), Samples: k, Passed: passed, BasePassed: passed, Status: status,
+			Seconds: share * 4, LimitSeconds: 4})
+	}
+	return he
+}
+
+// TestChartsRead: every chart of a full run has axis titles, ticks and a
+// legend; every mark names its task on hover; the grid wraps at 25 tasks;
+// a fast run's time chart is on a log scale with its bars visible.
+func TestChartsRead(t *testing.T) {
+	he := fastRun(164, 5)
+	cs := charts(he)
+	if len(cs) != 3 {
+		t.Fatalf("%d charts, want the grid, the time chart and the pass rate", len(cs))
+	}
+	for _, c := range cs {
+		titles, ticks := 0, 0
+		for _, tx := range c.Texts {
+			switch tx.Class {
+			case "axis-title":
+				titles++
+			case "tick":
+				ticks++
+			}
+		}
+		if titles == 0 || ticks < 3 || len(c.Legend) < 2 || c.Caption == "" {
+			t.Errorf("%s: %d axis titles, %d ticks, %d legend entries", c.Title, titles, ticks, len(c.Legend))
+		}
+		marks := 0
+		for _, r := range c.Rects {
+			if strings.HasPrefix(r.Title, "HumanEval/") {
+				marks++
+				if r.H < 2 || r.W < 2 || r.X+r.W > c.Width || r.Y+r.H > c.Height {
+					t.Errorf("%s: mark %q is %dx%d at %d,%d in a %dx%d chart", c.Title, r.Title, r.W, r.H, r.X, r.Y, c.Width, c.Height)
+				}
+			}
+		}
+		if marks != 164 {
+			t.Errorf("%s: %d marks with a task title, want 164", c.Title, marks)
+		}
+	}
+	grid := cs[0]
+	rows := map[int]bool{}
+	for _, r := range grid.Rects {
+		rows[r.Y] = true
+	}
+	if len(rows) != 7 || grid.Width > 1000 {
+		t.Errorf("grid: %d rows, %d pixels wide; want 164 tasks in 7 rows of 25", len(rows), grid.Width)
+	}
+	var labels []string
+	for _, tx := range cs[1].Texts {
+		if tx.Class == "tick" && strings.HasSuffix(tx.Text, "%") {
+			labels = append(labels, tx.Text)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0.01% 0.1% 1% 10% 100%" {
+		t.Errorf("time chart ticks %q, want a log scale from 0.01%% to the limit", got)
+	}
+	for _, r := range cs[1].Rects {
+		if strings.HasPrefix(r.Title, "HumanEval/") && r.H < 10 {
+			t.Errorf("time chart: bar %q is %d pixels high: a fast run's bars must show", r.Title, r.H)
+		}
+	}
+
+	// Near the limit the scale is linear and shows the limit line.
+	near := fastRun(10, 1)
+	for i := range near.Rows {
+		near.Rows[i].Seconds = near.Rows[i].LimitSeconds * (0.3 + 0.1*float64(i))
+	}
+	tc, ok := timeChart(near.Rows)
+	if !ok || strings.Contains(tc.Texts[len(tc.Texts)-1].Text+tc.Caption, "log") || len(tc.Lines) != 1 || tc.Lines[0].Class != "limitline" {
+		t.Errorf("near the limit: %+v", tc)
+	}
+	over := 0
+	for _, r := range tc.Rects {
+		if r.Class == "fail" {
+			over++
+		}
+	}
+	if over != 2 { // 110% and 120%
+		t.Errorf("%d bars marked over the limit, want 2", over)
+	}
+
+	html := render(t, &Report{Schema: Schema, Verified: true, Problems: nil, Run: Run{ID: "humaneval-20260101T000000Z-00000000", Kind: "humaneval"}, HumanEval: he}, "html")
+	if n := len(regexp.MustCompile(`<title>HumanEval/163: `).FindAllString(html, -1)); n != 3 {
+		t.Errorf("HumanEval/163 is named on hover %d times, want once per chart", n)
+	}
+	if d := os.Getenv("REPRO_TEST_ARTIFACTS"); d != "" {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "report-charts-164-tasks.html"), []byte(html), 0o644)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{1, 45, "10 20 30 40"},
+		{0.1, 0.6, "0.1 0.2 0.3 0.4 0.5 0.6"},
+		{3, 3, "3"},
+	} {
+		var got []string
+		for _, tk := range niceTicks(tc.lo, tc.hi, 5) {
+			got = append(got, tk.label)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("niceTicks(%g, %g) = %v, want %s", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+	for v, want := range map[float64]string{1: "100%", 0.25: "25%", 0.01: "1%", 0.001: "0.1%", 0.0001: "0.01%", 0: "0%"} {
+		if got := percent(v); got != want {
+			t.Errorf("percent(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

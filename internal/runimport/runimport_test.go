@@ -1,0 +1,335 @@
+package runimport
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/keys"
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
+	"github.com/reprolab/repro/internal/trust"
+)
+
+// submission makes a run in a home of its own (the submitter's), exports
+// it as a bundle and returns the bundle, a trust file naming the
+// submitter's key "lab-a", and the run id.
+func submission(t *testing.T) (bundle string, tf *trust.File, id string) {
+	t.Helper()
+	lab := t.TempDir()
+	id = runstest.HumanEvalRun(t, lab, []runstest.Sample{{Task: "HumanEval/0", Pass: true}, {Task: "HumanEval/1", FailingInput: `[1]`, Reason: "AssertionError"}},
+		runstest.HumanEvalOptions{Label: "model-a"})
+	bundle = filepath.Join(t.TempDir(), "a.tar")
+	if _, err := runs.Export(lab, id, bundle); err != nil {
+		t.Fatal(err)
+	}
+	k, err := runs.LocalKey(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf = &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("lab-a", k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
+	return bundle, tf, id
+}
+
+// maintainer is a home with a run of its own (so it has its own key and
+// trust file).
+func maintainer(t *testing.T) string {
+	home := t.TempDir()
+	runstest.HumanEvalRun(t, home, []runstest.Sample{{Task: "HumanEval/0", Pass: true}}, runstest.HumanEvalOptions{Label: "local"})
+	return home
+}
+
+// nothingLeft checks that a refused import left no run folder, no import
+// record and no staging folder.
+func nothingLeft(t *testing.T, home, id string) {
+	t.Helper()
+	if _, err := os.Lstat(layout.Home(home).Run(id)); err == nil {
+		t.Errorf("a refused bundle left run folder %s", id)
+	}
+	if _, err := os.Lstat(layout.Home(home).ImportRecord(id)); err == nil {
+		t.Errorf("a refused bundle left an import record")
+	}
+	ents, _ := os.ReadDir(layout.Home(home).Imports())
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".staging-") {
+			t.Errorf("a staging folder was left: %s", e.Name())
+		}
+	}
+}
+
+func TestImport(t *testing.T) {
+	bundle, tf, id := submission(t)
+	home := maintainer(t)
+	res, err := Import(home, bundle, tf, "lab-a.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID != id || res.Key.Name != "lab-a" || res.Already || res.Files != 1 {
+		t.Errorf("result %+v", res)
+	}
+	run, err := runs.Open(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run verifies with the key it was imported with, and not with
+	// the home's own trust file: the submitter's key is trusted for its
+	// runs only.
+	it, ok, err := Trust(home, id)
+	if err != nil || !ok || it.Keys[0].Name != "lab-a" {
+		t.Fatalf("Trust: %v %v %v", it, ok, err)
+	}
+	if v, err := run.VerifyWith(it); err != nil || v.Key.Name != "lab-a" {
+		t.Errorf("imported run does not verify with its import key: %v", err)
+	}
+	if _, _, err := run.Verify(); exitcode.Of(err) != exitcode.Integrity {
+		t.Errorf("imported run verifies with the home's trust file: %v", err)
+	}
+	if _, err := runstest.IndependentVerify(t, run.Dir, writeKey(t, it)); err != nil {
+		t.Errorf("the independent verifier refuses the imported run: %v", err)
+	}
+	all, _ := runs.List(home)
+	for _, other := range all {
+		if _, ok, _ := Trust(home, other); ok != (other == id) {
+			t.Errorf("run %s: import record %v", other, ok)
+		}
+	}
+	again, err := Import(home, bundle, tf, "lab-a.json")
+	if err != nil || !again.Already {
+		t.Errorf("importing again: %+v %v", again, err)
+	}
+	var rec Record
+	b, _ := os.ReadFile(layout.Home(home).ImportRecord(id))
+	if err := json.Unmarshal(b, &rec); err != nil || rec.RunID != id || len(rec.BundleSHA256) != 64 || rec.TrustFile != "lab-a.json" || !filepath.IsAbs(rec.Bundle) {
+		t.Errorf("import record %s: %v", b, err)
+	}
+}
+
+func writeKey(t *testing.T, tf *trust.File) string {
+	p := filepath.Join(t.TempDir(), "key.pub")
+	os.WriteFile(p, []byte(tf.Keys[0].PublicKey), 0o644)
+	return p
+}
+
+// TestImportRefuses: a bundle that does not verify, one signed by a key
+// the trust file lacks, and one whose run id another run holds are not
+// imported, and leave nothing behind.
+func TestImportRefuses(t *testing.T) {
+	t.Run("tampered", func(t *testing.T) {
+		bundle, tf, id := submission(t)
+		rewrite(t, bundle, func(h *tar.Header, data []byte) []byte {
+			if h.Name == "run/eval_results.json" {
+				return bytes.Replace(data, []byte(`"fail"`), []byte(`"pass"`), 1)
+			}
+			return data
+		})
+		home := maintainer(t)
+		if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("tampered bundle: %v", err)
+		}
+		nothingLeft(t, home, id)
+	})
+	t.Run("untrusted signer", func(t *testing.T) {
+		bundle, _, id := submission(t)
+		other, _ := keys.Generate()
+		tf := &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("other", other.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
+		home := maintainer(t)
+		if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "not signed by a trusted key") {
+			t.Errorf("untrusted signer: %v", err)
+		}
+		nothingLeft(t, home, id)
+	})
+	t.Run("id taken", func(t *testing.T) {
+		bundle, tf, id := submission(t)
+		home := maintainer(t)
+		dir := layout.Home(home).Run(id)
+		os.MkdirAll(dir, 0o700)
+		os.WriteFile(filepath.Join(dir, "record.json"), []byte(`{"id": "`+id+`"}`), 0o644)
+		if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "another run with that id") {
+			t.Errorf("id held by another run: %v", err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "record.json")); !strings.Contains(string(b), `{"id"`) {
+			t.Errorf("the run already there was changed")
+		}
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o700) // an empty folder of that name: rename would replace it
+		if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("id held by an empty folder: %v", err)
+		}
+	})
+	t.Run("record names no run id", func(t *testing.T) {
+		lab := t.TempDir()
+		r, err := runs.Create(lab, "humaneval")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := r.NewRecord("test")
+		rec.ID = "../../../escaped"
+		if err := r.Finish(rec, 0); err != nil {
+			t.Fatal(err)
+		}
+		bundle := filepath.Join(t.TempDir(), "b.tar")
+		if _, err := runs.Export(lab, r.ID, bundle); err != nil {
+			t.Fatal(err)
+		}
+		k, _ := runs.LocalKey(lab)
+		tf := &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("lab", k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
+		home := maintainer(t)
+		if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "not a run id") {
+			t.Errorf("record with a path for an id: %v", err)
+		}
+		if _, err := os.Lstat(filepath.Join(home, "..", "escaped")); err == nil {
+			t.Errorf("the import wrote outside the home")
+		}
+	})
+}
+
+// TestBundleChangedBetweenChecks: a bundle swapped after it verified
+// (same names and sizes, other bytes) is refused by the check of the
+// staged folder, and nothing is imported.
+func TestBundleChangedBetweenChecks(t *testing.T) {
+	bundle, tf, id := submission(t)
+	home := maintainer(t)
+	betweenChecks = func(p string) {
+		rewrite(t, p, func(h *tar.Header, d []byte) []byte {
+			if h.Name == "run/eval_results.json" {
+				return bytes.Replace(d, []byte(`"fail"`), []byte(`"pass"`), 1)
+			}
+			return d
+		})
+	}
+	defer func() { betweenChecks = func(string) {} }()
+	if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "changed while it was imported") {
+		t.Errorf("bundle changed between the checks: %v", err)
+	}
+	nothingLeft(t, home, id)
+}
+
+// TestUnpackTakesOnlyTheVerifiedFiles: what the second pass over a
+// bundle writes is bounded by the verified record, whatever the bundle
+// holds by then.
+func TestUnpackTakesOnlyTheVerifiedFiles(t *testing.T) {
+	for name, tc := range map[string]struct {
+		entry tar.Header
+		data  string
+		want  string
+	}{
+		"a file the record does not name": {tar.Header{Typeflag: tar.TypeReg, Name: "run/extra.py"}, "x", "not a file of the verified record"},
+		"a path out of the folder":        {tar.Header{Typeflag: tar.TypeReg, Name: "run/../../x"}, "x", "not a file of the verified record"},
+		"a larger file":                   {tar.Header{Typeflag: tar.TypeReg, Name: "run/eval_results.json"}, strings.Repeat("x", 1<<16), "the record names"},
+		"a symbolic link":                 {tar.Header{Typeflag: tar.TypeSymlink, Name: "run/eval_results.json", Linkname: "/etc/passwd"}, "", "not a regular file"},
+		"a duplicate":                     {tar.Header{Typeflag: tar.TypeReg, Name: "run/record.json"}, "{}", "appears twice"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bundle, tf, _ := submission(t)
+			v, err := runs.VerifyBundle(bundle, tf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "a larger file" {
+				rewrite(t, bundle, func(h *tar.Header, d []byte) []byte {
+					if h.Name == tc.entry.Name {
+						return append(d, tc.data...)
+					}
+					return d
+				})
+			} else {
+				rewrite(t, bundle, func(_ *tar.Header, d []byte) []byte { return d }, entry{tc.entry, tc.data})
+			}
+			dir := filepath.Join(t.TempDir(), "run")
+			if _, err := unpack(bundle, dir, v.Record); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("unpack: %v, want %q", err, tc.want)
+			}
+			if _, err := os.Lstat(filepath.Join(filepath.Dir(dir), "..", "x")); err == nil {
+				t.Errorf("unpack wrote outside its folder")
+			}
+		})
+	}
+}
+
+// TestTamperedImportRecord: an import record that names another key, or
+// cannot be read, makes the run fail to verify.
+func TestTamperedImportRecord(t *testing.T) {
+	bundle, tf, id := submission(t)
+	home := maintainer(t)
+	if _, err := Import(home, bundle, tf, "t.json"); err != nil {
+		t.Fatal(err)
+	}
+	p := layout.Home(home).ImportRecord(id)
+	var rec Record
+	b, _ := os.ReadFile(p)
+	json.Unmarshal(b, &rec)
+	other, _ := keys.Generate()
+	tb, _ := json.Marshal(trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("lab-a", other.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}})
+	rec.Trust = tb
+	b, _ = json.Marshal(rec)
+	os.WriteFile(p, b, 0o644)
+	run, _ := runs.Open(home, id)
+	it, err := LoadTrust(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.VerifyWith(it); exitcode.Of(err) != exitcode.Integrity {
+		t.Errorf("a run verifies with a key swapped into its import record: %v", err)
+	}
+	for _, bad := range []string{"{", `{"schema": "repro.import/v1", "run_id": "other"}`, `{"schema": "repro.import/v1", "run_id": "` + id + `", "trust": {"version": 1, "keys": []}}`} {
+		os.WriteFile(p, []byte(bad), 0o644)
+		if _, err := LoadTrust(home, id); exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("import record %s: %v, want an integrity error", bad, err)
+		}
+	}
+}
+
+// entry is a tar member rewrite appends.
+type entry struct {
+	hdr  tar.Header
+	data string
+}
+
+// rewrite rewrites the tar file at p, passing each member's content
+// through edit, then appends add.
+func rewrite(t *testing.T, p string, edit func(*tar.Header, []byte) []byte, add ...entry) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(bytes.NewReader(b))
+	var out bytes.Buffer
+	tw := tar.NewWriter(&out)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = edit(h, data)
+		h.Size = int64(len(data))
+		tw.WriteHeader(h)
+		tw.Write(data)
+	}
+	for _, e := range add {
+		h := e.hdr
+		h.Size, h.Mode = int64(len(e.data)), 0o644
+		tw.WriteHeader(&h)
+		tw.Write([]byte(e.data))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
