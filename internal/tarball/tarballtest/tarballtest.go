@@ -32,7 +32,7 @@ const Mtime = 1700000000
 
 // Block is a raw 512-byte tar header: a ustar block of the POSIX form
 // (magic "ustar\x00", version "00") with mode 0644, owner 0, modification
-// time Mtime and its checksum computed.
+// time Mtime and its checksum computed, as Go's archive/tar writes it.
 func Block(name string, typeflag byte, size int64) []byte {
 	b := make([]byte, 512)
 	copy(b[0:100], name)
@@ -44,6 +44,8 @@ func Block(name string, typeflag byte, size int64) []byte {
 	b[156] = typeflag
 	copy(b[257:263], "ustar\x00")
 	copy(b[263:265], "00")
+	copy(b[329:337], "0000000\x00")
+	copy(b[337:345], "0000000\x00")
 	return Checksum(b)
 }
 
@@ -114,7 +116,8 @@ func Smuggle(files, forged []File) []byte {
 }
 
 // ReadGo reads every regular file of archive with Go's archive/tar, the
-// reader repro's earlier code used, in order.
+// reader repro's earlier code used, in order; an entry of more than 16
+// MiB (a sparse file's holes count) is an error.
 func ReadGo(archive []byte) ([]File, error) {
 	tr := tar.NewReader(bytes.NewReader(archive))
 	var out []File
@@ -126,9 +129,12 @@ func ReadGo(archive []byte) ([]File, error) {
 		if err != nil {
 			return out, err
 		}
-		b, err := io.ReadAll(tr)
+		b, err := io.ReadAll(io.LimitReader(tr, 16<<20+1))
 		if err != nil {
 			return out, err
+		}
+		if len(b) > 16<<20 {
+			return out, fmt.Errorf("entry %q: more than 16 MiB", h.Name)
 		}
 		if h.Typeflag == tar.TypeReg {
 			out = append(out, File{h.Name, b})
@@ -177,7 +183,10 @@ func Tools(t testing.TB) []Tool {
 	if err != nil {
 		testenv.Missing(t, "bsdtar", "apt-get install libarchive-tools (scripts/deps.sh)")
 	}
-	py, err := exec.LookPath("python3")
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		py, err = exec.LookPath("python3")
+	}
 	if err != nil {
 		testenv.Missing(t, "python3", "apt-get install python3")
 	}
