@@ -22,7 +22,7 @@ var allowed = map[string][]string{
 	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"trust":      {"keys", "safefile", "strictjson"},
-	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
+	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "tarball", "trust"},
 	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
