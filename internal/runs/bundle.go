@@ -213,7 +213,8 @@ func ExtractBundle(p string, t *trust.File, dir string) (*Verification, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return v, err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	// rename(2) replaces an empty folder (os.Rename refuses to).
+	if err := syscall.Rename(tmp, dir); err != nil {
 		return v, fmt.Errorf("cannot move the extracted bundle into %q: %v", dir, err)
 	}
 	return v, atomicfile.SyncDir(parent)

@@ -149,7 +149,7 @@ func TestCheckImageArchive(t *testing.T) {
 			}
 			return nil
 		}), diffs, "lists 2 images"},
-		"a link": {append(good[:len(good)-1024:len(good)-1024], append(tarballtest.Block("link", tar.TypeSymlink, 0), tarballtest.End()...)...), diffs, "symbolic link"},
+		"a link":        {append(good[:len(good)-1024:len(good)-1024], append(tarballtest.Block("link", tar.TypeSymlink, 0), tarballtest.End()...)...), diffs, "symbolic link"},
 		"climbing name": {append(tarballtest.Entry("../"+layerName, []byte("x")), good...), diffs, "not a clean relative path"},
 		"not a tar":     {[]byte("not an archive at all, but long enough to be read as a tar header block"), diffs, "not an image archive in repro's tar form"},
 		"as go-containerregistry writes it": {func() []byte {

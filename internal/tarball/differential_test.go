@@ -1,7 +1,6 @@
 package tarball_test
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,47 +42,6 @@ func seedCorpus(t *testing.T) map[string][]byte {
 	return out
 }
 
-// mutate returns n archives made from base by one random change each:
-// a byte flipped or set, header bytes changed with the checksum fixed so
-// that the reader looks further, a cut, a block inserted, repeated or
-// removed, or bytes appended.
-func mutate(rng *rand.Rand, base []byte, n int) [][]byte {
-	var out [][]byte
-	for range n {
-		b := bytes.Clone(base)
-		blocks := len(b) / tarball.BlockSize
-		blk := rng.IntN(max(blocks, 1)) * tarball.BlockSize
-		switch rng.IntN(8) {
-		case 0:
-			b[rng.IntN(len(b))] ^= byte(1 << rng.IntN(8))
-		case 1:
-			b[rng.IntN(len(b))] = byte(rng.IntN(256))
-		case 2, 3:
-			// a header field changed and the checksum recomputed
-			if blk+tarball.BlockSize <= len(b) {
-				off := blk + rng.IntN(tarball.BlockSize)
-				const chars = "0123456789abcdefxyz/.\x00 "
-				b[off] = chars[rng.IntN(len(chars))]
-				tt.Checksum(b[blk : blk+tarball.BlockSize])
-			}
-		case 4:
-			b = b[:rng.IntN(len(b))]
-		case 5:
-			if blk+tarball.BlockSize <= len(b) {
-				b = append(b[:blk:blk], append(bytes.Clone(b[blk:blk+tarball.BlockSize]), b[blk:]...)...)
-			}
-		case 6:
-			if blk+tarball.BlockSize <= len(b) {
-				b = append(b[:blk:blk], b[blk+tarball.BlockSize:]...)
-			}
-		case 7:
-			b = append(b, tt.Entry("extra", []byte("appended"))...)
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
 // TestReferenceToolsAgree is the differential test: every archive the
 // reader accepts, from the writer, from the seed corpus, and mutated from
 // both, unpacks with GNU tar, bsdtar and Python's tarfile to exactly the
@@ -98,7 +56,7 @@ func TestReferenceToolsAgree(t *testing.T) {
 	corpus["writer/padded"] = append(write(t, shapes()[:3]...), make([]byte, tarball.MaxTrailingZeros)...)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, name := range []string{"writer/shapes", "writer/one"} {
-		for i, m := range mutate(rng, corpus[name], 300) {
+		for i, m := range tt.Mutants(rng, corpus[name], 300) {
 			corpus[name+"/mutant-"+strconv.Itoa(i)] = m
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,6 +114,47 @@ func Smuggle(files, forged []File) []byte {
 		out = append(out, Entry(f.Name, f.Data)...)
 	}
 	return append(out, End()...)
+}
+
+// Mutants returns n archives made from base by one random change each:
+// a byte flipped or set, header bytes changed with the checksum fixed so
+// that the reader looks further, a cut, a block inserted, repeated or
+// removed, or bytes appended.
+func Mutants(rng *rand.Rand, base []byte, n int) [][]byte {
+	var out [][]byte
+	for range n {
+		b := bytes.Clone(base)
+		blocks := len(b) / 512
+		blk := rng.IntN(max(blocks, 1)) * 512
+		switch rng.IntN(8) {
+		case 0:
+			b[rng.IntN(len(b))] ^= byte(1 << rng.IntN(8))
+		case 1:
+			b[rng.IntN(len(b))] = byte(rng.IntN(256))
+		case 2, 3:
+			// a header field changed and the checksum recomputed
+			if blk+512 <= len(b) {
+				off := blk + rng.IntN(512)
+				const chars = "0123456789abcdefxyz/.\x00 "
+				b[off] = chars[rng.IntN(len(chars))]
+				Checksum(b[blk : blk+512])
+			}
+		case 4:
+			b = b[:rng.IntN(len(b))]
+		case 5:
+			if blk+512 <= len(b) {
+				b = append(b[:blk:blk], append(bytes.Clone(b[blk:blk+512]), b[blk:]...)...)
+			}
+		case 6:
+			if blk+512 <= len(b) {
+				b = append(b[:blk:blk], b[blk+512:]...)
+			}
+		case 7:
+			b = append(b, Entry("extra", []byte("appended"))...)
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // ReadGo reads every regular file of archive with Go's archive/tar, the
