@@ -471,3 +471,65 @@ func TestEventPhasesOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeStaysWithinOneSource: a mirror sends half of wrong bytes and
+// drops the connection, every time it is asked. The next source, honest,
+// must be asked for the whole file, not for the rest of the mirror's
+// bytes (which would fail the hash and blame it), and the fetch succeeds.
+// A partial file left by an earlier run from another source, or with no
+// record of its source, is started over too.
+func TestResumeStaysWithinOneSource(t *testing.T) {
+	f := newFixture(t, 256<<10)
+	var ranges []string
+	var mu sync.Mutex
+	f.handler = func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range"))
+		mu.Unlock()
+		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(f.data))
+	}
+	wrong := bytes.Repeat([]byte{0xee}, len(f.data)/2)
+	hostile := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(f.data)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(wrong)
+		w.(http.Flusher).Flush()
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(hostile.Close)
+	s := openTestStore(t, f.entry("/file"))
+	opt := f.opts()
+	opt.Mirrors = []string{hostile.URL}
+	if err := s.Fetch(context.Background(), []string{"test-asset"}, opt); err != nil {
+		t.Fatalf("the honest source after a hostile mirror: %v", err)
+	}
+	assertStored(t, s, f.data)
+	if len(ranges) != 1 || ranges[0] != "" {
+		t.Fatalf("the honest source was asked for ranges %q, want the whole file once", ranges)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(s.home, "tmp")); len(ents) != 0 {
+		t.Fatalf("tmp holds %d files after the fetch", len(ents))
+	}
+
+	// Left by an earlier run: half of wrong bytes, from another source or
+	// of unknown source.
+	for _, owner := range []string{"", sourceTag(hostile.URL + "/file")} {
+		s := openTestStore(t, f.entry("/file"))
+		hex := digest.Of(f.data).Hex()
+		os.MkdirAll(filepath.Join(s.home, "tmp"), 0o700)
+		os.WriteFile(s.dir.Partial(hex), wrong, 0o600)
+		if owner != "" {
+			os.WriteFile(s.dir.PartialSource(hex), []byte(owner), 0o600)
+		}
+		ranges = nil
+		if err := s.Fetch(context.Background(), []string{"test-asset"}, f.opts()); err != nil {
+			t.Fatalf("a partial file from another source (%q): %v", owner, err)
+		}
+		assertStored(t, s, f.data)
+		if len(ranges) != 1 || ranges[0] != "" {
+			t.Fatalf("the honest source was asked for ranges %q, want the whole file", ranges)
+		}
+	}
+}
