@@ -232,3 +232,44 @@ func TestZipDirectoriesCannotSwapWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaStorageIsRefused: a torch.save zip whose storage location is
+// "meta" but which holds the storage's bytes. torch.load (Debian's
+// PyTorch, no map_location) returns a tensor without data on the meta
+// device; repro, which would export the bytes, refuses the file.
+func TestMetaStorageIsRefused(t *testing.T) {
+	dir := attackFiles(t, filepath.Join(t.TempDir(), "canary"))
+	path := filepath.Join(dir, "zip_meta_location.pt")
+	out, err := pyLoad(t, "torch", path)
+	if err != nil {
+		t.Fatalf("torch.load: %v: %s", err, out)
+	}
+	var got []struct {
+		Name, Device string
+		SHA256       *string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Device != "meta" || got[0].SHA256 != nil {
+		t.Fatalf("control: torch.load returns %s, not one tensor on the meta device", out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ProfileNames() {
+		p := mustProfile(t, name)
+		r := ScanBytes(data, p)
+		why := r.Error
+		for _, v := range r.Violations {
+			why += " " + v.Reason
+		}
+		if r.Verdict == Clean || !strings.Contains(why, `"meta"`) {
+			t.Errorf("profile %s: scan gives %s (%s %v), want a refusal naming the meta device", name, r.Verdict, r.Error, r.Violations)
+		}
+		if m, err := ConvertBytes(data, p); err == nil {
+			t.Errorf("profile %s: convert exports %d tensors of a file torch.load gives no data for", name, len(m.Tensors))
+		}
+	}
+}
