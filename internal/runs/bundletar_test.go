@@ -266,3 +266,39 @@ func headerOffsets(t *testing.T, archive []byte) []int {
 		out = append(out, int(r.Offset())-512)
 	}
 }
+
+// TestSparseBundleIsRefusedUnread: a bundle whose results.json is a PAX
+// sparse entry of 1 GiB of holes in a few KB. Go's archive/tar expands
+// the holes, so the old reader hashed 1 GiB of zeros (and 64 GiB an
+// entry at its bound) before anything else; the entry is now refused
+// from its header, naming the sparse record.
+func TestSparseBundleIsRefusedUnread(t *testing.T) {
+	bundle, trustPath := exportedBundle(t)
+	raw, _ := os.ReadFile(bundle)
+	files, err := tarballtest.ReadGo(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for _, f := range files {
+		if f.Name == "run/results.json" {
+			b = append(b, tarballtest.PAX('x', "GNU.sparse.major=1", "GNU.sparse.minor=0", "GNU.sparse.name="+f.Name, "GNU.sparse.realsize=1073741824")...)
+			// the map block, then the one byte of data after the hole
+			b = append(b, tarballtest.Block("run/GNUSparseFile.0/results.json", '0', 513)...)
+			b = append(b, tarballtest.Pad([]byte("1\n1073741823\n1\n"))...)
+			b = append(b, tarballtest.Pad([]byte("}"))...)
+			continue
+		}
+		b = append(b, tarballtest.Entry(f.Name, f.Data)...)
+	}
+	p := filepath.Join(t.TempDir(), "sparse.tar")
+	os.WriteFile(p, append(b, tarballtest.End()...), 0o644)
+	tf, err := trust.Load(trustPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = VerifyBundle(p, tf)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "PAX record GNU.sparse.") {
+		t.Fatalf("a sparse bundle: %v, want exit 4 naming its sparse record", err)
+	}
+}
