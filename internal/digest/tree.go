@@ -24,7 +24,8 @@ import (
 // execute bit, 120000 for a symbolic link (hashed over its target text).
 // Paths are relative, slash-separated, valid UTF-8 without control
 // characters; folders are implied by the paths. A .git folder at the tree
-// root is left out. Any other kind of file makes the tree invalid.
+// root is left out (Tree; Folder keeps it). Any other kind of file makes
+// the tree invalid.
 
 const manifestHeader = "repro-tree v1"
 
