@@ -219,6 +219,18 @@ func TestFetchWrongSize(t *testing.T) {
 	}
 }
 
+// sendAndDrop answers 200 with a Content-Length of size, sends part and
+// drops the connection.
+func sendAndDrop(w http.ResponseWriter, size int, part []byte) {
+	w.Header().Set("Content-Length", fmt.Sprint(size))
+	w.WriteHeader(http.StatusOK)
+	w.Write(part)
+	w.(http.Flusher).Flush()
+	if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn.Close()
+	}
+}
+
 // TestFetchResumesAfterDrop drops the connection mid-body on the first
 // request; the fetch resumes with a Range request and stores the blob.
 func TestFetchResumesAfterDrop(t *testing.T) {
@@ -231,14 +243,7 @@ func TestFetchResumesAfterDrop(t *testing.T) {
 		first := len(ranges) == 1
 		mu.Unlock()
 		if first {
-			w.Header().Set("Content-Length", fmt.Sprint(len(f.data)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(f.data[:200<<10])
-			w.(http.Flusher).Flush()
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				conn.Close()
-			}
+			sendAndDrop(w, len(f.data), f.data[:200<<10])
 			return
 		}
 		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(f.data))
@@ -490,13 +495,7 @@ func TestResumeStaysWithinOneSource(t *testing.T) {
 	}
 	wrong := bytes.Repeat([]byte{0xee}, len(f.data)/2)
 	hostile := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", fmt.Sprint(len(f.data)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(wrong)
-		w.(http.Flusher).Flush()
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
+		sendAndDrop(w, len(f.data), wrong)
 	}))
 	t.Cleanup(hostile.Close)
 	s := openTestStore(t, f.entry("/file"))
