@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	reprotar "github.com/reprolab/repro/internal/tarball"
 )
 
 // imageHome returns a new REPRO_HOME holding the shared test image's pin
@@ -47,8 +48,9 @@ type tarMember struct {
 	data []byte
 }
 
-// rewriteTar copies the tar src to dst, passing each member's content
-// through edit (a nil result keeps it), then appends add.
+// rewriteTar copies the tar src to dst in repro's tar form, passing each
+// member's content through edit (a nil result keeps it), then appends
+// add.
 func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reader) []byte, add ...tarMember) {
 	t.Helper()
 	in, err := os.Open(src)
@@ -61,7 +63,7 @@ func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reade
 		t.Fatal(err)
 	}
 	defer out.Close()
-	tr, tw := tar.NewReader(in), tar.NewWriter(out)
+	tr, tw := tar.NewReader(in), reprotar.NewWriter(out)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -71,19 +73,19 @@ func rewriteTar(t *testing.T, src, dst string, edit func(name string, r io.Reade
 			t.Fatal(err)
 		}
 		if b := edit(h.Name, tr); b != nil {
-			h.Size = int64(len(b))
-			tw.WriteHeader(h)
-			tw.Write(b)
+			if err := tw.AddBytes(h.Name, h.ModTime, b); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		}
-		tw.WriteHeader(h)
-		if _, err := io.Copy(tw, tr); err != nil {
+		if err := tw.Add(h.Name, h.Size, h.ModTime, tr); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, m := range add {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.name, Size: int64(len(m.data)), Mode: 0o644})
-		tw.Write(m.data)
+		if err := tw.AddBytes(m.name, sandbox.LayerTime, m.data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
@@ -212,6 +214,18 @@ func TestImageExportImport(t *testing.T) {
 	if bytes.Equal(modifiedConfig, member(t, bundle, "image.tar")) {
 		t.Fatal("the image configuration was not modified")
 	}
+	// The real image with other images' tags, or an OCI index beside
+	// its manifest (what an engine with the containerd store loads).
+	extraTags := editImage(func(n string, r io.Reader) []byte {
+		if n == "manifest.json" {
+			b, _ := io.ReadAll(r)
+			return bytes.Replace(b, []byte(`"RepoTags":null`), []byte(`"RepoTags":["debian:bookworm"]`), 1)
+		}
+		return nil
+	})
+	ociIndex := filepath.Join(dir, "with-index.tar")
+	rewriteTar(t, inner, ociIndex, func(string, io.Reader) []byte { return nil }, tarMember{"index.json", []byte(`{"schemaVersion":2,"manifests":[]}`)})
+	withIndex, _ := os.ReadFile(ociIndex)
 	withImage := func(name string, b []byte) string {
 		return variant(name, func(n string, r io.Reader) []byte {
 			if n == "image.tar" {
@@ -230,9 +244,11 @@ func TestImageExportImport(t *testing.T) {
 		"untrusted key":    {bundle, untrusted, 4, "not signed by a trusted key"},
 		"swapped SBOM":     {swappedSBOM, trusted, 4, "swapped SBOM"},
 		"SBOM and pin":     {swappedPinned, trusted, 4, "is for image"},
-		"re-tagged image":  {retaggedImage, trusted, 4, "not " + pin.ID},
+		"re-tagged image":  {retaggedImage, trusted, 4, "tags the image"},
 		"modified config":  {withImage("config", modifiedConfig), trusted, 4, "not " + pin.ID},
 		"modified layer":   {withImage("layer", modifiedLayer), trusted, 4, "has content"},
+		"other tags":       {withImage("tags", extraTags), trusted, 4, "tags the image [\"debian:bookworm\"]"},
+		"an OCI index":     {withImage("index", withIndex), trusted, 4, "OCI index.json"},
 		"missing bundle":   {filepath.Join(dir, "nope.tar"), trusted, 3, "nope.tar"},
 		"not a bundle":     {keyPath, trusted, 4, "not a tar file"},
 		"no trusted image": {bundle, writeTrustRuns(t, key), 3, "needs a trust file"},

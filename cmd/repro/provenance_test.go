@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/tarball/tarballtest"
 )
 
 // signedRun makes a finished, signed run in a new REPRO_HOME through the
@@ -74,11 +77,42 @@ func TestBundleVerifiedInAFreshHome(t *testing.T) {
 		t.Fatalf("run id and bundle together: %d %s", r.code, r.stderr)
 	}
 
+	// --extract writes the verified bytes; a smuggling bundle (GNU tar
+	// would unpack a forged file from it) is refused and writes nothing.
+	out := filepath.Join(t.TempDir(), "reviewed")
+	r := repro(t, fresh, "runs", "verify", "--bundle", bundle, "--trust", trustPath, "--extract", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "verified files written to "+out) {
+		t.Fatalf("--extract: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	rec, err := os.ReadFile(filepath.Join(out, "run", "record.json"))
+	if want, _ := os.ReadFile(filepath.Join(home, "runs", id, "record.json")); err != nil || !bytes.Equal(rec, want) {
+		t.Fatalf("extracted record.json differs from the run's: %v", err)
+	}
+	raw, _ := os.ReadFile(bundle)
+	files, err := tarballtest.ReadGo(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := slices.Clone(files)
+	forged[0].Data = []byte(`{"forged": true}`)
+	smuggled := filepath.Join(t.TempDir(), "smuggled.tar")
+	os.WriteFile(smuggled, tarballtest.Smuggle(files, append(forged, files[0])), 0o644)
+	out2 := filepath.Join(t.TempDir(), "smuggled")
+	if r := repro(t, fresh, "runs", "verify", "--bundle", smuggled, "--trust", trustPath, "--extract", out2); r.code != 4 || !strings.Contains(r.stderr, "GNU.sparse.realsize") {
+		t.Fatalf("a smuggling bundle: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Fatal("a refused bundle was extracted")
+	}
+	if r := repro(t, at, "runs", "verify", id, "--extract", out2); r.code != 2 {
+		t.Fatalf("--extract without --bundle: %d %s", r.code, r.stderr)
+	}
+
 	// One tampered copy: an extra file in the run.
 	tampered := filepath.Join(t.TempDir(), "tampered.tar")
 	keep := func(string, io.Reader) []byte { return nil }
 	rewriteTar(t, bundle, tampered, keep, tarMember{"run/extra.txt", []byte("planted")})
-	r := repro(t, fresh, "runs", "verify", "--bundle", tampered, "--trust", trustPath)
+	r = repro(t, fresh, "runs", "verify", "--bundle", tampered, "--trust", trustPath)
 	if r.code != 4 || !strings.Contains(r.stderr, "extra.txt: file not in the signed record") {
 		t.Fatalf("tampered bundle: %d %s %s", r.code, r.stdout, r.stderr)
 	}

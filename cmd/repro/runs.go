@@ -233,9 +233,9 @@ func newRunsShowCommand() *cobra.Command {
 
 func newRunsVerifyCommand() *cobra.Command {
 	var asJSON bool
-	var trustPath, bundle string
+	var trustPath, bundle, extract string
 	cmd := &cobra.Command{
-		Use:   "verify ID | verify --bundle FILE.tar",
+		Use:   "verify ID | verify --bundle FILE.tar [--extract DIR]",
 		Short: "Check a run folder or an evidence bundle against its signed record",
 		Long: `verify checks that the record's DSSE envelope is signed by a key the trust
 file trusts for run records at the time the record was signed, that its
@@ -247,10 +247,13 @@ verify too and are reported as legacy.
 With --bundle it checks an evidence bundle made by 'repro runs export' on a
 machine that need not have seen the run: also that the bundle holds nothing
 else, that signer.pub is the signing key, and that an SBOM or scan
-attestation in it is the one the record names. The trust file is --trust,
-else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run); a run
-added with 'repro runs import' is checked against the key it was imported
-with unless --trust is given. See docs/provenance.md.
+ attestation in it is the one the record names. A bundle is read only in
+ repro's own tar form (what 'runs export' writes), so every tar reader sees
+ the bytes that were checked. --extract DIR then writes those bytes, and
+ nothing else, into DIR (new or empty), only when the bundle verifies. The
+ trust file is --trust, else REPRO_HOME/trust.json (made when a REPRO_HOME
+ first signs a run); a run added with 'repro runs import' is checked against
+ the key it was imported with unless --trust is given. See docs/provenance.md.
 
 EXIT STATUS
   0 the run matches its signed record, 2 unknown run or unreadable bundle,
@@ -260,6 +263,9 @@ EXIT STATUS
 			t := terminal(cmd, asJSON)
 			if (bundle == "") == (len(args) == 0) {
 				return exitcode.Errorf(exitcode.Usage, "name a run ID or --bundle FILE.tar, not both")
+			}
+			if extract != "" && bundle == "" {
+				return exitcode.Errorf(exitcode.Usage, "--extract DIR needs --bundle FILE.tar")
 			}
 			home, err := layout.DefaultHome()
 			if err != nil {
@@ -285,9 +291,12 @@ EXIT STATUS
 			var v *runs.Verification
 			var verr error
 			name := bundle
-			if bundle != "" {
+			switch {
+			case extract != "":
+				v, verr = runs.ExtractBundle(bundle, tf, extract)
+			case bundle != "":
 				v, verr = runs.VerifyBundle(bundle, tf)
-			} else {
+			default:
 				name = r.ID
 				v, verr = r.VerifyWith(tf)
 				if v != nil && v.Record.ID != r.ID {
@@ -308,6 +317,9 @@ EXIT STATUS
 				if bundle != "" {
 					doc["bundle"] = bundle
 				}
+				if extract != "" && verr == nil {
+					doc["extracted"] = extract
+				}
 				if v.Key != nil {
 					doc["key"] = map[string]string{"name": v.Key.Name, "key_id": v.Key.ID}
 				}
@@ -325,12 +337,16 @@ EXIT STATUS
 			}
 			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
+			if extract != "" {
+				fmt.Fprintf(t.Stdout(), "verified files written to %s\n", extract)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
 	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
+	cmd.Flags().StringVar(&extract, "extract", "", "with --bundle: write the verified files into this new or empty folder")
 	return cmd
 }
 

@@ -102,6 +102,14 @@ func TestTree(t *testing.T) {
 	if err != nil || back.Digest() != m.Digest() {
 		t.Fatalf("ParseManifest round trip: %v", err)
 	}
+	// Folder lists the .git folder's files too: the tree's, "new" and .git/HEAD.
+	f, err := Folder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f) != len(m)+2 || f[0].Path != ".git/HEAD" {
+		t.Fatalf("Folder lists %+v, want the tree's files and .git/HEAD", f)
+	}
 }
 
 func TestParseManifestRejects(t *testing.T) {

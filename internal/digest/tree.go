@@ -24,7 +24,8 @@ import (
 // execute bit, 120000 for a symbolic link (hashed over its target text).
 // Paths are relative, slash-separated, valid UTF-8 without control
 // characters; folders are implied by the paths. A .git folder at the tree
-// root is left out. Any other kind of file makes the tree invalid.
+// root is left out (Tree; Folder keeps it). Any other kind of file makes
+// the tree invalid.
 
 const manifestHeader = "repro-tree v1"
 
@@ -139,6 +140,12 @@ func ParseManifest(b []byte) (Manifest, error) {
 // symbolic links are passed to fn, never followed. An error from fn stops
 // the walk and is returned.
 func WalkTree(root string, fn func(p, rel string, d fs.DirEntry) error) error {
+	return walk(root, true, fn)
+}
+
+// walk is WalkTree, leaving out a top-level .git folder only when
+// skipGit is set.
+func walk(root string, skipGit bool, fn func(p, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -152,7 +159,7 @@ func WalkTree(root string, fn func(p, rel string, d fs.DirEntry) error) error {
 		}
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == ".git" {
+			if skipGit && rel == ".git" {
 				return filepath.SkipDir
 			}
 			return nil
@@ -162,9 +169,16 @@ func WalkTree(root string, fn func(p, rel string, d fs.DirEntry) error) error {
 }
 
 // Tree walks root and returns its manifest. It never follows symbolic links.
-func Tree(root string) (Manifest, error) {
+func Tree(root string) (Manifest, error) { return tree(root, true) }
+
+// Folder is Tree of a folder that is not a source tree (a run folder): a
+// .git folder in it counts like any other, so the manifest lists every
+// file under root.
+func Folder(root string) (Manifest, error) { return tree(root, false) }
+
+func tree(root string, skipGit bool) (Manifest, error) {
 	var m Manifest
-	err := WalkTree(root, func(p, rel string, d fs.DirEntry) error {
+	err := walk(root, skipGit, func(p, rel string, d fs.DirEntry) error {
 		if err := checkTreePath(rel); err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package imagetrust
 
 import (
-	"archive/tar"
 	"bufio"
 	"context"
 	"errors"
@@ -19,11 +18,14 @@ import (
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/strictjson"
+	"github.com/reprolab/repro/internal/tarball"
 	"github.com/reprolab/repro/internal/trust"
 )
 
-// Members of an image bundle (a tar file), in the order Export writes
-// them, and the most bytes Import reads of each.
+// Members of an image bundle (a tar file in repro's form,
+// internal/tarball), in the order Export writes them and Import requires,
+// and the most bytes Import reads of each. The image comes last, so its
+// signature is checked before any of it is read.
 const (
 	bundlePin       = "image.json"
 	bundleSBOM      = "sbom.cdx.json"
@@ -31,12 +33,18 @@ const (
 	bundleImage     = "image.tar"
 )
 
+var bundleOrder = []string{bundlePin, bundleSBOM, bundleSignature, bundleImage}
+
 var bundleLimits = map[string]int64{
 	bundlePin:       4 << 20,
 	bundleSBOM:      32 << 20,
 	bundleSignature: maxSignatureBytes,
 	bundleImage:     16 << 30,
 }
+
+// bundleTar bounds the reading of a bundle: four members, the largest
+// member's bound, and their sum plus headers in all.
+var bundleTar = tarball.Limits{Entries: len(bundleOrder), EntrySize: 16 << 30, Bytes: 16<<30 + 64<<20, NameBytes: 64}
 
 // Export writes the image pinned under home as one bundle at out: the pin,
 // the SBOM, the image signature and the image as the engine saves it
@@ -94,22 +102,16 @@ func Export(ctx context.Context, e *sandbox.Engine, home, out string) (*sandbox.
 		return nil, err
 	}
 	err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		tw := tar.NewWriter(w)
+		tw := tarball.NewWriter(w)
 		for _, m := range []struct {
 			name string
 			b    []byte
 		}{{bundlePin, pinBytes}, {bundleSBOM, sb.JSON}, {bundleSignature, sig}} {
-			if err := tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o644, Size: int64(len(m.b)), ModTime: sandbox.LayerTime, Format: tar.FormatPAX}); err != nil {
-				return err
-			}
-			if _, err := tw.Write(m.b); err != nil {
+			if err := tw.AddBytes(m.name, sandbox.LayerTime, m.b); err != nil {
 				return err
 			}
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: bundleImage, Mode: 0o644, Size: size, ModTime: sandbox.LayerTime, Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-		if _, err := io.Copy(tw, io.LimitReader(stage, size)); err != nil {
+		if err := tw.Add(bundleImage, size, sandbox.LayerTime, stage); err != nil {
 			return err
 		}
 		return tw.Close()
@@ -172,10 +174,12 @@ func Import(ctx context.Context, e *sandbox.Engine, home, bundle, trustPath stri
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	small, err := unpackBundle(bundle, filepath.Join(tmp, bundleImage))
+	ob, err := openBundle(bundle)
 	if err != nil {
 		return nil, err
 	}
+	defer ob.close()
+	small := ob.small
 	bad := func(format string, a ...any) error {
 		return exitcode.Errorf(exitcode.Integrity, "the image bundle %q is refused: "+format, append([]any{bundle}, a...)...)
 	}
@@ -206,7 +210,12 @@ func Import(ctx context.Context, e *sandbox.Engine, home, bundle, trustPath stri
 	if !strings.HasPrefix(pin.Reference, sandbox.ImageRepository+":") {
 		return nil, bad("its reference %q is not in %s", pin.Reference, sandbox.ImageRepository)
 	}
+	// Only now, signed, is the image read: onto disk, then checked
+	// (LoadImage) before the engine sees it.
 	archive := filepath.Join(tmp, bundleImage)
+	if err := ob.unpackImage(archive); err != nil {
+		return nil, err
+	}
 	if err := e.LoadImage(ctx, archive, pin.Image, []string{pin.LayerDigest}); err != nil {
 		if exitcode.Of(err) == exitcode.Integrity {
 			return nil, bad("%v", err)
@@ -232,63 +241,94 @@ func Import(ctx context.Context, e *sandbox.Engine, home, bundle, trustPath stri
 	return im, nil
 }
 
-// unpackBundle reads the bundle tar: exactly the four members, each once,
-// regular, within its bound; the image archive goes to imagePath, the
-// others are returned.
-func unpackBundle(bundle, imagePath string) (map[string][]byte, error) {
-	bad := func(format string, a ...any) error {
-		return exitcode.Errorf(exitcode.Integrity, "the image bundle %q is refused: "+format, append([]any{bundle}, a...)...)
-	}
+// openedBundle is an image bundle read up to its image: the three small
+// members held, the image member's header read, none of its bytes.
+type openedBundle struct {
+	path  string
+	f     *os.File
+	tr    *tarball.Reader
+	small map[string][]byte
+	image *tarball.Entry
+}
+
+func (b *openedBundle) bad(format string, a ...any) error {
+	return exitcode.Errorf(exitcode.Integrity, "the image bundle %q is refused: "+format, append([]any{b.path}, a...)...)
+}
+
+func (b *openedBundle) close() { b.f.Close() }
+
+// openBundle reads the bundle's members in Export's order: the pin, the
+// SBOM and the signature, each a regular file within its bound, and the
+// header of the image, which must come next. Anything else is refused.
+func openBundle(bundle string) (*openedBundle, error) {
 	f, err := safefile.OpenNamed(bundle)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot read the image bundle: %v", err)
 	}
-	defer f.Close()
-	small := map[string][]byte{}
-	seen := map[string]bool{}
-	tr := tar.NewReader(bufio.NewReaderSize(f, 1<<20))
-	for {
-		h, err := tr.Next()
+	b := &openedBundle{path: bundle, f: f, tr: tarball.NewReader(bufio.NewReaderSize(f, 1<<20), bundleTar), small: map[string][]byte{}}
+	for _, want := range bundleOrder {
+		h, err := b.tr.Next()
 		if err == io.EOF {
+			err = fmt.Errorf("member %q is missing", want)
+		}
+		if err != nil {
+			f.Close()
+			return nil, b.bad("not a tar file in repro's form: %v", err)
+		}
+		if h.Name != want {
+			f.Close()
+			if _, known := bundleLimits[h.Name]; known {
+				return nil, b.bad("member %q where %q belongs (the order 'repro image export' writes: %s)", h.Name, want, strings.Join(bundleOrder, ", "))
+			}
+			return nil, b.bad("unexpected member %q (want %s)", h.Name, strings.Join(bundleOrder, ", "))
+		}
+		if h.Size > bundleLimits[want] {
+			f.Close()
+			return nil, b.bad("member %q is %d bytes, at most %d", want, h.Size, bundleLimits[want])
+		}
+		if want == bundleImage {
+			b.image = h
 			break
 		}
+		data, err := io.ReadAll(b.tr)
 		if err != nil {
-			return nil, bad("not a tar file: %v", err)
+			f.Close()
+			return nil, b.bad("member %q: %v", want, err)
 		}
-		limit, known := bundleLimits[h.Name]
-		if !known {
-			return nil, bad("unexpected member %q (want %s, %s, %s and %s)", h.Name, bundlePin, bundleSBOM, bundleSignature, bundleImage)
-		}
-		if seen[h.Name] {
-			return nil, bad("member %q appears twice", h.Name)
-		}
-		seen[h.Name] = true
-		if h.Typeflag != tar.TypeReg {
-			return nil, bad("member %q is not a regular file", h.Name)
-		}
-		if h.Size < 0 || h.Size > limit {
-			return nil, bad("member %q is %d bytes, at most %d", h.Name, h.Size, limit)
-		}
-		if h.Name != bundleImage {
-			b, err := io.ReadAll(io.LimitReader(tr, limit))
-			if err != nil {
-				return nil, bad("member %q: %v", h.Name, err)
-			}
-			small[h.Name] = b
-			continue
-		}
-		err = atomicfile.Write(imagePath, 0o600, func(w io.Writer) error {
-			_, err := io.Copy(w, io.LimitReader(tr, limit))
-			return err
-		}, nil)
-		if err != nil {
-			return nil, bad("member %q: %v", h.Name, err)
-		}
+		b.small[want] = data
 	}
-	for n := range bundleLimits {
-		if !seen[n] {
-			return nil, bad("member %q is missing", n)
-		}
+	return b, nil
+}
+
+// unpackImage writes the image member to imagePath (atomically) and
+// checks that the bundle ends after it.
+func (b *openedBundle) unpackImage(imagePath string) error {
+	err := atomicfile.Write(imagePath, 0o600, func(w io.Writer) error {
+		_, err := io.CopyBuffer(w, b.tr, make([]byte, 1<<20))
+		return err
+	}, nil)
+	if err != nil {
+		return b.bad("member %q: %v", bundleImage, err)
 	}
-	return small, nil
+	if h, err := b.tr.Next(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("unexpected member %q after %q", h.Name, bundleImage)
+		}
+		return b.bad("%v", err)
+	}
+	return nil
+}
+
+// unpackBundle reads the whole bundle: the small members are returned,
+// the image goes to imagePath.
+func unpackBundle(bundle, imagePath string) (map[string][]byte, error) {
+	b, err := openBundle(bundle)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	if err := b.unpackImage(imagePath); err != nil {
+		return nil, err
+	}
+	return b.small, nil
 }

@@ -1,7 +1,6 @@
 package imagetrust
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/tarball"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -72,10 +72,9 @@ func FuzzVerifySignature(f *testing.F) {
 // what it returns holds only the three known small members.
 func FuzzUnpackBundle(f *testing.F) {
 	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
+	tw := tarball.NewWriter(&b)
 	for _, m := range []string{bundlePin, bundleSBOM, bundleSignature, bundleImage} {
-		tw.WriteHeader(&tar.Header{Name: m, Mode: 0o644, Size: 2})
-		tw.Write([]byte("{}"))
+		tw.AddBytes(m, sandbox.LayerTime, []byte("{}"))
 	}
 	tw.Close()
 	f.Add(b.Bytes())

@@ -51,6 +51,9 @@ func (h Home) Ref(id string) string { return h.join("refs", id+".json") }
 // Partial is the download in progress of the blob with SHA-256 hex.
 func (h Home) Partial(hex string) string { return h.join("tmp", hex+".partial") }
 
+// PartialSource names the one source the bytes of Partial(hex) came from.
+func (h Home) PartialSource(hex string) string { return h.join("tmp", hex+".partial.source") }
+
 // Lock is the lock file called name.
 func (h Home) Lock(name string) string { return h.join("locks", name+".lock") }
 

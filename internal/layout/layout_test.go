@@ -8,7 +8,7 @@ import (
 
 func TestPathsStayUnderHome(t *testing.T) {
 	h := Home("/srv/repro")
-	paths := append(h.StoreFolders(), h.Blob("ab"), h.Ref("humaneval"), h.Partial("ab"), h.Lock("fetch"),
+	paths := append(h.StoreFolders(), h.Blob("ab"), h.Ref("humaneval"), h.Partial("ab"), h.PartialSource("ab"), h.Lock("fetch"),
 		h.Quarantined("ab", 1), h.Run("humaneval-20260101T000000Z-00000000"), h.Keys(), h.ImagePin(), h.ImageCache(), h.Index(), h.RunIndex(), h.RunIndexLock(), h.Imports(), h.ImportRecord("humaneval-20260101T000000Z-00000000"))
 	for _, p := range paths {
 		if rel, err := filepath.Rel(string(h), p); err != nil || strings.HasPrefix(rel, "..") {

@@ -218,17 +218,53 @@ func TestZipDirectoriesCannotSwapWeights(t *testing.T) {
 	if len(got) != 1 || got[0].SHA256 != digest.Of(sevens).Hex() {
 		t.Fatalf("control: torch.load returns %+v, not the zip64 directory's weights", got)
 	}
+	refusedByEveryProfile(t, path, "")
+}
+
+// refusedByEveryProfile requires every profile's scan to refuse the file
+// at path, naming reason (when not ""), and its convert to fail.
+func refusedByEveryProfile(t *testing.T, path, reason string) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range ProfileNames() {
 		p := mustProfile(t, name)
-		if r := ScanBytes(data, p); r.Verdict == Clean {
-			t.Fatalf("profile %s: scan calls it clean", name)
+		r := ScanBytes(data, p)
+		why := r.Error
+		for _, v := range r.Violations {
+			why += " " + v.Reason
+		}
+		if r.Verdict == Clean || !strings.Contains(why, reason) {
+			t.Errorf("profile %s: scan gives %s (%s), want a refusal naming %q", name, r.Verdict, why, reason)
 		}
 		if m, err := ConvertBytes(data, p); err == nil {
-			t.Fatalf("profile %s: convert exports %v", name, m.Tensors)
+			t.Errorf("profile %s: convert exports %d tensors", name, len(m.Tensors))
 		}
 	}
+}
+
+// TestMetaStorageIsRefused: a torch.save zip whose storage location is
+// "meta" but which holds the storage's bytes. torch.load (Debian's
+// PyTorch, no map_location) returns a tensor without data on the meta
+// device; repro, which would export the bytes, refuses the file.
+func TestMetaStorageIsRefused(t *testing.T) {
+	dir := attackFiles(t, filepath.Join(t.TempDir(), "canary"))
+	path := filepath.Join(dir, "zip_meta_location.pt")
+	out, err := pyLoad(t, "torch", path)
+	if err != nil {
+		t.Fatalf("torch.load: %v: %s", err, out)
+	}
+	var got []struct {
+		Name, Device string
+		SHA256       *string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Device != "meta" || got[0].SHA256 != nil {
+		t.Fatalf("control: torch.load returns %s, not one tensor on the meta device", out)
+	}
+	refusedByEveryProfile(t, path, `"meta"`)
 }

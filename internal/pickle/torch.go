@@ -55,7 +55,10 @@ func opNames(t *[256]bool) []string {
 var (
 	headerRules = rules{what: "torch header pickle", opcodes: headerOpcodes}
 	storageKey  = regexp.MustCompile(`^[0-9A-Za-z_]{1,64}$`)
-	location    = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]{1,4}|mps|meta)$`)
+	// location are the devices torch.load restores a storage to with its
+	// bytes (on the CPU with map_location="cpu"); "meta" is refused: it
+	// loads as a tensor without data, whatever bytes the file holds.
+	location = regexp.MustCompile(`^(cpu|cuda|cuda:[0-9]{1,4}|mps)$`)
 )
 
 func (s *session) malformed(off int64, format string, args ...any) error {
@@ -325,7 +328,10 @@ func (l *storageLoader) load(m *machine, pid Value) Value {
 		m.fail("storage key %q is not a plain name", clip(key))
 		return nil
 	}
-	if !location.MatchString(loc) {
+	switch {
+	case loc == "meta":
+		m.violate("storage %s is on device \"meta\": torch.load gives a tensor without data, not the bytes the file holds", clip(key))
+	case !location.MatchString(loc):
 		m.violate("storage location %q is not supported", clip(loc))
 	}
 	if l.legacy {

@@ -1,16 +1,16 @@
 package runs
 
 import (
-	"archive/tar"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
@@ -18,11 +18,12 @@ import (
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/tarball"
 	"github.com/reprolab/repro/internal/trust"
 )
 
-// An evidence bundle is a tar file of regular files (folder entries are
-// allowed and ignored; nothing else is):
+// An evidence bundle is a tar file in repro's form (internal/tarball) of
+// regular files:
 //
 //	run/record.json          the record
 //	run/record.dsse.json     its DSSE envelope (in-toto statement)
@@ -31,9 +32,9 @@ import (
 //	image/sbom.cdx.json      the evaluator image's SBOM, when the run used it
 //	image/scan.dsse.json     the image's signed scan attestation, when present
 //
-// A bundle is untrusted input: ReadBundle bounds entry counts, sizes and
-// name lengths, refuses links, devices, names outside this layout, names
-// that are not clean relative paths, and duplicates.
+// A bundle is untrusted input: ReadBundle reads only repro's tar form,
+// within bounds on entries, sizes and name lengths, and refuses names
+// outside this layout.
 const (
 	bundleRunDir = "run"
 	bundlePub    = "signer.pub"
@@ -45,10 +46,12 @@ const (
 const (
 	maxBundleEntries   = 1 << 17
 	maxBundleEntrySize = 1 << 36 // 64 GiB, streamed and hashed, never held
-	maxBundleBytes     = 1 << 38
+	maxBundleBytes     = 1 << 38 // the whole file, headers included
 	maxBundleName      = 1024
 	maxSmallEntry      = 64 << 20 // record, envelope, SBOM, scan: held in memory
 )
+
+var bundleLimits = tarball.Limits{Entries: maxBundleEntries, EntrySize: maxBundleEntrySize, Bytes: maxBundleBytes, NameBytes: maxBundleName}
 
 // Bundle is a read and checked-for-shape evidence bundle.
 type Bundle struct {
@@ -64,84 +67,24 @@ type Bundle struct {
 
 // ReadBundle reads a tar evidence bundle from r, hashing the run's files
 // as it streams and holding only the small files. Any breach of the
-// layout or the bounds is an error naming the entry.
-func ReadBundle(r io.Reader) (*Bundle, error) {
-	tr := tar.NewReader(r)
+// form, the layout or the bounds is an error naming the entry.
+func ReadBundle(r io.Reader) (*Bundle, error) { return readBundle(r, "") }
+
+// readBundle is ReadBundle that also writes every entry's bytes, as they
+// are hashed, under the folder out when out is not "" (a new, private
+// folder: see ExtractBundle).
+func readBundle(r io.Reader, out string) (*Bundle, error) {
+	tr := tarball.NewReader(r, bundleLimits)
 	b := &Bundle{Files: map[string]File{}}
-	seen := map[string]bool{}
-	var entries int
-	var total int64
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("not a readable tar file: %v", err)
+			return nil, fmt.Errorf("not an evidence bundle in repro's tar form: %v", err)
 		}
-		entries++
-		if entries > maxBundleEntries {
-			return nil, fmt.Errorf("more than %d entries", maxBundleEntries)
-		}
-		name := h.Name
-		if len(name) > maxBundleName || !utf8.ValidString(name) {
-			return nil, fmt.Errorf("entry name %.80q is longer than %d bytes or not UTF-8", name, maxBundleName)
-		}
-		if h.Typeflag == tar.TypeDir {
-			dir := strings.TrimSuffix(name, "/")
-			if !cleanRel(dir) || !(dir == bundleRunDir || dir == "image" || strings.HasPrefix(dir, bundleRunDir+"/")) {
-				return nil, fmt.Errorf("entry %q: folder outside the bundle layout", name)
-			}
-			continue
-		}
-		if h.Typeflag != tar.TypeReg {
-			return nil, fmt.Errorf("entry %q is not a regular file (tar type %q); bundles hold only regular files", name, h.Typeflag)
-		}
-		if !cleanRel(name) {
-			return nil, fmt.Errorf("entry %q is not a clean relative path", name)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("entry %q appears twice", name)
-		}
-		seen[name] = true
-		if h.Size < 0 || h.Size > maxBundleEntrySize {
-			return nil, fmt.Errorf("entry %q has size %d, at most %d", name, h.Size, int64(maxBundleEntrySize))
-		}
-		if total += h.Size; total > maxBundleBytes {
-			return nil, fmt.Errorf("entries larger than %d bytes in all", int64(maxBundleBytes))
-		}
-		small := func() ([]byte, error) {
-			if h.Size > maxSmallEntry {
-				return nil, fmt.Errorf("entry %q is %d bytes, at most %d", name, h.Size, maxSmallEntry)
-			}
-			data, err := io.ReadAll(io.LimitReader(tr, h.Size))
-			if err != nil {
-				return nil, fmt.Errorf("entry %q: %v", name, err)
-			}
-			return data, nil
-		}
-		switch {
-		case name == bundleRunDir+"/"+recordFile:
-			b.Record, err = small()
-		case name == bundleRunDir+"/"+envelopeFile:
-			b.Envelope, err = small()
-		case name == bundlePub:
-			b.SignerPub, err = small()
-		case name == bundleSBOM:
-			b.SBOM, err = small()
-		case name == bundleScan:
-			b.Scan, err = small()
-		case strings.HasPrefix(name, bundleRunDir+"/"):
-			rel := strings.TrimPrefix(name, bundleRunDir+"/")
-			sum, n, herr := digest.ReaderFrom(io.LimitReader(tr, h.Size))
-			if herr != nil || n != h.Size {
-				return nil, fmt.Errorf("entry %q: truncated (%d of %d bytes): %v", name, n, h.Size, herr)
-			}
-			b.Files[rel] = File{Path: rel, SHA256: sum.Hex(), Size: n}
-		default:
-			return nil, fmt.Errorf("entry %q is not part of an evidence bundle (extra file)", name)
-		}
-		if err != nil {
+		if err := readBundleEntry(b, tr, h, out); err != nil {
 			return nil, err
 		}
 	}
@@ -151,18 +94,88 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 	return b, nil
 }
 
-// cleanRel reports whether p is a clean, relative, slash-separated path
-// without "." or ".." elements.
-func cleanRel(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || path.Clean(p) != p {
-		return false
-	}
-	for _, e := range strings.Split(p, "/") {
-		if e == "." || e == ".." || e == "" {
-			return false
+// readBundleEntry reads entry h of a bundle into b, and writes its bytes
+// under out as they are hashed when out is not "".
+func readBundleEntry(b *Bundle, tr *tarball.Reader, h *tarball.Entry, out string) (err error) {
+	name := h.Name
+	var dst io.Writer = io.Discard
+	if out != "" {
+		f, err := createExtracted(out, name)
+		if err != nil {
+			return &extractError{err}
 		}
+		defer func() {
+			if serr := f.Sync(); err == nil && serr != nil {
+				err = &extractError{serr}
+			}
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = &extractError{cerr}
+			}
+		}()
+		dst = extractWriter{f}
 	}
-	return true
+	small := func(into *[]byte) error {
+		if h.Size > maxSmallEntry {
+			return fmt.Errorf("entry %q is %d bytes, at most %d", name, h.Size, maxSmallEntry)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return fmt.Errorf("entry %q: %v", name, err)
+		}
+		*into = data
+		_, err = dst.Write(data)
+		return err
+	}
+	switch {
+	case name == bundleRunDir+"/"+recordFile:
+		return small(&b.Record)
+	case name == bundleRunDir+"/"+envelopeFile:
+		return small(&b.Envelope)
+	case name == bundlePub:
+		return small(&b.SignerPub)
+	case name == bundleSBOM:
+		return small(&b.SBOM)
+	case name == bundleScan:
+		return small(&b.Scan)
+	case strings.HasPrefix(name, bundleRunDir+"/"):
+		rel := strings.TrimPrefix(name, bundleRunDir+"/")
+		hw := digest.NewWriter(dst)
+		if _, err := io.CopyBuffer(hw, tr, make([]byte, 1<<20)); err != nil {
+			return fmt.Errorf("entry %q: %w", name, err)
+		}
+		sum, n := hw.Sum()
+		b.Files[rel] = File{Path: rel, SHA256: sum.Hex(), Size: n}
+		return nil
+	}
+	return fmt.Errorf("entry %q is not part of an evidence bundle (extra file)", name)
+}
+
+// extractError is a failure to write an extracted file (not a fault of
+// the bundle).
+type extractError struct{ err error }
+
+func (e *extractError) Error() string { return e.err.Error() }
+
+// extractWriter marks write errors as extractErrors.
+type extractWriter struct{ f *os.File }
+
+func (w extractWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = &extractError{err}
+	}
+	return n, err
+}
+
+// createExtracted creates the file for entry name (a clean relative path,
+// as the bundle reader checked) under out, a folder only this process
+// writes to.
+func createExtracted(out, name string) (*os.File, error) {
+	p := filepath.Join(out, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 }
 
 // VerifyBundle checks the evidence bundle at path (a path the user named)
@@ -172,12 +185,52 @@ func cleanRel(p string) bool {
 // the record's image. A malformed bundle and every problem are
 // exitcode.Integrity errors.
 func VerifyBundle(p string, t *trust.File) (*Verification, error) {
+	return verifyBundle(p, t, "")
+}
+
+// ExtractBundle checks the evidence bundle at path p as VerifyBundle does
+// and, only when it verifies, leaves its files (run/..., signer.pub,
+// image/...) in the folder dir: the bytes that were hashed and checked,
+// written as they were read, and nothing else. dir must not exist or be
+// an empty folder (else an exitcode.Usage error); the files are written
+// into a new folder beside it that replaces dir once the bundle verifies,
+// and that is removed when it does not, so dir is never left partly
+// written.
+func ExtractBundle(p string, t *trust.File, dir string) (*Verification, error) {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, exitcode.Errorf(exitcode.Usage, "cannot extract into %q: it must be a new or an empty folder", dir)
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".extract-")
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "cannot extract into %q: %v", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	v, err := verifyBundle(p, t, tmp)
+	if err != nil {
+		return v, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return v, err
+	}
+	// rename(2) replaces an empty folder (os.Rename refuses to).
+	if err := syscall.Rename(tmp, dir); err != nil {
+		return v, fmt.Errorf("cannot move the extracted bundle into %q: %v", dir, err)
+	}
+	return v, atomicfile.SyncDir(parent)
+}
+
+func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
 	f, err := safefile.OpenNamed(p)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: %v", p, err)
 	}
 	defer f.Close()
-	b, err := ReadBundle(f)
+	b, err := readBundle(bufio.NewReaderSize(f, 1<<20), out)
+	var xe *extractError
+	if errors.As(err, &xe) {
+		return nil, fmt.Errorf("cannot extract bundle %q: %v", p, xe.err)
+	}
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", p, err)
 	}
@@ -280,10 +333,10 @@ func Export(home, id, out string) (*Verification, error) {
 		}
 	}
 	err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		tw := tar.NewWriter(w)
+		tw := tarball.NewWriter(w)
 		for _, e := range entries {
 			if e.data != nil {
-				if err := writeEntry(tw, e.name, mtime, int64(len(e.data)), strings.NewReader(string(e.data))); err != nil {
+				if err := tw.AddBytes(e.name, mtime, e.data); err != nil {
 					return err
 				}
 				continue
@@ -306,7 +359,7 @@ func Export(home, id, out string) (*Verification, error) {
 				}
 				src = digest.NewVerifier(f, e.name, e.want.Size, want)
 			}
-			err = writeEntry(tw, e.name, mtime, fi.Size(), src)
+			err = tw.Add(e.name, fi.Size(), mtime, src)
 			f.Close()
 			if err != nil {
 				return err
@@ -318,19 +371,4 @@ func Export(home, id, out string) (*Verification, error) {
 		return v, fmt.Errorf("cannot write bundle %q: %v", out, err)
 	}
 	return v, nil
-}
-
-func writeEntry(tw *tar.Writer, name string, mtime time.Time, size int64, r io.Reader) error {
-	h := &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644, ModTime: mtime, Format: tar.FormatPAX}
-	if err := tw.WriteHeader(h); err != nil {
-		return err
-	}
-	n, err := io.Copy(tw, r)
-	if err != nil {
-		return fmt.Errorf("%s: %v", name, err)
-	}
-	if n != size {
-		return fmt.Errorf("%s changed while it was exported", name)
-	}
-	return nil
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/tarball"
+	"github.com/reprolab/repro/internal/tarball/tarballtest"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -415,22 +417,20 @@ func readTar(t *testing.T, p string) []tarEntry {
 	}
 }
 
+// writeTar writes entries as a bundle: regular files in repro's tar form
+// (internal/tarball), other entries as raw header blocks of their type.
 func writeTar(t *testing.T, p string, entries []tarEntry) {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	var buf []byte
 	for _, e := range entries {
-		h := e.h
-		if h.Typeflag == tar.TypeReg {
-			h.Size = int64(len(e.data))
+		if e.h.Typeflag == tar.TypeReg {
+			buf = append(buf, tarballtest.Entry(e.h.Name, e.data)...)
+		} else {
+			buf = append(buf, tarballtest.Block(e.h.Name, e.h.Typeflag, 0)...)
 		}
-		if err := tw.WriteHeader(&h); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write(e.data)
 	}
-	tw.Close()
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	buf = append(buf, tarballtest.End()...)
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -496,15 +496,15 @@ func TestTamperedBundlesAreRefused(t *testing.T) {
 		}},
 		{"an extra file in the run", "extra.txt: file not in the signed record", func(es []tarEntry) []tarEntry { return append(es, reg("run/extra.txt", "x")) }},
 		{"an extra file beside the run", "entry \"README\" is not part of an evidence bundle (extra file)", func(es []tarEntry) []tarEntry { return append(es, reg("README", "x")) }},
-		{"a duplicate entry", "entry \"run/results.json\" appears twice", func(es []tarEntry) []tarEntry { return append(es, reg("run/results.json", "{}")) }},
-		{"a path out of the bundle", "entry \"run/../../etc/passwd\" is not a clean relative path", func(es []tarEntry) []tarEntry {
+		{"a duplicate entry", "\"run/results.json\" appears twice", func(es []tarEntry) []tarEntry { return append(es, reg("run/results.json", "{}")) }},
+		{"a path out of the bundle", "\"run/../../etc/passwd\" is not a clean relative path", func(es []tarEntry) []tarEntry {
 			return append(es, reg("run/../../etc/passwd", "x"))
 		}},
-		{"an absolute path", "entry \"/run/x\" is not a clean relative path", func(es []tarEntry) []tarEntry { return append(es, reg("/run/x", "x")) }},
-		{"a symbolic link", "entry \"run/link\" is not a regular file", func(es []tarEntry) []tarEntry {
+		{"an absolute path", "\"/run/x\" is not a clean relative path", func(es []tarEntry) []tarEntry { return append(es, reg("/run/x", "x")) }},
+		{"a symbolic link", "tar type '2' (symbolic link)", func(es []tarEntry) []tarEntry {
 			return append(es, tarEntry{tar.Header{Typeflag: tar.TypeSymlink, Name: "run/link", Linkname: "/etc/shadow"}, nil})
 		}},
-		{"a hard link", "entry \"run/hard\" is not a regular file", func(es []tarEntry) []tarEntry {
+		{"a hard link", "tar type '1' (hard link)", func(es []tarEntry) []tarEntry {
 			return append(es, tarEntry{tar.Header{Typeflag: tar.TypeLink, Name: "run/hard", Linkname: "run/results.json"}, nil})
 		}},
 		{"another signer.pub", "signer.pub: is key " + keys.ID(other.PublicKey()), edit("signer.pub", func([]byte) []byte { return keys.MarshalPublic(other.PublicKey()) })},
@@ -542,10 +542,9 @@ func TestBundleWithAnUntrustedSigner(t *testing.T) {
 
 func FuzzReadBundle(f *testing.F) {
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	tw := tarball.NewWriter(&buf)
 	for _, e := range []struct{ name, data string }{{"run/record.json", "{}"}, {"run/record.dsse.json", "{}"}, {"run/a/b.txt", "x"}, {"signer.pub", "k"}} {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.data)), Mode: 0o644})
-		tw.Write([]byte(e.data))
+		tw.AddBytes(e.name, time.Unix(tarballtest.Mtime, 0), []byte(e.data))
 	}
 	tw.Close()
 	f.Add(buf.Bytes())
@@ -558,7 +557,7 @@ func FuzzReadBundle(f *testing.F) {
 			t.Fatal("bundle without a record accepted")
 		}
 		for p := range bd.Files {
-			if !cleanRel(p) || p == recordFile || p == envelopeFile {
+			if tarball.CheckName(p) != nil || p == recordFile || p == envelopeFile {
 				t.Fatalf("file %q accepted", p)
 			}
 		}

@@ -61,10 +61,11 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 	return atomicfile.WriteFile(filepath.Join(r.Dir, envelopeFile), envBytes, 0o644)
 }
 
-// folderFiles hashes every regular file under dir except the record files.
+// folderFiles hashes every regular file under dir except the record files,
+// a .git folder's files included (a run folder is not a source tree).
 // Anything that is not a regular file or folder is an error.
 func folderFiles(dir string) ([]File, error) {
-	m, err := digest.Tree(dir)
+	m, err := digest.Folder(dir)
 	if err != nil {
 		return nil, err
 	}

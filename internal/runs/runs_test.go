@@ -100,3 +100,46 @@ func TestSummaries(t *testing.T) {
 		}
 	}
 }
+
+// TestGitFolderOfARunCounts: a run folder is not a source tree, so a .git
+// folder in it is part of its file set: a file added there after signing
+// is refused, and one present at signing is signed and exported.
+func TestGitFolderOfARunCounts(t *testing.T) {
+	home, r := finishedRun(t)
+	os.MkdirAll(filepath.Join(r.Dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(r.Dir, ".git", "eval_results.json"), []byte(`{"pass":0}`), 0o644)
+	_, problems, err := r.Verify()
+	if exitcode.Of(err) != exitcode.Integrity || len(problems) != 1 || problems[0].Path != ".git/eval_results.json" || problems[0].What != "file not in the signed record" {
+		t.Fatalf("a file added under .git: %v %+v", err, problems)
+	}
+
+	r2, err := Create(home, "humaneval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(r2.Dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(r2.Dir, ".git", "HEAD"), []byte("ref: x\n"), 0o644)
+	if err := r2.Finish(r2.NewRecord("test"), 0); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := r2.Verify()
+	if err != nil || len(rec.Files) != 1 || rec.Files[0].Path != ".git/HEAD" {
+		t.Fatalf("a run with a .git folder: %v %+v", err, rec)
+	}
+	bundle := filepath.Join(t.TempDir(), "run.tar")
+	if _, err := Export(home, r2.ID, bundle); err != nil {
+		t.Fatal(err)
+	}
+	tf, err := LoadTrust(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r2.Dir, ".git", "HEAD"), []byte("ref: y\n"), 0o644)
+	if _, _, err := r2.Verify(); exitcode.Of(err) != exitcode.Integrity {
+		t.Fatalf("a changed .git/HEAD verifies: %v", err)
+	}
+	v, err := VerifyBundle(bundle, tf)
+	if err != nil || len(v.Record.Files) != 1 {
+		t.Fatalf("its bundle: %v", err)
+	}
+}

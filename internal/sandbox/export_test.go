@@ -156,3 +156,7 @@ func swapProfile(opts []string, edit func([]map[string]any) []map[string]any) ([
 	}
 	return append(dropOpt(opts, "seccomp="), "seccomp="+string(b)), string(b)
 }
+
+// WriteImageArchive is writeImageArchive, for tests that make image
+// archives of images the engine does not hold.
+var WriteImageArchive = writeImageArchive

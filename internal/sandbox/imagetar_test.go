@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -60,5 +61,47 @@ func TestLoadImageChecksTheID(t *testing.T) {
 	err = e.LoadImage(ctx, bad, want, nil)
 	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("another image's tarball: %v (exit %d), want exit 4 naming %q", err, exitcode.Of(err), bad)
+	}
+}
+
+// TestArchiveInReprosFormLoads: an image the engine does not hold, saved
+// in repro's tar form (only manifest.json, the configuration and the
+// layers, no folder entries, no tags), loads into the engine, which then
+// holds its ID; the engine needs nothing the form leaves out.
+func TestArchiveInReprosFormLoads(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	ctx := context.Background()
+	img, err := random.Image(512, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := img.ConfigName()
+	t.Cleanup(func() {
+		e.Client().ImageRemove(context.Background(), id.String(), client.ImageRemoveOptions{Force: true})
+	})
+	if _, err := e.Client().ImageInspect(ctx, id.String()); err == nil {
+		t.Fatalf("the engine already holds the random image %s", id)
+	}
+	ref, _ := name.NewTag("repro-test/canonical-archive:load")
+	var saved, canon bytes.Buffer
+	if err := tarball.Write(ref, img, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.WriteImageArchive(&saved, &canon); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "image.tar")
+	if err := os.WriteFile(p, canon.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.LoadImage(ctx, p, sandbox.Image{ID: id.String()}, nil); err != nil {
+		t.Fatalf("loading an archive in repro's form: %v", err)
+	}
+	insp, err := e.Client().ImageInspect(ctx, id.String())
+	if err != nil {
+		t.Fatalf("the engine does not hold %s after the load: %v", id, err)
+	}
+	if len(insp.RepoTags) != 0 {
+		t.Errorf("the load tagged the image %v", insp.RepoTags)
 	}
 }

@@ -17,15 +17,21 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	reprotar "github.com/reprolab/repro/internal/tarball"
+	"github.com/reprolab/repro/internal/tarball/tarballtest"
 )
 
-// archiveOf writes img as a docker-save tarball (gzip layers, as
-// go-containerregistry writes them) and returns its bytes, ID and diff IDs.
+// archiveOf writes img as SaveImage would (a docker-save tarball of gzip
+// layers, as go-containerregistry writes them, in repro's tar form) and
+// returns its bytes, ID and diff IDs.
 func archiveOf(t testing.TB, img v1.Image) ([]byte, string, []string) {
 	t.Helper()
-	var b bytes.Buffer
+	var saved, b bytes.Buffer
 	tag, _ := name.NewTag(sandbox.ImageRepository + ":test")
-	if err := tarball.Write(tag, img, &b); err != nil {
+	if err := tarball.Write(tag, img, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.WriteImageArchive(&saved, &b); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := img.ConfigName()
@@ -37,12 +43,13 @@ func archiveOf(t testing.TB, img v1.Image) ([]byte, string, []string) {
 	return b.Bytes(), id.String(), diffs
 }
 
-// editArchive rewrites the members of a tar held in memory.
-func editArchive(t testing.TB, in []byte, edit func(h *tar.Header, b []byte) []byte) []byte {
+// editArchive rewrites the members of a tar held in memory in repro's tar
+// form, then appends add.
+func editArchive(t testing.TB, in []byte, edit func(h *tar.Header, b []byte) []byte, add ...tarballtest.File) []byte {
 	t.Helper()
 	tr := tar.NewReader(bytes.NewReader(in))
 	var out bytes.Buffer
-	tw := tar.NewWriter(&out)
+	tw := reprotar.NewWriter(&out)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -55,12 +62,27 @@ func editArchive(t testing.TB, in []byte, edit func(h *tar.Header, b []byte) []b
 		if nb := edit(h, b); nb != nil {
 			b = nb
 		}
-		h.Size = int64(len(b))
-		tw.WriteHeader(h)
-		tw.Write(b)
+		if err := tw.AddBytes(h.Name, sandbox.LayerTime, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range add {
+		if err := tw.AddBytes(f.Name, sandbox.LayerTime, f.Data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tw.Close()
 	return out.Bytes()
+}
+
+// members are the files of a tar held in memory.
+func members(t testing.TB, in []byte) []tarballtest.File {
+	t.Helper()
+	fs, err := tarballtest.ReadGo(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
 
 func writeTemp(t testing.TB, b []byte) string {
@@ -74,8 +96,10 @@ func writeTemp(t testing.TB, b []byte) string {
 
 // TestCheckImageArchive: the archive check that runs before the engine
 // sees an archive accepts the image it wants and refuses another image, a
-// changed configuration, a changed layer, a second image, a link and a
-// name that climbs out.
+// changed configuration, a changed layer, a second image, a link, a name
+// that climbs out, an archive not in repro's tar form, tags, an OCI
+// index.json or any other member the manifest does not name, and a
+// member smuggled past the end marker.
 func TestCheckImageArchive(t *testing.T) {
 	img, err := random.Image(2048, 2)
 	if err != nil {
@@ -125,20 +149,33 @@ func TestCheckImageArchive(t *testing.T) {
 			}
 			return nil
 		}), diffs, "lists 2 images"},
-		"a link": {editArchive(t, good, func(h *tar.Header, b []byte) []byte {
-			if h.Name == layerName {
-				h.Typeflag, h.Linkname = tar.TypeSymlink, "/etc/passwd"
-				return []byte{}
+		"a link":        {append(good[:len(good)-1024:len(good)-1024], append(tarballtest.Block("link", tar.TypeSymlink, 0), tarballtest.End()...)...), diffs, "symbolic link"},
+		"climbing name": {append(tarballtest.Entry("../"+layerName, []byte("x")), good...), diffs, "not a clean relative path"},
+		"not a tar":     {[]byte("not an archive at all, but long enough to be read as a tar header block"), diffs, "not an image archive in repro's tar form"},
+		"as go-containerregistry writes it": {func() []byte {
+			var b bytes.Buffer
+			tag, _ := name.NewTag(sandbox.ImageRepository + ":test")
+			tarball.Write(tag, img, &b)
+			return b.Bytes()
+		}(), diffs, "tags the image [\"reprolab/evaluator:test\"]"},
+		"tags": {editArchive(t, good, func(h *tar.Header, b []byte) []byte {
+			if h.Name == "manifest.json" {
+				return bytes.Replace(b, []byte(`"RepoTags":null`), []byte(`"RepoTags":["reprolab/evaluator:other","debian:bookworm"]`), 1)
 			}
 			return nil
-		}), diffs, "not a file or folder"},
-		"climbing name": {editArchive(t, good, func(h *tar.Header, b []byte) []byte {
-			if h.Name == layerName {
-				h.Name = "../" + h.Name
+		}), diffs, "tags the image"},
+		"an OCI index": {editArchive(t, good, func(*tar.Header, []byte) []byte { return nil },
+			tarballtest.File{Name: "index.json", Data: []byte(`{"schemaVersion":2,"manifests":[]}`)}), diffs, "OCI index.json"},
+		"a legacy repositories file": {editArchive(t, good, func(*tar.Header, []byte) []byte { return nil },
+			tarballtest.File{Name: "repositories", Data: []byte(`{"debian":{"bookworm":"x"}}`)}), diffs, "member \"repositories\" is not named by manifest.json"},
+		"an unknown manifest field": {editArchive(t, good, func(h *tar.Header, b []byte) []byte {
+			if h.Name == "manifest.json" {
+				return bytes.Replace(b, []byte(`"RepoTags"`), []byte(`"Parent":"x","RepoTags"`), 1)
 			}
 			return nil
-		}), diffs, "not a plain relative name"},
-		"not a tar": {[]byte("not an archive at all, but long enough to be read as a tar header block"), diffs, "not a tar archive"},
+		}), diffs, "manifest.json"},
+		"an OCI index after a sparse record": {tarballtest.Smuggle(members(t, good),
+			append(members(t, good), tarballtest.File{Name: "index.json", Data: []byte(`{"schemaVersion":2}`)})), diffs, "GNU.sparse.realsize"},
 	}
 	for name, c := range cases {
 		err := sandbox.CheckImageArchive(writeTemp(t, c.archive), id, c.layers)

@@ -264,8 +264,9 @@ func (s *Store) commitLocked(ctx context.Context, e catalog.Entry, progress func
 	if err != nil {
 		return err
 	}
+	os.Remove(s.dir.PartialSource(e.SHA256.Hex()))
 	if err := s.commit(e, partial); err != nil {
-		os.Remove(partial)
+		s.dropPartial(e)
 		return err
 	}
 	progress(Event{ID: e.ID, Phase: PhaseStored, Source: src, Bytes: e.Size, Total: e.Size})
@@ -356,10 +357,10 @@ func (s *Store) download(ctx context.Context, e catalog.Entry, src, partial stri
 		var perm *permanentError
 		switch {
 		case errors.As(err, &me):
-			os.Remove(partial)
+			s.dropPartial(e)
 			return exitcode.New(exitcode.Integrity, fmt.Errorf("from %s: %w", shown, err))
 		case errors.As(err, &perm):
-			os.Remove(partial)
+			s.dropPartial(e)
 			return fmt.Errorf("from %s: %w", shown, err)
 		case errors.Is(err, errHTTPStatus):
 			return fmt.Errorf("from %s: %w", shown, err)
@@ -386,7 +387,11 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 	if err != nil {
 		return false, &permanentError{err}
 	}
-	if off > e.Size {
+	// A partial file is resumed only from the source its bytes came from:
+	// completing one source's bytes with another's would blame the second
+	// for the first's wrong bytes.
+	owner := s.dir.PartialSource(e.SHA256.Hex())
+	if off > e.Size || off > 0 && !fromSource(owner, src) {
 		if err := f.Truncate(0); err != nil {
 			return false, &permanentError{err}
 		}
@@ -440,6 +445,11 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return false, &permanentError{err}
 	}
+	if off == 0 {
+		if err := atomicfile.WriteFile(owner, []byte(sourceTag(src)), 0o600); err != nil {
+			return false, &permanentError{err}
+		}
+	}
 	opt.Progress(Event{ID: e.ID, Phase: PhaseStart, Source: redactURL(src), Bytes: off, Total: e.Size})
 	v := digest.Resume(resp.Body, h, off, "asset "+e.ID, e.Size, *e.SHA256)
 	var got atomic.Int64 // bytes of this response, read by the speed check
@@ -479,6 +489,24 @@ func (s *Store) downloadAttempt(ctx context.Context, e catalog.Entry, src, parti
 			return false, fmt.Errorf("transfer broke after %d bytes: %w", v.N(), rerr)
 		}
 	}
+}
+
+// dropPartial removes the partial file of e and the record of its source.
+func (s *Store) dropPartial(e catalog.Entry) {
+	os.Remove(s.dir.Partial(e.SHA256.Hex()))
+	os.Remove(s.dir.PartialSource(e.SHA256.Hex()))
+}
+
+// sourceTag is what PartialSource holds for source src: the SHA-256 of
+// its URL (credentials in a URL are not written to disk).
+func sourceTag(src string) string { return digest.Of([]byte(src)).Hex() + "\n" }
+
+// fromSource reports whether the partial file's bytes came from src, as
+// the file owner records; a missing record (a partial file of an older
+// repro) is another source.
+func fromSource(owner, src string) bool {
+	b, err := os.ReadFile(owner)
+	return err == nil && string(b) == sourceTag(src)
 }
 
 // SlowError reports a transfer aborted for delivering less than

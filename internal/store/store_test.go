@@ -219,6 +219,18 @@ func TestFetchWrongSize(t *testing.T) {
 	}
 }
 
+// sendAndDrop answers 200 with a Content-Length of size, sends part and
+// drops the connection.
+func sendAndDrop(w http.ResponseWriter, size int, part []byte) {
+	w.Header().Set("Content-Length", fmt.Sprint(size))
+	w.WriteHeader(http.StatusOK)
+	w.Write(part)
+	w.(http.Flusher).Flush()
+	if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn.Close()
+	}
+}
+
 // TestFetchResumesAfterDrop drops the connection mid-body on the first
 // request; the fetch resumes with a Range request and stores the blob.
 func TestFetchResumesAfterDrop(t *testing.T) {
@@ -231,14 +243,7 @@ func TestFetchResumesAfterDrop(t *testing.T) {
 		first := len(ranges) == 1
 		mu.Unlock()
 		if first {
-			w.Header().Set("Content-Length", fmt.Sprint(len(f.data)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(f.data[:200<<10])
-			w.(http.Flusher).Flush()
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				conn.Close()
-			}
+			sendAndDrop(w, len(f.data), f.data[:200<<10])
 			return
 		}
 		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(f.data))
@@ -468,6 +473,62 @@ func TestEventPhasesOnTheWire(t *testing.T) {
 		b, err := json.Marshal(Event{ID: "x", Phase: p})
 		if err != nil || !strings.Contains(string(b), `"phase":"`+want+`"`) {
 			t.Errorf("%v encodes as %s (%v); want phase %q", p, b, err, want)
+		}
+	}
+}
+
+// TestResumeStaysWithinOneSource: a mirror sends half of wrong bytes and
+// drops the connection, every time it is asked. The next source, honest,
+// must be asked for the whole file, not for the rest of the mirror's
+// bytes (which would fail the hash and blame it), and the fetch succeeds.
+// A partial file left by an earlier run from another source, or with no
+// record of its source, is started over too.
+func TestResumeStaysWithinOneSource(t *testing.T) {
+	f := newFixture(t, 256<<10)
+	var ranges []string
+	var mu sync.Mutex
+	f.handler = func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range"))
+		mu.Unlock()
+		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(f.data))
+	}
+	wrong := bytes.Repeat([]byte{0xee}, len(f.data)/2)
+	hostile := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sendAndDrop(w, len(f.data), wrong)
+	}))
+	t.Cleanup(hostile.Close)
+	s := openTestStore(t, f.entry("/file"))
+	opt := f.opts()
+	opt.Mirrors = []string{hostile.URL}
+	if err := s.Fetch(context.Background(), []string{"test-asset"}, opt); err != nil {
+		t.Fatalf("the honest source after a hostile mirror: %v", err)
+	}
+	assertStored(t, s, f.data)
+	if len(ranges) != 1 || ranges[0] != "" {
+		t.Fatalf("the honest source was asked for ranges %q, want the whole file once", ranges)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(s.home, "tmp")); len(ents) != 0 {
+		t.Fatalf("tmp holds %d files after the fetch", len(ents))
+	}
+
+	// Left by an earlier run: half of wrong bytes, from another source or
+	// of unknown source.
+	for _, owner := range []string{"", sourceTag(hostile.URL + "/file")} {
+		s := openTestStore(t, f.entry("/file"))
+		hex := digest.Of(f.data).Hex()
+		os.MkdirAll(filepath.Join(s.home, "tmp"), 0o700)
+		os.WriteFile(s.dir.Partial(hex), wrong, 0o600)
+		if owner != "" {
+			os.WriteFile(s.dir.PartialSource(hex), []byte(owner), 0o600)
+		}
+		ranges = nil
+		if err := s.Fetch(context.Background(), []string{"test-asset"}, f.opts()); err != nil {
+			t.Fatalf("a partial file from another source (%q): %v", owner, err)
+		}
+		assertStored(t, s, f.data)
+		if len(ranges) != 1 || ranges[0] != "" {
+			t.Fatalf("the honest source was asked for ranges %q, want the whole file", ranges)
 		}
 	}
 }

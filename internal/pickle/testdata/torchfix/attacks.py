@@ -22,6 +22,7 @@ import struct
 import sys
 import tarfile
 import warnings
+import zipfile
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,6 +163,25 @@ def tar_polyglot(canary, legacy):
     return first + rest
 
 
+def meta_location_zip():
+    """A torch.save zip whose storage location is "meta" but which still
+    holds the storage's bytes: torch.load gives a tensor without data (on
+    the meta device), a reader that ignores the location the bytes."""
+    buf = io.BytesIO()
+    torch.save(collections.OrderedDict(w=torch.arange(4, dtype=torch.float32)), buf)
+    z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    w = torch._C.PyTorchFileWriter(out)
+    for name in z.namelist():
+        data = z.read(name)
+        if name.endswith("/data.pkl"):
+            assert data.count(b"X\x03\x00\x00\x00cpu") == 1
+            data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x04\x00\x00\x00meta")
+        w.write_record(name.split("/", 1)[1], data, len(data))
+    w.write_end_of_file()
+    return out.getvalue()
+
+
 def legacy_state_dict():
     buf = io.BytesIO()
     torch.save(collections.OrderedDict(w=torch.arange(4, dtype=torch.float32)), buf,
@@ -180,6 +200,7 @@ def make(out, canary):
     files["zip_two_directories_weights.pt"] = two_directories(
         bytes(torch.full((4,), 7.0).numpy().tobytes()), benign_zip(), b"archive/data/0")
     nested = two_directories(evil, benign_storage_zip())
+    files["zip_meta_location.pt"] = meta_location_zip()
     files["nested_two_directories.pkl"] = pickle.dumps(collections.OrderedDict(w=_Tensor(nested)), protocol=4)
     for name, data in files.items():
         with open(os.path.join(out, name), "wb") as f:
@@ -211,8 +232,11 @@ def describe(obj):
     out = []
     for k, v in obj.items():
         t = v.detach().contiguous()
+        if t.device.type == "meta":  # no data to hash
+            out.append(dict(name=k, dtype=str(t.dtype), shape=list(t.shape), sha256=None, device="meta"))
+            continue
         data = bytes(t.reshape(-1).view(torch.uint8).numpy()) if t.numel() else b""
-        out.append(dict(name=k, dtype=str(t.dtype), shape=list(t.shape), sha256=hashlib.sha256(data).hexdigest()))
+        out.append(dict(name=k, dtype=str(t.dtype), shape=list(t.shape), sha256=hashlib.sha256(data).hexdigest(), device=str(t.device)))
     return out
 
 
