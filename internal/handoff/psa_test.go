@@ -63,7 +63,7 @@ func TestKubernetesJobPassesRestricted(t *testing.T) {
 				}
 				for _, rm := range []struct {
 					control, want string
-					remove    func(*corev1.PodSpec)
+					remove        func(*corev1.PodSpec)
 				}{
 					{"runAsNonRoot", "runAsNonRoot", func(s *corev1.PodSpec) {
 						s.SecurityContext.RunAsNonRoot = nil
