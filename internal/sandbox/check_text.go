@@ -58,10 +58,10 @@ func (a *RuntimeAssessment) writeText(w io.Writer) {
 		return
 	}
 	for _, x := range a.Findings {
-		mark := "ok  "
+		verdict := x.Verdict
 		if x.Open() {
-			mark = "OPEN"
+			verdict = "OPEN, " + verdict
 		}
-		fmt.Fprintf(w, "%s  %s %s %s: %s\n", mark, a.Label(), x.ID, x.Verdict, x.Evidence)
+		fmt.Fprintf(w, "escapes     %s %s %s: %s\n", a.Label(), x.ID, verdict, x.Evidence)
 	}
 }
