@@ -87,8 +87,8 @@ func Feed(t testing.TB) string {
 		{"schema_version": "1.6.0", "id": "DLA-0000-1", "modified": "2026-01-01T00:00:00Z", "aliases": []string{"CVE-2099-0001"},
 			"summary": "made-up zlib advisory",
 			"affected": []any{map[string]any{
-				"package": map[string]string{"ecosystem": "Debian:12", "name": "zlib"},
-				"ranges": []any{map[string]any{"type": "ECOSYSTEM", "events": []map[string]string{{"introduced": "0"}, {"fixed": "1:1.2.13.dfsg-1+deb12u1"}}}},
+				"package":            map[string]string{"ecosystem": "Debian:12", "name": "zlib"},
+				"ranges":             []any{map[string]any{"type": "ECOSYSTEM", "events": []map[string]string{{"introduced": "0"}, {"fixed": "1:1.2.13.dfsg-1+deb12u1"}}}},
 				"ecosystem_specific": map[string]string{"urgency": "medium"}}}},
 		{"schema_version": "1.6.0", "id": "DLA-0000-2", "modified": "2026-01-01T00:00:00Z", "summary": "another package",
 			"affected": []any{map[string]any{
