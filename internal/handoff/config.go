@@ -45,6 +45,11 @@ type Config struct {
 	// Image is the container image as name@sha256:<64 hex>; a tag alone
 	// is refused.
 	Image string `json:"image,omitempty"`
+	// ImageLayout is an OCI image layout folder on this machine that
+	// holds the image and its attestations, read instead of the registry
+	// the image names (offline); the bundle still names the image by its
+	// registry reference and digest.
+	ImageLayout string `json:"image_layout,omitempty"`
 	// ImageCUDA is the CUDA version the image was built with ("11.8"); it
 	// decides the driver floor the node must meet.
 	ImageCUDA string `json:"image_cuda,omitempty"`
@@ -355,6 +360,11 @@ func (c *Config) validate() error {
 		}
 	}
 	str("image", c.Image)
+	if c.ImageLayout != "" {
+		if err := checkAbsPath(c.ImageLayout); err != nil {
+			bad("image_layout", "%v", err)
+		}
+	}
 	str("image_cuda", c.ImageCUDA)
 	if c.GPUs < 0 || c.GPUs > maxGPUs {
 		bad("gpus", "%d is out of range 1..%d", c.GPUs, maxGPUs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -225,4 +226,25 @@ func kindOf(b []byte) Kind {
 		}
 	}
 	return ""
+}
+
+// WriteText writes what was verified for people, one fact a line.
+func (v *Verified) WriteText(w io.Writer) {
+	if v.Image != "" {
+		fmt.Fprintf(w, "image     %s (%s)\n", v.Image, v.Store)
+	}
+	if v.Policy.None() {
+		fmt.Fprintf(w, "policy    requires nothing of runtime images\n")
+		return
+	}
+	if s := v.Signature; s != nil {
+		fmt.Fprintf(w, "signature by %q (%s), signed %s, %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339), s.Where)
+	}
+	if s := v.SBOM; s != nil {
+		fmt.Fprintf(w, "sbom      %s, %d components, by %q, %s\n", s.Digest, s.Packages, s.KeyName, s.Where)
+	}
+	if s := v.Scan; s != nil {
+		fmt.Fprintf(w, "scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s), by %q, %s\n",
+			s.SignedAt.Format(time.RFC3339), float64(s.AgeSeconds)/86400, s.MaxAgeDays, s.Unwaived, s.MaxUnwaivedSeverity, s.MaxSeverity, s.KeyName, s.Where)
+	}
 }
