@@ -4,7 +4,7 @@
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
 # fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
 # Python's cryptography for the independent DSSE verifier of run records,
-# Slurm with munge for the handoff test, chromium for the dashboard's
+# Slurm with munge and Podman for the handoff tests, chromium for the dashboard's
 # browser test, and gVisor (runsc) registered with dockerd as a second
 # sandbox runtime. Safe to run again: it installs only what is missing,
 # merges its runtime entry into the daemon configuration without touching
@@ -32,7 +32,7 @@ if [ "$want_runsc" = 1 ]; then
 	pkgs+=(runsc python3)
 fi
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge shellcheck bc time chromium)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -56,7 +56,7 @@ type Config struct {
 	// GPUs is the number of GPUs the job needs on its node.
 	GPUs int `json:"gpus,omitempty"`
 	// Container selects the Slurm container runtime: "pyxis" (pyxis and
-	// enroot, the default) or "apptainer".
+	// enroot, the default), "apptainer" or "podman".
 	Container string      `json:"container,omitempty"`
 	Node      *NodeConfig `json:"node,omitempty"`
 	Volumes   Volumes     `json:"volumes"`
@@ -370,9 +370,9 @@ func (c *Config) validate() error {
 		bad("gpus", "%d is out of range 1..%d", c.GPUs, maxGPUs)
 	}
 	switch c.Container {
-	case "", "pyxis", "apptainer":
+	case "", ContainerPyxis, ContainerApptainer, ContainerPodman:
 	default:
-		bad("container", "%q is neither pyxis nor apptainer", clip(c.Container))
+		bad("container", "%q is none of pyxis, apptainer and podman", clip(c.Container))
 	}
 	if n := c.Node; n != nil {
 		if n.MinDiskGiB < 0 || n.MinDiskGiB > maxGiB {
