@@ -113,7 +113,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "folder to write the bundle to (new or empty)")
 	cmd.Flags().StringVar(&target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
 	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
-	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default) or apptainer")
+	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default), apptainer or podman")
 	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
 	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file whose image policy the image must meet: signature, SBOM, scan (default REPRO_HOME/trust.json when present)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the requirement results as JSON")
