@@ -23,7 +23,7 @@ import (
 	"github.com/reprolab/repro/internal/vulnscan"
 )
 
-func trustFor(t *testing.T, k *keys.Signer) *trust.File {
+func trustFor(t testing.TB, k *keys.Signer) *trust.File {
 	t.Helper()
 	kb, _ := json.Marshal([]trust.Key{trust.NewKey("lab-images", k.PublicKey(), []trust.Purpose{trust.Images}, nil, nil)})
 	tf, err := trust.Parse([]byte(`{"version": 1, "keys": ` + string(kb) + `, "image": {"profile": "production"}}`))
@@ -33,7 +33,7 @@ func trustFor(t *testing.T, k *keys.Signer) *trust.File {
 	return tf
 }
 
-func key(t *testing.T) *keys.Signer {
+func key(t testing.TB) *keys.Signer {
 	t.Helper()
 	k, err := keys.Generate()
 	if err != nil {

@@ -201,3 +201,25 @@ func TestAssessHostRunc(t *testing.T) {
 		t.Logf("%s %s: %s (%s)", a.Version, f.ID, f.Verdict, f.Evidence)
 	}
 }
+
+// FuzzChangelog reads arbitrary bytes as a runtime's version and as a
+// Debian changelog: no panic, and a verdict only from the changelog's
+// own entries.
+func FuzzChangelog(f *testing.F) {
+	f.Add("runc version 1.1.5+ds1", []byte(bookwormChangelog), "CVE-2024-21626")
+	f.Add("1.4.0-rc.3", []byte("runc (1.4.0) x; urgency=low\n  * CVE-2025-31133\n"), "CVE-2025-31133")
+	f.Add("runsc version 0.0~20221219.0", []byte(""), "CVE-2025-52565")
+	f.Fuzz(func(t *testing.T, version string, changelog []byte, id string) {
+		for _, rt := range Runtimes {
+			if v := upstreamVersion(rt, version); v != "" {
+				versionFixed(v, []string{"1.2.8", "1.3.3", "1.4.0-rc.3"})
+			}
+		}
+		if id == "" {
+			return
+		}
+		if e := changelogEntryNaming(changelog, id); e != "" && !bytes.Contains(changelog, []byte(id)) {
+			t.Fatalf("entry %q said to name %q, which the changelog does not hold", e, id)
+		}
+	})
+}
