@@ -35,7 +35,8 @@ var allowed = map[string][]string{
 	"rundiff":    {"exitcode", "report", "runs"},
 	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runlabel", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
-	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"ociattest":  {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "vulnscan"},
+	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "workload"},
 	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},
 }
 

@@ -4,9 +4,10 @@
 # evaluator image, PyTorch/NumPy/SciPy from Debian for pickle and FID
 # fixtures, PyYAML for the upstream MLLOG checker the agreement tests run,
 # Python's cryptography for the independent DSSE verifier of run records,
-# Slurm with munge for the handoff test, chromium for the dashboard's
-# browser test, bsdtar (libarchive-tools) for the tar differential tests
-# beside GNU tar and Python's tarfile, and gVisor (runsc) registered with dockerd as a second
+# Slurm with munge and Podman for the handoff tests, chromium for the
+# dashboard's browser test, bsdtar (libarchive-tools) for the tar
+# differential tests beside GNU tar and Python's tarfile, and gVisor (runsc)
+# registered with dockerd as a second
 # sandbox runtime. Safe to run again: it installs only what is missing,
 # merges its runtime entry into the daemon configuration without touching
 # other settings, makes a running dockerd reload it (SIGHUP: runtimes are
@@ -33,7 +34,7 @@ if [ "$want_runsc" = 1 ]; then
 	pkgs+=(runsc python3)
 fi
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge shellcheck bc time chromium libarchive-tools)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium libarchive-tools)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

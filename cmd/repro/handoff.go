@@ -5,6 +5,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
+	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/spf13/cobra"
 )
@@ -40,8 +41,8 @@ back.
 
 func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	var (
-		out, target, config, container string
-		plan, asJSON                   bool
+		out, target, config, container, trustPath string
+		plan, asJSON                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   workload + " --out DIR [--config FILE] [--target slurm|kubernetes] [--plan]",
@@ -61,6 +62,10 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", st.Home(), err)
 			}
+			tf, tpath, err := imagetrust.LoadTrust(st.Home(), trustPath)
+			if err != nil {
+				return err
+			}
 			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
 				Workload:     workload,
 				Target:       target,
@@ -70,6 +75,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				StateDir:     state,
 				Version:      versionString(),
 				Progress:     t.HashProgress(),
+				Trust:        &handoff.ImageTrust{File: tf, Path: tpath},
 			}, out, plan)
 			if p == nil {
 				return err
@@ -107,8 +113,9 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "folder to write the bundle to (new or empty)")
 	cmd.Flags().StringVar(&target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
 	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
-	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default) or apptainer")
+	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default), apptainer or podman")
 	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file whose image policy the image must meet: signature, SBOM, scan (default REPRO_HOME/trust.json when present)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the requirement results as JSON")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -146,25 +153,53 @@ func newHandoffRequirementsCommand() *cobra.Command {
 }
 
 func newHandoffVerifyCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		trustPath string
+	)
 	cmd := &cobra.Command{
-		Use:   "verify BUNDLE",
-		Short: "Check that a bundle's manifest digest holds and its files are the ones repro wrote",
-		Args:  cobra.ExactArgs(1),
+		Use:   "verify BUNDLE [--trust FILE]",
+		Short: "Check that a bundle's manifest digest holds, its files are the ones repro wrote, and its image evidence verifies",
+		Long: `verify checks the manifest digest of BUNDLE, renders its files again and
+compares them, and checks the image evidence it keeps: when the bundle was
+made under a trust file's image policy, the kept signature, SBOM and scan
+envelopes must hash to what the manifest records and verify again, as of the
+bundle's making, against the trust file (--trust, default REPRO_HOME/trust.json)
+with the same signers.
+
+Exit status: 0 verified, 3 no trust file for a bundle that needs one, 4
+anything changed or no longer verifying.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, asJSON)
 			m, err := handoff.VerifyBundle(args[0])
 			if err != nil {
 				return err
 			}
+			home, err := layout.DefaultHome()
+			if err != nil {
+				return err
+			}
+			tf, _, err := imagetrust.LoadTrust(home, trustPath)
+			if err != nil {
+				return err
+			}
+			if _, err := handoff.VerifyImageEvidence(args[0], m, tf); err != nil {
+				return err
+			}
 			if asJSON {
 				return t.Document(m)
 			}
 			fmt.Fprintf(t.Stdout(), "ok: %s\n", m.Summary())
+			if v := m.ImageVerification; v != nil && v.Verified != nil {
+				fmt.Fprintf(t.Stdout(), "image %s admitted under policy %s; its evidence verifies again:\n", m.Image, v.Policy)
+				v.Verified.WriteText(t.Stdout())
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest as JSON")
+	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file that lists the image keys (default REPRO_HOME/trust.json when present)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,5 +222,50 @@ func TestImageSignAndTrust(t *testing.T) {
 	os.WriteFile(layout.Home(home).Trust(), b, 0o644)
 	if r := repro(t, env, "sandbox", "run", "--", "/bin/true"); r.code != 4 || !strings.Contains(r.stderr, "not signed") {
 		t.Errorf("sandbox run under the default trust file, unsigned: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestSandboxCheckRefusesOpenRuntimeEscapes: under a trust file that
+// refuses open runtime escapes, 'sandbox check' on this host's runc
+// (Debian bookworm's 1.1.5, CVE-2024-21626 backported, the 2025 escapes
+// open) stops before any probe with exit 3 naming each open escape; with
+// each waived (reason and date) it runs and reports the waivers.
+func TestSandboxCheckRefusesOpenRuntimeEscapes(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	_, key := imageKey(t)
+	refusing := writeTrust(t, key, `{"runtime": "runc", "refuse_runtime_escapes": true}`)
+	r := repro(t, env, "sandbox", "check", "--runtime", "runc", "--trust", refusing, "--json")
+	var rep struct {
+		Host struct {
+			Runtime struct {
+				Advisories *sandbox.RuntimeAssessment `json:"advisories"`
+			} `json:"runtime"`
+		} `json:"host"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Host.Runtime.Advisories == nil {
+		t.Fatalf("sandbox check --json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	open := rep.Host.Runtime.Advisories.OpenFindings()
+	if len(open) == 0 {
+		testenv.Missing(t, "a runc with an open known escape (Debian bookworm's 1.1.5)", "run on the bookworm test machine")
+	}
+	if r.code != 3 || strings.Contains(r.stderr, "ok    network") {
+		t.Fatalf("open escapes: exit %d, probes ran: %v\n%s", r.code, strings.Contains(r.stderr, "ok    network"), r.stderr)
+	}
+	for _, f := range open {
+		if !strings.Contains(r.stderr, f.ID+" is "+f.Verdict) {
+			t.Errorf("the refusal does not name %s:\n%s", f.ID, r.stderr)
+		}
+	}
+	t.Logf("refused:\n%s", r.stderr)
+	var ws []string
+	for _, f := range open {
+		ws = append(ws, fmt.Sprintf(`{"id": %q, "package": "runc", "reason": "single-user preview host, no untrusted tenant", "expires": %q}`, f.ID, time.Now().AddDate(0, 1, 0).Format("2006-01-02")))
+	}
+	waived := writeTrust(t, key, `{"runtime": "runc", "refuse_runtime_escapes": true, "runtime_waivers": [`+strings.Join(ws, ",")+`]}`)
+	r = repro(t, env, "sandbox", "check", "--runtime", "runc", "--trust", waived)
+	if r.code != 0 || strings.Count(r.stdout, "  waived    ") != len(open) {
+		t.Fatalf("waived: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/reprolab/repro/internal/safefile"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"golang.org/x/sys/unix"
 )
@@ -38,11 +39,12 @@ func Seal(m *Manifest) (map[string][]byte, error) {
 	return files, nil
 }
 
-// WriteBundle seals m and writes the bundle into dir, which must not
+// WriteBundle seals m and writes the bundle into dir, with the evidence
+// files the manifest's image verification lists, which must not
 // exist or be an empty folder. The files are written into a temporary
 // sibling folder, each with atomicfile, and the folder is renamed into
 // place, so dir holds either the whole bundle or nothing.
-func WriteBundle(dir string, m *Manifest) error {
+func WriteBundle(dir string, m *Manifest, evidence map[string][]byte) error {
 	if fi, err := os.Lstat(dir); err == nil {
 		if !fi.IsDir() {
 			return exitcode.Errorf(exitcode.Usage, "--out %s exists and is not a folder", dir)
@@ -60,6 +62,15 @@ func WriteBundle(dir string, m *Manifest) error {
 	files, err := Seal(m)
 	if err != nil {
 		return err
+	}
+	if v := m.ImageVerification; v != nil {
+		for _, e := range v.Evidence {
+			b, ok := evidence[e.File]
+			if !ok || digest.Of(b).Hex() != e.SHA256 {
+				return fmt.Errorf("write bundle: the evidence %s is not the envelope the manifest records", e.File)
+			}
+			files[e.File] = b
+		}
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
@@ -86,7 +97,7 @@ func WriteBundle(dir string, m *Manifest) error {
 			return err
 		}
 	}
-	for _, d := range []string{filepath.Join(tmp, "slurm"), filepath.Join(tmp, "kubernetes")} {
+	for _, d := range []string{filepath.Join(tmp, "slurm"), filepath.Join(tmp, "kubernetes"), filepath.Join(tmp, "image")} {
 		if _, err := os.Stat(d); err == nil {
 			if err := atomicfile.SyncDir(d); err != nil {
 				return err
@@ -140,6 +151,9 @@ func VerifyBundle(dir string) (*Manifest, error) {
 			return nil, exitcode.Errorf(exitcode.Integrity, "bundle %s: the manifest does not list %s", dir, n)
 		}
 	}
+	if _, err := checkEvidence(dir, m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -168,7 +182,7 @@ func Handoff(ctx context.Context, opts Options, out string, plan bool) (*Plan, e
 	if !p.Ready() && !plan {
 		return p, p.Err()
 	}
-	if err := WriteBundle(out, p.Manifest); err != nil {
+	if err := WriteBundle(out, p.Manifest, p.Evidence); err != nil {
 		return p, err
 	}
 	return p, nil

@@ -28,6 +28,7 @@ func (p *planner) checkImage(ctx context.Context) {
 		return
 	}
 	p.m.Image = ref.String()
+	p.checkImageTrust(ctx, ref)
 }
 
 func (p *planner) checkSource(ctx context.Context) {

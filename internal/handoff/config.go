@@ -45,13 +45,18 @@ type Config struct {
 	// Image is the container image as name@sha256:<64 hex>; a tag alone
 	// is refused.
 	Image string `json:"image,omitempty"`
+	// ImageLayout is an OCI image layout folder on this machine that
+	// holds the image and its attestations, read instead of the registry
+	// the image names (offline); the bundle still names the image by its
+	// registry reference and digest.
+	ImageLayout string `json:"image_layout,omitempty"`
 	// ImageCUDA is the CUDA version the image was built with ("11.8"); it
 	// decides the driver floor the node must meet.
 	ImageCUDA string `json:"image_cuda,omitempty"`
 	// GPUs is the number of GPUs the job needs on its node.
 	GPUs int `json:"gpus,omitempty"`
 	// Container selects the Slurm container runtime: "pyxis" (pyxis and
-	// enroot, the default) or "apptainer".
+	// enroot, the default), "apptainer" or "podman".
 	Container string      `json:"container,omitempty"`
 	Node      *NodeConfig `json:"node,omitempty"`
 	Volumes   Volumes     `json:"volumes"`
@@ -355,14 +360,19 @@ func (c *Config) validate() error {
 		}
 	}
 	str("image", c.Image)
+	if c.ImageLayout != "" {
+		if err := checkAbsPath(c.ImageLayout); err != nil {
+			bad("image_layout", "%v", err)
+		}
+	}
 	str("image_cuda", c.ImageCUDA)
 	if c.GPUs < 0 || c.GPUs > maxGPUs {
 		bad("gpus", "%d is out of range 1..%d", c.GPUs, maxGPUs)
 	}
 	switch c.Container {
-	case "", "pyxis", "apptainer":
+	case "", ContainerPyxis, ContainerApptainer, ContainerPodman:
 	default:
-		bad("container", "%q is neither pyxis nor apptainer", clip(c.Container))
+		bad("container", "%q is none of pyxis, apptainer and podman", clip(c.Container))
 	}
 	if n := c.Node; n != nil {
 		if n.MinDiskGiB < 0 || n.MinDiskGiB > maxGiB {

@@ -20,7 +20,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{`{"volumes":{},"criteo_license":{"date":"01/11/2026"}}`, "not a date"},
 		{`{"volumes":{},"models":{"target":{"path":"../x"}}}`, "clean relative path"},
 		{`{"volumes":{},"gpus":1000}`, "out of range"},
-		{`{"volumes":{},"container":"docker"}`, "neither pyxis nor apptainer"},
+		{`{"volumes":{},"container":"docker"}`, "none of pyxis, apptainer and podman"},
 		{`{"volumes":{},"runtime":{"torch":"1.13; rm -rf /"}}`, "is not a version"},
 		{`{"volumes":{},"slurm":{"time":"8h --wrap=x"}}`, "sbatch does not take"},
 		{`{"volumes":{},"command":["a",""]}`, "empty argument"},

@@ -5,7 +5,8 @@ import "github.com/reprolab/repro/internal/exitcode"
 // ConfigFromFlags reads the configuration file path (when given) and
 // applies the --container choice to it. It returns nil and no digest when
 // neither is given; a container that contradicts the file's, or is not
-// one of ContainerPyxis and ContainerApptainer, is a usage error.
+// one of ContainerPyxis, ContainerApptainer and ContainerPodman, is a usage
+// error.
 func ConfigFromFlags(path, container string) (*Config, string, error) {
 	var cfg *Config
 	var digest string
@@ -24,8 +25,8 @@ func ConfigFromFlags(path, container string) (*Config, string, error) {
 	if cfg.Container != "" && cfg.Container != container {
 		return nil, "", exitcode.Errorf(exitcode.Usage, "--container %s contradicts the configuration's container %s", container, cfg.Container)
 	}
-	if container != ContainerPyxis && container != ContainerApptainer {
-		return nil, "", exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis or apptainer", container)
+	if container != ContainerPyxis && container != ContainerApptainer && container != ContainerPodman {
+		return nil, "", exitcode.Errorf(exitcode.Usage, "--container %q: want pyxis, apptainer or podman", container)
 	}
 	cfg.Container = container
 	return cfg, digest, nil

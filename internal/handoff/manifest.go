@@ -50,15 +50,18 @@ type Manifest struct {
 	ReproVersion string    `json:"repro_version"`
 	ConfigSHA256 string    `json:"config_sha256,omitempty"`
 
-	Image       string       `json:"image"`
-	ImageCUDA   string       `json:"image_cuda,omitempty"`
-	DriverFloor *DriverFloor `json:"driver_floor,omitempty"`
-	GPUs        int          `json:"gpus"`
-	Node        NodeSpec     `json:"node"`
-	Volumes     []VolumeSpec `json:"volumes"`
-	Pins        []Pin        `json:"pins"`
-	Decisions   Decisions    `json:"decisions"`
-	Runtime     *Runtime     `json:"runtime,omitempty"`
+	Image string `json:"image"`
+	// ImageVerification is what the trust file's image policy found of
+	// the image (signature, SBOM, scan).
+	ImageVerification *ImageVerification `json:"image_verification,omitempty"`
+	ImageCUDA         string             `json:"image_cuda,omitempty"`
+	DriverFloor       *DriverFloor       `json:"driver_floor,omitempty"`
+	GPUs              int                `json:"gpus"`
+	Node              NodeSpec           `json:"node"`
+	Volumes           []VolumeSpec       `json:"volumes"`
+	Pins              []Pin              `json:"pins"`
+	Decisions         Decisions          `json:"decisions"`
+	Runtime           *Runtime           `json:"runtime,omitempty"`
 
 	Runs        []RunSpec         `json:"runs"`
 	Command     []string          `json:"command,omitempty"`

@@ -42,6 +42,9 @@ type Options struct {
 	Rand io.Reader
 	// Progress, when set, is told how hashing large inputs advances.
 	Progress Progress
+	// Trust is the trust file whose image policy the runtime image must
+	// meet (its signature, SBOM and scan); nil applies none.
+	Trust *ImageTrust
 }
 
 // Result is the outcome of one requirement's checks made here.
@@ -65,6 +68,9 @@ func (r Result) Line() string {
 type Plan struct {
 	Manifest *Manifest
 	Results  []Result
+	// Evidence are the bundle files that keep the runtime image's
+	// attestations (ImageVerification.Evidence), by name.
+	Evidence map[string][]byte
 }
 
 // Ready reports whether every requirement holds.
@@ -116,6 +122,8 @@ type planner struct {
 	cat  *catalog.Catalog
 	m    *Manifest
 	res  *Result
+	// evidence are the envelopes the image check kept.
+	evidence map[string][]byte
 }
 
 // Prepare checks every requirement of the workload that can be checked on
@@ -201,6 +209,7 @@ func Prepare(ctx context.Context, opts Options) (*Plan, error) {
 			m.Checks = append(m.Checks, rec)
 		}
 	}
+	plan.Evidence = p.evidence
 	m.Ready = plan.Ready()
 	for _, r := range plan.Failed() {
 		for _, pr := range r.Problems {

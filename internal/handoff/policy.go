@@ -20,8 +20,11 @@ func relaxations(m *Manifest) []Relaxation {
 	}
 	switch m.Target {
 	case TargetSlurm:
-		out = append(out, Relaxation{Control: "no network", Target: "slurm/" + m.Container,
-			Why: "unprivileged pyxis/enroot and Apptainer containers share the node's network namespace; isolating it needs privileges the job does not hold. Run on nodes without outbound access"})
+		if m.Container != ContainerPodman {
+			out = append(out, Relaxation{Control: "no network", Target: "slurm/" + m.Container,
+				Why: "unprivileged pyxis/enroot and Apptainer containers share the node's network namespace; isolating it needs privileges the job does not hold. Run on nodes without outbound access, or make the bundle with container podman"})
+		}
+
 		if m.Container == ContainerPyxis {
 			out = append(out, Relaxation{Control: "clean environment", Target: "slurm/pyxis",
 				Why: "srun hands the batch environment to the container; the batch script starts from --export=NONE, so only Slurm's variables and the account's login environment reach it"})

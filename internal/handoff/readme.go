@@ -60,6 +60,29 @@ When the results are back on the machine that holds this bundle:
 It verifies this bundle, the preflight reports, and every result log
 (MLLOG compliance, image digest, pins, distinct seeds), and records the run.
 
+## Image
+{{with .M.ImageVerification}}{{if eq .Policy "none"}}
+No trust file policy applied to the image: it is pinned by digest only.
+{{else}}
+The image was admitted under the trust file {{lit .TrustFile}} (policy
+**{{lit .Policy}}**, {{lit .TrustFileDigest}}), read from {{lit .Store}}.
+{{- with .Verified}}
+{{- with .Signature}}
+- signature: by key {{lit .KeyName}} ({{lit .KeyID}}), signed {{.SignedAt.Format "2006-01-02 15:04:05 UTC"}}
+{{- end}}
+{{- with .SBOM}}
+- SBOM: {{lit .Digest}}, {{.Packages}} components, by key {{lit .KeyName}}
+{{- end}}
+{{- with .Scan}}
+- scan: {{.SignedAt.Format "2006-01-02 15:04:05 UTC"}} (at most {{.MaxAgeDays}} days old allowed), {{.Unwaived}} unwaived finding(s), highest {{lit .MaxUnwaivedSeverity}} (at most {{lit .MaxSeverity}}), feed {{lit .FeedDigest}}
+{{- end}}
+{{- end}}
+
+The envelopes are kept in this bundle ({{range $i, $e := .Evidence}}{{if $i}}, {{end}}{{lit $e.File}}{{end}});
+repro handoff verify checks them again against the trust file.
+{{end}}{{else}}
+No trust file policy applied to the image: it is pinned by digest only.
+{{end}}
 ## Pins
 {{if .M.Pins}}
 | requirement | input | volume | path | sha256 | origin |
@@ -146,6 +169,9 @@ the output volume is the only writable one besides the scratch /work and
 {{range .M.Files}}
 - {{lit .}}
 {{- end}}
+{{- with .M.ImageVerification}}{{range .Evidence}}
+- {{lit .File}}
+{{- end}}{{end}}
 `
 
 func renderReadme(m *Manifest, d *renderData) ([]byte, error) {

@@ -17,6 +17,12 @@ const (
 const (
 	ContainerPyxis     = "pyxis"
 	ContainerApptainer = "apptainer"
+	// ContainerPodman runs the container with Podman (Debian packages it,
+	// unlike pyxis, enroot and Apptainer), which holds every control of
+	// the review on a Slurm node: no network, read-only root, no
+	// capabilities, no-new-privileges, a non-root user, bounded
+	// processes and named writable mounts.
+	ContainerPodman = "podman"
 )
 
 // Where says on which machine a check is made.

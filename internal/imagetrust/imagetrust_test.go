@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,7 +314,8 @@ func TestProductionProfile(t *testing.T) {
 	home, pin := fakeHome(t)
 	_, key := opensslKey(t)
 	now := time.Now().UTC()
-	o := imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{"profile": "production"}`), Now: now}
+	o := imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{"profile": "production"}`), Now: now,
+		RuntimeAdvisories: sandbox.AssessRuntime(t.TempDir(), sandbox.Runsc, "/usr/bin/runsc", "runsc version 0.0~20221219.0")}
 	o.Runtime = trust.RuntimeRunc
 	_, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
 	wantCode(t, "production under runc", err, exitcode.Precondition, "requires the runsc runtime")
@@ -327,9 +329,14 @@ func TestProductionProfile(t *testing.T) {
 	wantCode(t, "production unscanned", err, exitcode.Precondition, "scan")
 	writeScan(t, home, pin, pin.SBOMDigest, now.Add(-time.Hour), "none", 0)
 	v, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
-	if err != nil || v.Policy != trust.ProfileProduction || v.Runtime == nil || v.Runtime.Used != trust.RuntimeGVisor || v.Signature == nil || v.Scan == nil {
+	if err != nil || v.Policy != trust.ProfileProduction || v.Runtime == nil || v.Runtime.Used != trust.RuntimeGVisor || v.Signature == nil || v.Scan == nil || v.Runtime.Advisories == nil {
 		t.Fatalf("production: %+v, %v", v, err)
 	}
+	// A runtime whose escapes were not judged is refused.
+	noAdv := o
+	noAdv.RuntimeAdvisories = nil
+	_, err = imagetrust.Check(home, noAdv, pin, pin.SBOMDigest)
+	wantCode(t, "production without advisories", err, exitcode.Precondition, "could not be judged")
 	// A policy that names runc refuses a run under runsc: the runtime is
 	// what the trust file says, not "at least as strong".
 	_, err = imagetrust.Check(home, imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, `{"runtime": "runc"}`), Runtime: trust.RuntimeGVisor}, pin, pin.SBOMDigest)
@@ -352,5 +359,74 @@ func BenchmarkCheck(b *testing.B) {
 		if _, err := imagetrust.Check(home, o, pin, pin.SBOMDigest); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// openRunc is runc 1.1.5 as Debian bookworm ships it: CVE-2024-21626
+// backported, the three 2025 escapes open.
+func openRunc() *sandbox.RuntimeAssessment {
+	a := &sandbox.RuntimeAssessment{Runtime: sandbox.Runc, Version: "runc version 1.1.5+ds1", Upstream: "1.1.5", Package: "runc", PackageVersion: "1.1.5+ds1-1+deb12u1"}
+	for _, adv := range sandbox.RuntimeAdvisories {
+		if adv.Runtime != sandbox.Runc {
+			continue
+		}
+		v := sandbox.AdvisoryAffected
+		if adv.ID == "CVE-2024-21626" {
+			v = sandbox.AdvisoryBackported
+		}
+		a.Findings = append(a.Findings, sandbox.RuntimeFinding{ID: adv.ID, Fixed: adv.Fixed, Verdict: v, Evidence: "test"})
+	}
+	return a
+}
+
+// TestRuntimeEscapes: a policy that refuses open runtime escapes refuses
+// runc with the 2025 escapes open, unless each is waived with a reason
+// and a date; an expired, reasonless or misaddressed waiver does not
+// help, and an unknown verdict counts as open.
+func TestRuntimeEscapes(t *testing.T) {
+	home, pin := fakeHome(t)
+	_, key := opensslKey(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	check := func(waivers string, a *sandbox.RuntimeAssessment) (*imagetrust.Verification, error) {
+		pol := `{"runtime": "runc", "refuse_runtime_escapes": true`
+		if waivers != "" {
+			pol += `, "runtime_waivers": ` + waivers
+		}
+		pol += "}"
+		return imagetrust.Check(home, imagetrust.Options{TrustPath: trustFile(t, t.TempDir(), key, pol), Now: now, Runtime: "runc", RuntimeAdvisories: a}, pin, pin.SBOMDigest)
+	}
+	_, err := check("", openRunc())
+	wantCode(t, "open escapes", err, exitcode.Precondition, "3 open known escape(s): CVE-2025-31133 is affected")
+	w := func(id, pkg, reason, exp string) string {
+		return fmt.Sprintf(`{"id": %q, "package": %q, "reason": %q, "expires": %q}`, id, pkg, reason, exp)
+	}
+	all := "[" + w("CVE-2025-31133", "runc", "single-user preview host", "2027-01-31") + "," +
+		w("CVE-2025-52565", "runc", "single-user preview host", "2027-01-31") + "," +
+		w("CVE-2025-52881", "runc", "single-user preview host", "2027-01-31") + "]"
+	v, err := check(all, openRunc())
+	if err != nil || v.Runtime == nil || len(v.Runtime.Waived) != 3 || v.Runtime.Advisories == nil {
+		t.Fatalf("all waived: %+v, %v", v, err)
+	}
+	two := "[" + w("CVE-2025-31133", "runc", "r", "2027-01-31") + "," + w("CVE-2025-52565", "runc", "r", "2027-01-31") + "]"
+	_, err = check(two, openRunc())
+	wantCode(t, "one left open", err, exitcode.Precondition, "1 open known escape(s): CVE-2025-52881")
+	_, err = check("["+w("CVE-2025-31133", "runc", "r", "2026-11-30")+"]", openRunc())
+	wantCode(t, "expired waiver", err, exitcode.Precondition, "expired on 2026-11-30")
+	_, err = check("["+w("CVE-2025-31133", "runc", " ", "2027-01-31")+"]", openRunc())
+	wantCode(t, "waiver without a reason", err, exitcode.Precondition, "gives no reason")
+	_, err = check("["+w("CVE-2025-31133", "runsc", "r", "2027-01-31")+"]", openRunc())
+	wantCode(t, "waiver for another runtime", err, exitcode.Precondition, "CVE-2025-31133 is affected")
+	unknown := openRunc()
+	for i := range unknown.Findings {
+		unknown.Findings[i].Verdict = sandbox.AdvisoryUnknown
+	}
+	_, err = check(all, unknown)
+	wantCode(t, "unknown counts as open", err, exitcode.Precondition, "CVE-2024-21626 is unknown")
+	fixed := sandbox.AssessRuntime(t.TempDir(), sandbox.Runc, "/usr/bin/runc", "runc version 1.3.3")
+	if v, err := check("", fixed); err != nil || len(v.Runtime.Advisories.OpenFindings()) != 0 {
+		t.Errorf("fixed runc: %+v, %v", v, err)
+	}
+	if _, err := trust.Parse([]byte(`{"version": 1, "keys": [], "image": {"runtime_waivers": {"id": "x"}}}`)); err == nil {
+		t.Error("runtime_waivers that is not an array was accepted")
 	}
 }

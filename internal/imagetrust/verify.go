@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -33,6 +34,10 @@ type Options struct {
 	// judges it (empty: SandboxRuntime(home)). Verify judges the runtime
 	// the engine really runs containers under.
 	Runtime string
+	// RuntimeAdvisories judge that runtime against the known escapes
+	// (Verify takes them from the engine); a policy that refuses open
+	// escapes refuses a run without them.
+	RuntimeAdvisories *sandbox.RuntimeAssessment
 }
 
 // Verification is what was checked before a run; it goes into the run
@@ -64,8 +69,13 @@ type ScanCheck struct {
 // RuntimeCheck is the container runtime a policy required and the one the
 // sandbox uses.
 type RuntimeCheck struct {
-	Required string `json:"required"`
+	Required string `json:"required,omitempty"`
 	Used     string `json:"used"`
+	// Advisories is the runtime judged against the known escapes, and
+	// Waived the open ones the trust file waived, when the policy refuses
+	// open escapes.
+	Advisories *sandbox.RuntimeAssessment `json:"advisories,omitempty"`
+	Waived     []vulnscan.Waiver          `json:"waived,omitempty"`
 }
 
 // SandboxRuntime is the container runtime sandboxed runs of home use
@@ -148,6 +158,11 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 				path, v.Policy, pol.Runtime, used, pol.Runtime, pol.Runtime)
 		}
 	}
+	if pol.RefuseRuntimeEscapes {
+		if err := checkRuntimeEscapes(tf, path, v, o, now); err != nil {
+			return nil, err
+		}
+	}
 	if pol.RequireSignature {
 		s, err := VerifySignature(tf, SignaturePath(home), pin.ID, pin.ManifestDigest, sbom, now)
 		if err != nil {
@@ -163,6 +178,48 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 		v.Scan = sc
 	}
 	return v, nil
+}
+
+// checkRuntimeEscapes refuses a runtime with an open known escape
+// (sandbox.RuntimeAdvisories) that the trust file's image.runtime_waivers
+// does not waive (waivers as 'repro image scan --waivers' takes them,
+// package = the runtime's name). It records what it judged in v.Runtime.
+func checkRuntimeEscapes(tf *trust.File, path string, v *Verification, o Options, now time.Time) error {
+	a := o.RuntimeAdvisories
+	if v.Runtime == nil {
+		v.Runtime = &RuntimeCheck{Used: o.Runtime}
+	}
+	if a == nil {
+		return exitcode.Errorf(exitcode.Precondition, "the trust file %q (policy %s) refuses a runtime with an open known escape, and the runtime's escapes could not be judged: run under an engine repro can ask", path, v.Policy)
+	}
+	v.Runtime.Advisories = a
+	var ws []vulnscan.Waiver
+	if raw := tf.Image.RuntimeWaivers; len(raw) > 0 {
+		doc := append(append([]byte(`{"waivers": `), raw...), '}')
+		var err error
+		if ws, err = vulnscan.ParseWaivers(doc, now); err != nil {
+			return exitcode.Errorf(exitcode.Precondition, "the trust file %q: image.runtime_waivers: %v", path, err)
+		}
+	}
+	open := a.OpenFindings()
+	fs := make([]vulnscan.Finding, len(open))
+	for i, f := range open {
+		fs[i] = vulnscan.Finding{ID: f.ID, Package: string(a.Runtime), Severity: "critical"}
+	}
+	vulnscan.ApplyWaivers(fs, ws)
+	var refused []string
+	for i, f := range fs {
+		if f.Waiver != nil {
+			v.Runtime.Waived = append(v.Runtime.Waived, *f.Waiver)
+			continue
+		}
+		refused = append(refused, fmt.Sprintf("%s is %s (%s)", f.ID, open[i].Verdict, open[i].Evidence))
+	}
+	if len(refused) > 0 {
+		return exitcode.Errorf(exitcode.Precondition, "the trust file %q (policy %s) refuses the runtime %s, which has %d open known escape(s): %s: install a %s with the fixes, or waive each in image.runtime_waivers with {\"id\": ..., \"package\": %q, \"reason\": ..., \"expires\": \"YYYY-MM-DD\"}",
+			path, v.Policy, a.Label(), len(refused), strings.Join(refused, "; "), a.Runtime, a.Runtime)
+	}
+	return nil
 }
 
 // checkScan reads the scan attestation (verified with the run key, bound
@@ -214,6 +271,7 @@ func Verify(ctx context.Context, e *sandbox.Engine, home string, o Options) (san
 		return sandbox.Image{}, nil, err
 	}
 	o.Runtime = string(e.Runtime())
+	o.RuntimeAdvisories = e.RuntimeFacts().Advisories
 	sb, err := sandbox.ImageSBOM(ctx, e, home, o.Trees)
 	if err != nil {
 		return sandbox.Image{}, nil, err
@@ -261,7 +319,15 @@ func (v *Verification) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
 	if r := v.Runtime; r != nil {
-		fmt.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)
+		if r.Required != "" {
+			fmt.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)
+		}
+		if a := r.Advisories; a != nil {
+			fmt.Fprintf(w, "  escapes   %s: %d known, %d open, %d waived\n", a.Label(), len(a.Findings), len(a.OpenFindings()), len(r.Waived))
+		}
+		for _, x := range r.Waived {
+			fmt.Fprintf(w, "  waived    %s in %s until %s: %s\n", x.ID, x.Package, x.Expires, x.Reason)
+		}
 	}
 	if s := v.Signature; s != nil {
 		fmt.Fprintf(w, "  signature by %q (%s), signed %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339))

@@ -39,7 +39,29 @@ func (rep CheckReport) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, c.Name, c.Detail)
 	}
+	if f.RuncAdvisories != nil {
+		f.RuncAdvisories.writeText(w)
+	}
+	if a := f.Runtime.Advisories; a != nil && a != f.RuncAdvisories {
+		a.writeText(w)
+	}
 	for _, d := range f.Runtime.Differences {
 		fmt.Fprintf(w, "note  %-18s under %s: %s; held by %s\n", d.Control, f.Runtime.Name, d.Runtime, d.HeldBy)
+	}
+}
+
+// writeText writes one line per known escape of the runtime, and one when
+// none is known.
+func (a *RuntimeAssessment) writeText(w io.Writer) {
+	if len(a.Findings) == 0 {
+		fmt.Fprintf(w, "escapes     %s: none known to repro\n", a.Label())
+		return
+	}
+	for _, x := range a.Findings {
+		verdict := x.Verdict
+		if x.Open() {
+			verdict = "OPEN, " + verdict
+		}
+		fmt.Fprintf(w, "escapes     %s %s %s: %s\n", a.Label(), x.ID, verdict, x.Evidence)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/reprolab/repro/internal/safefile"
@@ -19,6 +18,9 @@ type HostFacts struct {
 	APIVersion        string `json:"api_version"`
 	ContainerdVersion string `json:"containerd_version"`
 	RuncVersion       string `json:"runc_version"`
+	// RuncAdvisories judge the engine's runc against the known escapes;
+	// under runc they are Runtime.Advisories.
+	RuncAdvisories *RuntimeAssessment `json:"runc_advisories,omitempty"`
 	// Runtime is the runtime the containers of the run used (part of
 	// the policy): its name, path and arguments as the engine has it
 	// registered, and its version.
@@ -35,10 +37,6 @@ type HostFacts struct {
 	Image           *Image       `json:"image,omitempty"` // set by the caller
 	Warnings        []string     `json:"warnings,omitempty"`
 }
-
-// MinRunc is the first upstream runc release with the fix for
-// CVE-2024-21626 ("Leaky Vessels").
-const MinRunc = "1.1.12"
 
 // HostFacts asks the engine for its versions and configuration. The caller
 // sets Image to the image of the run.
@@ -79,6 +77,15 @@ func (e *Engine) HostFacts(ctx context.Context) (HostFacts, error) {
 	if f.RuncVersion == "" {
 		f.RuncVersion = info.Info.RuncCommit.ID
 	}
+	if f.Runtime.Name == Runc && f.Runtime.Advisories != nil {
+		f.RuncAdvisories = f.Runtime.Advisories
+	} else if f.RuncVersion != "" {
+		path := "runc"
+		if r, ok := info.Info.Runtimes[string(Runc)]; ok && r.Path != "" {
+			path = r.Path
+		}
+		f.RuncAdvisories = AssessRuntime("/", Runc, path, f.RuncVersion)
+	}
 	if b, err := safefile.ReadFile("/proc/sys/kernel/core_pattern", 4096); err == nil {
 		f.CorePattern = strings.TrimSpace(string(b))
 	}
@@ -89,8 +96,18 @@ func (e *Engine) HostFacts(ctx context.Context) (HostFacts, error) {
 // hostWarnings names the facts that weaken the sandbox without stopping it.
 func hostWarnings(f HostFacts) []string {
 	var w []string
-	if f.RuncVersion != "" && versionLess(f.RuncVersion, MinRunc) {
-		w = append(w, fmt.Sprintf("runc %s is older than %s, the first upstream release fixing CVE-2024-21626 (container escape through a leaked working-directory descriptor); a distribution build may carry the fix as a backport: check its security tracker, or install a newer runc", f.RuncVersion, MinRunc))
+	assessed := []*RuntimeAssessment{f.RuncAdvisories}
+	if f.Runtime.Advisories != f.RuncAdvisories {
+		assessed = append(assessed, f.Runtime.Advisories)
+	}
+	for _, a := range assessed {
+		if a == nil {
+			continue
+		}
+		for _, x := range a.OpenFindings() {
+			w = append(w, fmt.Sprintf("%s: %s (%s) is %s: %s; install a %s with the fix (a policy that refuses open escapes, the production profile among them, refuses to run under it unless the trust file waives it with a reason and a date)",
+				a.Label(), x.ID, x.Summary, x.Verdict, x.Evidence, a.Runtime))
+		}
 	}
 	if strings.HasPrefix(f.CorePattern, "|") {
 		w = append(w, fmt.Sprintf("the host's core_pattern is a pipe (%s): the kernel hands core dumps to that program even with a core limit of 0", f.CorePattern))
@@ -99,39 +116,4 @@ func hostWarnings(f HostFacts) []string {
 		w = append(w, fmt.Sprintf("repro runs as root: programs run as the fixed unprivileged user %d", ProgramUser))
 	}
 	return w
-}
-
-// versionLess compares the leading dotted numbers of two versions
-// ("1.1.5+ds1-1" < "1.1.12").
-func versionLess(a, b string) bool {
-	pa, pb := versionParts(a), versionParts(b)
-	for i := 0; i < len(pa) || i < len(pb); i++ {
-		var x, y int
-		if i < len(pa) {
-			x = pa[i]
-		}
-		if i < len(pb) {
-			y = pb[i]
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
-
-func versionParts(v string) []int {
-	v = strings.TrimPrefix(v, "v")
-	if i := strings.IndexFunc(v, func(r rune) bool { return r != '.' && (r < '0' || r > '9') }); i >= 0 {
-		v = v[:i]
-	}
-	var out []int
-	for _, p := range strings.Split(v, ".") {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			break
-		}
-		out = append(out, n)
-	}
-	return out
 }

@@ -63,24 +63,3 @@ func TestReadPin(t *testing.T) {
 		}
 	}
 }
-
-func TestVersionLess(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{
-		{"1.1.5+ds1", "1.1.12", true},
-		{"1.1.12", "1.1.12", false},
-		{"1.2.0", "1.1.12", false},
-		{"v1.1.11-0-g", "1.1.12", true},
-		{"2", "1.1.12", false},
-	} {
-		if got := versionLess(c.a, c.b); got != c.less {
-			t.Errorf("versionLess(%s, %s) = %v", c.a, c.b, got)
-		}
-	}
-	w := hostWarnings(HostFacts{RuncVersion: "1.1.5+ds1", CorePattern: "|/usr/lib/systemd/systemd-coredump %P"})
-	if len(w) < 2 {
-		t.Errorf("warnings %v", w)
-	}
-}

@@ -99,6 +99,9 @@ type RuntimeFacts struct {
 	// Differences are the runtime's differences from runc and what holds
 	// each control instead.
 	Differences []RuntimeDifference `json:"differences,omitempty"`
+	// Advisories judge the runtime against the known escapes
+	// (RuntimeAdvisories), backports included.
+	Advisories *RuntimeAssessment `json:"advisories,omitempty"`
 }
 
 // checkRuntime asks the engine whether rt is registered as this package
@@ -134,6 +137,7 @@ func checkRuntime(ctx context.Context, cli *client.Client, rt Runtime) (RuntimeF
 		}
 	}
 	f.Version = runtimeVersion(ctx, reg.Path)
+	f.Advisories = AssessRuntime("/", rt, reg.Path, f.Version)
 	if rt == Runsc && len(RunscGaps) > 0 {
 		return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc (%s) would run the sandbox under a weaker policy than runc, so runs under it are refused: %s",
 			f.Version, strings.Join(RunscGaps, "; "))

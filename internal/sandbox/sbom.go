@@ -134,20 +134,34 @@ const (
 // arguments (no time stamp, no random serial number), so that its digest
 // changes exactly when what it describes changes.
 func BuildSBOM(img Image, pkgs []DebPackage, trees []SBOMTree) ([]byte, error) {
+	return buildSBOM(ImageRepository, ImageSuite, img, pkgs, trees)
+}
+
+// BuildImageSBOM is BuildSBOM for another image than the evaluator: its
+// repository name, its image ID and manifest digest, and its Debian
+// packages.
+func BuildImageSBOM(name string, img Image, pkgs []DebPackage) ([]byte, error) {
+	return buildSBOM(name, "", img, pkgs, nil)
+}
+
+func buildSBOM(name, suite string, img Image, pkgs []DebPackage, trees []SBOMTree) ([]byte, error) {
 	if len(pkgs) == 0 {
 		return nil, errors.New("the image lists no installed Debian package")
 	}
 	bom := cdx.NewBOM()
 	bom.SpecVersion = cdx.SpecVersion1_6
 	bom.Version = 1
-	imgProps := []cdx.Property{{Name: propSuite, Value: ImageSuite}}
+	var imgProps []cdx.Property
+	if suite != "" {
+		imgProps = append(imgProps, cdx.Property{Name: propSuite, Value: suite})
+	}
 	if img.ManifestDigest != "" {
 		imgProps = append(imgProps, cdx.Property{Name: propManifest, Value: img.ManifestDigest})
 	}
 	bom.Metadata = &cdx.Metadata{Component: &cdx.Component{
 		BOMRef:     "image",
 		Type:       cdx.ComponentTypeContainer,
-		Name:       ImageRepository,
+		Name:       name,
 		Version:    img.ID,
 		Properties: &imgProps,
 	}}
@@ -221,7 +235,7 @@ func layerDpkgStatus(r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("failed to read the image layer: %w", err)
 	}
 	if status == nil {
-		return nil, fmt.Errorf("the image layer has no %s", dpkgStatusPath)
+		return nil, fmt.Errorf("the image layer has no %s: %w", dpkgStatusPath, errNoStatus)
 	}
 	return status, nil
 }

@@ -103,11 +103,12 @@ var (
 
 // Submit runs sbatch from dir and waits up to timeout for the job to end.
 // It returns the job id, its exit code and its output, all collected
-// through Slurm.
-func (c *Slurm) Submit(t *testing.T, dir, script string, timeout time.Duration) (string, string, string) {
+// through Slurm. args go to sbatch before the script (they override the
+// script's #SBATCH lines).
+func (c *Slurm) Submit(t *testing.T, dir, script string, timeout time.Duration, args ...string) (string, string, string) {
 	t.Helper()
 	outFile := filepath.Join(t.TempDir(), "job-%j.out")
-	cmd := c.Command("sbatch", "--parsable", "-o", outFile, script)
+	cmd := c.Command("sbatch", append(append([]string{"--parsable", "-o", outFile}, args...), script)...)
 	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()
 	if err != nil {

@@ -17,9 +17,13 @@
 //	}
 //
 // "image": {"profile": "production"} is the production profile in one
-// setting: gVisor's runsc runtime, a signed image and a scan no older than
+// setting: gVisor's runsc runtime, a signed image, a scan no older than
 // DefaultScanPolicy's age with nothing unwaived above its severity (a scan
-// policy stated beside it takes the default's place; see Effective).
+// policy stated beside it takes the default's place; see Effective), and a
+// runtime with no open known escape unless "runtime_waivers" waives it:
+//
+//	"image": {"profile": "production", "runtime_waivers": [
+//	  {"id": "CVE-2025-31133", "package": "runc", "reason": "...", "expires": "2027-01-31"}]}
 //
 // A signature counts only when its key is listed for the purpose at hand and
 // the signing time the signed payload states lies inside the key's window;
@@ -29,6 +33,7 @@ package trust
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,9 +118,19 @@ type ImagePolicy struct {
 	// Profile names a set of requirements; ProfileProduction is the only
 	// one. Effective applies it.
 	Profile string `json:"profile,omitempty"`
+	// RefuseRuntimeEscapes refuses a sandboxed run whose container
+	// runtime has a known escape that is open (affected, or not known to
+	// be fixed) and not waived in RuntimeWaivers.
+	RefuseRuntimeEscapes bool `json:"refuse_runtime_escapes,omitempty"`
+	// RuntimeWaivers accept open runtime escapes: a JSON array of waivers
+	// in the form of 'repro image scan --waivers' (id, package = the
+	// runtime, reason, expires), checked by internal/vulnscan when a run
+	// applies the policy.
+	RuntimeWaivers json.RawMessage `json:"runtime_waivers,omitempty"`
 }
 
-// ProfileProduction requires RuntimeGVisor, a signature and a scan.
+// ProfileProduction requires RuntimeGVisor, a signature, a scan, and a
+// runtime without an open known escape.
 const ProfileProduction = "production"
 
 // Runtimes a policy can require.
@@ -138,6 +153,7 @@ func (p ImagePolicy) Effective() ImagePolicy {
 	}
 	p.RequireSignature = true
 	p.Runtime = RuntimeGVisor
+	p.RefuseRuntimeEscapes = true
 	if p.Scan == nil {
 		s := DefaultScanPolicy
 		p.Scan = &s
@@ -149,7 +165,7 @@ func (p ImagePolicy) Effective() ImagePolicy {
 // local image pin (the behaviour without a trust file).
 func (p ImagePolicy) RequiresNothing() bool {
 	e := p.Effective()
-	return !e.RequireSignature && e.Scan == nil && e.Runtime == ""
+	return !e.RequireSignature && e.Scan == nil && e.Runtime == "" && !e.RefuseRuntimeEscapes
 }
 
 // ScanPolicy requires a scan no older than MaxAgeDays with no unwaived
@@ -242,6 +258,12 @@ func Parse(b []byte) (*File, error) {
 		}
 		if s.MaxSeverity == "" {
 			return nil, errors.New("image.scan.max_severity is empty")
+		}
+	}
+	if w := t.Image.RuntimeWaivers; len(w) > 0 {
+		var list []json.RawMessage
+		if err := json.Unmarshal(w, &list); err != nil {
+			return nil, fmt.Errorf("image.runtime_waivers is not a JSON array of waivers: %v", err)
 		}
 	}
 	switch t.Image.Profile {

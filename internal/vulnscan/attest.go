@@ -104,7 +104,7 @@ func Scan(in Input) (*Statement, error) {
 	if waivers == nil {
 		waivers = []Waiver{}
 	}
-	unwaived, max := applyWaivers(findings, waivers)
+	unwaived, max := ApplyWaivers(findings, waivers)
 	sources := map[source]bool{}
 	for _, p := range in.Packages {
 		sources[source{p.Source, p.SourceVersion}] = true

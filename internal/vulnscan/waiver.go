@@ -105,10 +105,10 @@ func LoadWaivers(path string, now time.Time) ([]Waiver, error) {
 	return nil, exitcode.Errorf(exitcode.Usage, "--waivers %q: %v", path, err)
 }
 
-// applyWaivers marks each finding that a waiver names (by advisory id or
+// ApplyWaivers marks each finding that a waiver names (by advisory id or
 // alias or upstream id, and source package) and returns the number left unwaived and the
 // highest level among them ("none" when there is none).
-func applyWaivers(fs []Finding, ws []Waiver) (int, string) {
+func ApplyWaivers(fs []Finding, ws []Waiver) (int, string) {
 	unwaived, max := 0, "none"
 	for i := range fs {
 		f := &fs[i]
