@@ -1,28 +1,350 @@
-// Package strictjson decodes a document that must be exactly one JSON
-// value of a known shape: a field the target does not declare is an
-// error, and so is anything but white space after the value. Callers
-// bound the size of the bytes before decoding.
+// Package strictjson is repro's one decoder of JSON it did not just write
+// itself: samples files, shard records and results, configs, manifests,
+// trust files, whatever a container prints. It reads a member only under
+// its exact name, as Python's json and every EvalPlus reader do, where
+// encoding/json would match names ignoring case and keep the last of two
+// equal ones. A text is refused, with the line and the key, when
+//
+//   - one object names a member twice, or two members whose names differ
+//     only in case;
+//   - a member's name equals, but for case, a field the target declares
+//     (another reader could take it for that field);
+//   - it nests deeper than MaxDepth, or holds an integer of more than
+//     MaxIntDigits digits (Python's json refuses both);
+//   - it is not valid UTF-8, has a lone surrogate escape, or has anything
+//     but white space after the value.
+//
+// Decode also refuses a member the target does not declare; DecodeOpen
+// ignores it, as EvalPlus ignores the extra keys of a sample. Otherwise
+// values decode as encoding/json decodes them. The decoder is
+// github.com/go-json-experiment/json (the encoding/json/v2 prototype) with
+// encoding/json's options but exact names, no duplicate names and strict
+// UTF-8. Callers bound the size of the bytes before decoding.
 package strictjson
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding"
 	"errors"
+	"fmt"
 	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // ErrTrailing is returned when something follows the value.
 var ErrTrailing = errors.New("trailing data after the value")
 
-// Decode decodes b into v, rejecting unknown fields and trailing data.
-func Decode(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+// Bounds Python's json sets on what it reads: it raises RecursionError
+// near 1000 levels (earlier when called deep in a program) and refuses an
+// integer of more than 4300 digits (sys.get_int_max_str_digits()).
+const (
+	MaxDepth     = 512
+	MaxIntDigits = 4300
+)
+
+// Error is a text refused by the checks, at a line of the input.
+type Error struct {
+	Line int    // 1-based
+	Key  string // the member concerned, "" for a syntax error
+	Msg  string
+
+	multiline bool // the input has more than one line: name the line
+}
+
+func (e *Error) Error() string {
+	if e.multiline {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// Decode decodes b into v, refusing unknown members, trailing data and
+// everything the package doc lists.
+func Decode(b []byte, v any) error { return decode(b, v, true) }
+
+// DecodeOpen decodes b into v like Decode, but ignores members the target
+// does not declare (a name that differs from a declared one only in case
+// is still an error).
+func DecodeOpen(b []byte, v any) error { return decode(b, v, false) }
+
+func decode(b []byte, v any, closed bool) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("strictjson: decode into %T, not a non-nil pointer", v)
+	}
+	w := &walker{src: b, closed: closed, multiline: bytes.IndexByte(bytes.TrimRight(b, " \t\r\n"), '\n') >= 0}
+	w.dec = jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(false))
+	if err := w.value(rv.Type().Elem(), "the top level"); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := w.dec.ReadToken(); err != io.EOF {
 		return ErrTrailing
 	}
+	if err := jsonv2.Unmarshal(b, v, decodeOptions(closed)); err != nil {
+		return w.semantic(err)
+	}
 	return nil
+}
+
+var (
+	openOptions   = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
+	closedOptions = jsonv2.JoinOptions(openOptions, jsonv2.RejectUnknownMembers(true))
+)
+
+func decodeOptions(closed bool) jsonv2.Options {
+	if closed {
+		return closedOptions
+	}
+	return openOptions
+}
+
+// walker reads the text token by token beside the target's type, before
+// anything is decoded.
+type walker struct {
+	src       []byte
+	dec       *jsontext.Decoder
+	closed    bool
+	multiline bool
+}
+
+func (w *walker) fail(key, format string, args ...any) error {
+	off := min(max(int(w.dec.InputOffset()), 0), len(w.src))
+	return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Key: key, Msg: fmt.Sprintf(format, args...), multiline: w.multiline}
+}
+
+// syntax turns an error of the token reader into an Error at its line.
+func (w *walker) syntax(err error) error {
+	var se *jsontext.SyntacticError
+	switch {
+	case err == io.EOF && w.dec.InputOffset() == 0:
+		return w.fail("", "no JSON value (EOF)")
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+		return w.fail("", "unexpected EOF")
+	case errors.As(err, &se):
+		off := min(max(int(se.ByteOffset), 0), len(w.src))
+		msg := strings.TrimPrefix(se.Err.Error(), "jsontext: ")
+		return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Msg: msg, multiline: w.multiline}
+	}
+	return w.fail("", "%v", err)
+}
+
+// semantic names the line of an error of the decoder (a value of the
+// wrong type), where it says the offset.
+func (w *walker) semantic(err error) error {
+	var te *jsonv1.UnmarshalTypeError
+	if errors.As(err, &te) && te.Offset > 0 {
+		off := min(int(te.Offset), len(w.src))
+		return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Key: te.Field, Msg: err.Error(), multiline: w.multiline}
+	}
+	return err
+}
+
+// value reads one value whose Go type is t (nil: no declared fields).
+func (w *walker) value(t reflect.Type, at string) error {
+	t = declared(t)
+	switch k := w.dec.PeekKind(); k {
+	case '{', '[':
+		if w.dec.StackDepth() >= MaxDepth {
+			return w.fail("", "more than %d levels of nesting at %s", MaxDepth, clip(at))
+		}
+		if k == '[' {
+			return w.array(t, at)
+		}
+		return w.object(t, at)
+	case '0':
+		v, err := w.dec.ReadValue()
+		if err != nil {
+			return w.syntax(err)
+		}
+		if digits(v) > MaxIntDigits {
+			return w.fail("", "an integer of %d digits at %s; Python reads at most %d", digits(v), clip(at), MaxIntDigits)
+		}
+		return nil
+	default:
+		if _, err := w.dec.ReadToken(); err != nil {
+			return w.syntax(err)
+		}
+		return nil
+	}
+}
+
+func (w *walker) array(t reflect.Type, at string) error {
+	if _, err := w.dec.ReadToken(); err != nil {
+		return w.syntax(err)
+	}
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	for w.dec.PeekKind() != ']' {
+		if err := w.value(elem, at+"[]"); err != nil {
+			return err
+		}
+	}
+	if _, err := w.dec.ReadToken(); err != nil {
+		return w.syntax(err)
+	}
+	return nil
+}
+
+func (w *walker) object(t reflect.Type, at string) error {
+	if _, err := w.dec.ReadToken(); err != nil {
+		return w.syntax(err)
+	}
+	var known map[string]reflect.Type
+	var elem reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		known = structFields(t)
+	}
+	if t != nil && t.Kind() == reflect.Map {
+		elem = t.Elem()
+	}
+	seen := map[string]string{} // folded name -> name as written
+	for w.dec.PeekKind() != '}' {
+		tok, err := w.dec.ReadToken()
+		if err != nil {
+			return w.syntax(err)
+		}
+		name := tok.String()
+		folded := fold(name)
+		if prev, dup := seen[folded]; dup {
+			if prev == name {
+				return w.fail(name, "key %q appears twice in the object at %s: remove one (a JSON reader would keep either)", clip(name), clip(at))
+			}
+			return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), clip(at))
+		}
+		seen[folded] = name
+		next := strings.TrimPrefix(at+"."+name, "the top level.")
+		switch ft, ok := known[name]; {
+		case ok:
+			elem = ft
+		case known != nil:
+			for k := range known {
+				if strings.EqualFold(k, name) {
+					return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), clip(at), k, k)
+				}
+			}
+			if w.closed {
+				return w.fail(name, "unknown field %q in the object at %s", clip(name), clip(at))
+			}
+			elem = nil
+		}
+		if err := w.value(elem, next); err != nil {
+			return err
+		}
+	}
+	if _, err := w.dec.ReadToken(); err != nil {
+		return w.syntax(err)
+	}
+	return nil
+}
+
+// digits counts the digits of an integer literal (0 for one with a
+// fraction or an exponent, which Python reads as a float).
+func digits(num []byte) int {
+	if bytes.ContainsAny(num, ".eE") {
+		return 0
+	}
+	return len(bytes.TrimPrefix(num, []byte("-")))
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[jsonv1.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	rawType             = reflect.TypeFor[jsontext.Value]()
+)
+
+// declared returns the type whose fields and elements the JSON value
+// fills, or nil where the type says nothing of them: an interface, or a
+// type that decodes itself.
+func declared(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() == reflect.Interface || t == rawType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return nil
+	}
+	return t
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// structFields returns the JSON names of a struct's fields and their
+// types, by encoding/json's rules: the tag's name or the field's,
+// "-" skipped, untagged embedded structs inlined (outer names first).
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f.Type
+	}
+	for _, et := range embedded {
+		for name, ft := range structFields(et) {
+			if _, ok := m[name]; !ok {
+				m[name] = ft
+			}
+		}
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+// fold maps the names that strings.EqualFold (and encoding/json's name
+// matching) takes for equal to one string.
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// clip shortens a name for a message.
+func clip(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
