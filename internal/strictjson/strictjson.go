@@ -5,8 +5,9 @@
 // encoding/json would match names ignoring case and keep the last of two
 // equal ones. A text is refused, with the line and the key, when
 //
-//   - one object names a member twice, or two members whose names differ
-//     only in case;
+//   - one object names a member twice, or, where the target's type names
+//     the members (a struct, a map), two members whose names differ only
+//     in case;
 //   - a member's name equals, but for case, a field the target declares
 //     (another reader could take it for that field);
 //   - it nests deeper than MaxDepth, or holds an integer of more than
@@ -81,8 +82,8 @@ func decode(b []byte, v any, closed bool) error {
 		return fmt.Errorf("strictjson: decode into %T, not a non-nil pointer", v)
 	}
 	w := &walker{src: b, closed: closed, multiline: bytes.IndexByte(bytes.TrimRight(b, " \t\r\n"), '\n') >= 0}
-	w.dec = jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(false))
-	if err := w.value(rv.Type().Elem(), "the top level"); err != nil {
+	w.dec = jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
+	if err := w.value(rv.Type().Elem()); err != nil {
 		return err
 	}
 	if _, err := w.dec.ReadToken(); err != io.EOF {
@@ -107,7 +108,8 @@ func decodeOptions(closed bool) jsonv2.Options {
 }
 
 // walker reads the text token by token beside the target's type, before
-// anything is decoded.
+// anything is decoded. Its token reader refuses equal names in any
+// object, invalid UTF-8 and lone surrogates; the walker adds the rest.
 type walker struct {
 	src       []byte
 	dec       *jsontext.Decoder
@@ -115,10 +117,41 @@ type walker struct {
 	multiline bool
 }
 
-func (w *walker) fail(key, format string, args ...any) error {
-	off := min(max(int(w.dec.InputOffset()), 0), len(w.src))
-	return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Key: key, Msg: fmt.Sprintf(format, args...), multiline: w.multiline}
+func (w *walker) errorAt(off int64, key, format string, args ...any) error {
+	o := min(max(int(off), 0), len(w.src))
+	return &Error{Line: 1 + bytes.Count(w.src[:o], []byte("\n")), Key: key, Msg: fmt.Sprintf(format, args...), multiline: w.multiline}
 }
+
+func (w *walker) fail(key, format string, args ...any) error {
+	return w.errorAt(w.dec.InputOffset(), key, format, args...)
+}
+
+// where names, for messages, the value that the first n tokens of p
+// point to: "the top level", "volumes.output", "tests[]".
+func (w *walker) where(p jsontext.Pointer, n int) string {
+	var b strings.Builder
+	i := 0
+	for tok := range p.Tokens() {
+		if i++; i > n {
+			break
+		}
+		if k, _ := w.dec.StackIndex(i); k == '[' {
+			b.WriteString("[]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	if b.Len() == 0 {
+		return "the top level"
+	}
+	return clip(b.String())
+}
+
+// here names the value just read.
+func (w *walker) here() string { return w.where(w.dec.StackPointer(), w.dec.StackDepth()) }
 
 // syntax turns an error of the token reader into an Error at its line.
 func (w *walker) syntax(err error) error {
@@ -128,10 +161,12 @@ func (w *walker) syntax(err error) error {
 		return w.fail("", "no JSON value (EOF)")
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		return w.fail("", "unexpected EOF")
+	case errors.As(err, &se) && se.Err == jsontext.ErrDuplicateName:
+		name := se.JSONPointer.LastToken()
+		at := w.where(se.JSONPointer, w.dec.StackDepth()-1)
+		return w.errorAt(se.ByteOffset, name, "key %q appears twice in the object at %s: remove one (a JSON reader would keep either)", clip(name), at)
 	case errors.As(err, &se):
-		off := min(max(int(se.ByteOffset), 0), len(w.src))
-		msg := strings.TrimPrefix(se.Err.Error(), "jsontext: ")
-		return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Msg: msg, multiline: w.multiline}
+		return w.errorAt(se.ByteOffset, "", "%s", strings.TrimPrefix(se.Err.Error(), "jsontext: "))
 	}
 	return w.fail("", "%v", err)
 }
@@ -141,31 +176,41 @@ func (w *walker) syntax(err error) error {
 func (w *walker) semantic(err error) error {
 	var te *jsonv1.UnmarshalTypeError
 	if errors.As(err, &te) && te.Offset > 0 {
-		off := min(int(te.Offset), len(w.src))
-		return &Error{Line: 1 + bytes.Count(w.src[:off], []byte("\n")), Key: te.Field, Msg: err.Error(), multiline: w.multiline}
+		return w.errorAt(te.Offset, te.Field, "%s", err.Error())
 	}
 	return err
 }
 
-// value reads one value whose Go type is t (nil: no declared fields).
-func (w *walker) value(t reflect.Type, at string) error {
-	t = declared(t)
+// value reads one value whose Go type is t.
+func (w *walker) value(t reflect.Type) error {
+	t, self := declared(t)
+	if self {
+		// The type decodes itself (a digest, a time, raw JSON that is
+		// decoded later): the token reader's checks are enough.
+		if err := w.dec.SkipValue(); err != nil {
+			return w.syntax(err)
+		}
+		return nil
+	}
 	switch k := w.dec.PeekKind(); k {
 	case '{', '[':
 		if w.dec.StackDepth() >= MaxDepth {
-			return w.fail("", "more than %d levels of nesting at %s", MaxDepth, clip(at))
+			return w.fail("", "more than %d levels of nesting at %s", MaxDepth, w.where(w.dec.StackPointer(), w.dec.StackDepth()))
+		}
+		if _, err := w.dec.ReadToken(); err != nil {
+			return w.syntax(err)
 		}
 		if k == '[' {
-			return w.array(t, at)
+			return w.array(t)
 		}
-		return w.object(t, at)
+		return w.object(t)
 	case '0':
 		v, err := w.dec.ReadValue()
 		if err != nil {
 			return w.syntax(err)
 		}
-		if digits(v) > MaxIntDigits {
-			return w.fail("", "an integer of %d digits at %s; Python reads at most %d", digits(v), clip(at), MaxIntDigits)
+		if n := digits(v); n > MaxIntDigits {
+			return w.fail("", "an integer of %d digits at %s; Python reads at most %d", n, w.here(), MaxIntDigits)
 		}
 		return nil
 	default:
@@ -176,16 +221,13 @@ func (w *walker) value(t reflect.Type, at string) error {
 	}
 }
 
-func (w *walker) array(t reflect.Type, at string) error {
-	if _, err := w.dec.ReadToken(); err != nil {
-		return w.syntax(err)
-	}
+func (w *walker) array(t reflect.Type) error {
 	var elem reflect.Type
 	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 		elem = t.Elem()
 	}
 	for w.dec.PeekKind() != ']' {
-		if err := w.value(elem, at+"[]"); err != nil {
+		if err := w.value(elem); err != nil {
 			return err
 		}
 	}
@@ -195,49 +237,52 @@ func (w *walker) array(t reflect.Type, at string) error {
 	return nil
 }
 
-func (w *walker) object(t reflect.Type, at string) error {
-	if _, err := w.dec.ReadToken(); err != nil {
-		return w.syntax(err)
-	}
+func (w *walker) object(t reflect.Type) error {
 	var known map[string]reflect.Type
 	var elem reflect.Type
-	if t != nil && t.Kind() == reflect.Struct {
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Struct:
 		known = structFields(t)
-	}
-	if t != nil && t.Kind() == reflect.Map {
+	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	}
-	seen := map[string]string{} // folded name -> name as written
+	// Where the type names the members (a struct's fields, a map's keys),
+	// two names that differ only in case are refused; in a value it
+	// leaves open (any, or a member the struct does not declare: data
+	// such as a test input) only equal names are, by the token reader.
+	var seen map[string]string // folded name -> name as written
+	if t != nil && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map) {
+		seen = map[string]string{}
+	}
 	for w.dec.PeekKind() != '}' {
 		tok, err := w.dec.ReadToken()
 		if err != nil {
 			return w.syntax(err)
 		}
 		name := tok.String()
-		folded := fold(name)
-		if prev, dup := seen[folded]; dup {
-			if prev == name {
-				return w.fail(name, "key %q appears twice in the object at %s: remove one (a JSON reader would keep either)", clip(name), clip(at))
+		if seen != nil {
+			folded := fold(name)
+			if prev, dup := seen[folded]; dup {
+				return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
 			}
-			return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), clip(at))
+			seen[folded] = name
 		}
-		seen[folded] = name
-		next := strings.TrimPrefix(at+"."+name, "the top level.")
 		switch ft, ok := known[name]; {
 		case ok:
 			elem = ft
 		case known != nil:
 			for k := range known {
 				if strings.EqualFold(k, name) {
-					return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), clip(at), k, k)
+					return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1), k, k)
 				}
 			}
 			if w.closed {
-				return w.fail(name, "unknown field %q in the object at %s", clip(name), clip(at))
+				return w.fail(name, "unknown field %q in the object at %s", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
 			}
 			elem = nil
 		}
-		if err := w.value(elem, next); err != nil {
+		if err := w.value(elem); err != nil {
 			return err
 		}
 	}
@@ -263,16 +308,20 @@ var (
 )
 
 // declared returns the type whose fields and elements the JSON value
-// fills, or nil where the type says nothing of them: an interface, or a
-// type that decodes itself.
-func declared(t reflect.Type) reflect.Type {
+// fills, nil where the type says nothing of them (an interface, or no
+// type: a member the struct does not declare), and whether the type
+// decodes itself.
+func declared(t reflect.Type) (reflect.Type, bool) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil || t.Kind() == reflect.Interface || t == rawType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return nil
+	switch {
+	case t == nil || t.Kind() == reflect.Interface:
+		return nil, false
+	case t == rawType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType):
+		return nil, true
 	}
-	return t
+	return t, false
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type

@@ -70,6 +70,7 @@ func TestExactNames(t *testing.T) {
 			`key "SOLUTION" of the object at the top level differs only in case from the field "solution"`, "SOLUTION", 1},
 		{"long s", `{"task_id":"HumanEval/0","ſolution":"B"}`, `differs only in case from the field "solution"`, "ſolution", 1},
 		{"kelvin sign", `{"task_id":"HumanEval/0","env":{"k":"1","\u212a":"2"}}`, "keys \"k\" and \"\u212a\" of the object at env differ only in case", "\u212a", 1},
+		{"duplicate in data", `{"task_id":"x","meta":[{"a":1,"a":2}]}`, `key "a" appears twice in the object at meta[]`, "a", 1},
 		{"variant in a list", "{\"task_id\":\"x\",\n\"tests\":[{\"input\":\"1\"},\n{\"INPUT\":\"2\"}]}",
 			`line 3: key "INPUT" of the object at tests[] differs only in case from the field "input"`, "INPUT", 3},
 		{"duplicate", "{\"task_id\":\"HumanEval/0\",\n\"solution\":\"A\",\n\"solution\":\"B\"}",
@@ -102,6 +103,9 @@ func TestExactNames(t *testing.T) {
 		`{"meta":1` + strings.Repeat("7", MaxIntDigits) + `.5e3}`,
 		`{"task_id":"x","solution":"y","Extra":1,"raw_solution":"z","meta":{"k":[1,{"a":null}]}}`,
 		`{"env":{"PATH":"a","HOME":"b"}}`,
+		// Data the type leaves open may hold names that differ in case
+		// (HumanEval/95's inputs do).
+		`{"meta":{"first_name":"a","FIRST_NAME":"b"},"tests":[{"input":"1","Extra":{"x":1,"X":2}}]}`,
 	} {
 		var s sample
 		if err := DecodeOpen([]byte(in), &s); err != nil {
