@@ -16,25 +16,25 @@ import (
 var allowed = map[string][]string{
 	"catalog":    {"digest", "exitcode", "strictjson"},
 	"layout":     {"exitcode"},
-	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
-	"pickle":     {"atomicfile", "digest", "exitcode", "safefile"},
+	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile", "strictjson"},
+	"pickle":     {"atomicfile", "digest", "exitcode", "safefile", "strictjson"},
 	"mllog":      {"exitcode", "safefile", "workpool"},
 	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
-	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
+	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "strictjson", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
-	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
+	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "strictjson", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
-	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile"},
+	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile", "strictjson"},
 	"rundiff":    {"exitcode", "report", "runs"},
 	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
-	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},
+	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in
@@ -190,5 +190,71 @@ func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// rawJSONReaders lists the code that may decode JSON with encoding/json
+// rather than internal/strictjson, with how many calls each file holds
+// and why: none of them reads untrusted text into named fields.
+var rawJSONReaders = map[string]struct {
+	calls int
+	why   string
+}{
+	"sandbox/image.go":      {1, "the Docker engine's reply to an image load"},
+	"sandbox/run.go":        {1, "the Docker engine's container statistics"},
+	"sandbox/transfer.go":   {1, "the Docker engine's reply to an image load"},
+	"humaneval/oracle.go":   {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"humaneval/special.go":  {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"humaneval/results.go":  {1, "re-reads the results file it has just written"},
+	"report/report.go":      {2, "re-decodes a value of its own; re-encodes a test input for display"},
+	"pickle/safetensors.go": {1, "safetensors header names, read token by token with their own duplicate check (entries go through strictjson)"},
+	"pickle/profile.go":     {1, "the compiled-in profiles"},
+	"shard/merge.go":        {1, "re-decodes a value of its own"},
+	"runs/statement.go":     {1, "the record it has just written"},
+}
+
+var rawJSONCall = regexp.MustCompile(`(^|[^A-Za-z0-9_])json\.(Unmarshal|NewDecoder)\(`)
+
+// TestUntrustedJSONGoesThroughStrictjson keeps every decoder of JSON in
+// code on internal/strictjson, which matches names exactly and refuses
+// duplicate names (encoding/json matches them ignoring case and keeps the
+// last), but for the readers listed in rawJSONReaders.
+func TestUntrustedJSONGoesThroughStrictjson(t *testing.T) {
+	found := map[string]int{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" || path == filepath.Join("..", "internal", "strictjson") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", "internal"), path)
+		for i, line := range strings.Split(string(b), "\n") {
+			if rawJSONCall.MatchString(line) {
+				found[rel]++
+				if _, ok := rawJSONReaders[rel]; !ok {
+					t.Errorf("%s:%d decodes JSON with encoding/json; use strictjson.Decode or strictjson.DecodeOpen", path, i+1)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, r := range rawJSONReaders {
+		if found[file] != r.calls {
+			t.Errorf("internal/%s has %d encoding/json decoders, %d are allowed (%s)", file, found[file], r.calls, r.why)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Bounds of an image archive (a docker-save tarball) that CheckImageArchive
@@ -139,7 +140,7 @@ func CheckImageArchive(archive, wantID string, wantLayers []string) error {
 	if !ok {
 		return bad("no manifest.json")
 	}
-	if err := json.Unmarshal(mb, &ms); err != nil {
+	if err := strictjson.DecodeOpen(mb, &ms); err != nil {
 		return bad("manifest.json: %v", err)
 	}
 	if len(ms) != 1 {
@@ -159,7 +160,7 @@ func CheckImageArchive(archive, wantID string, wantLayers []string) error {
 			DiffIDs []string `json:"diff_ids"`
 		} `json:"rootfs"`
 	}
-	if err := json.Unmarshal(cfg, &c); err != nil {
+	if err := strictjson.DecodeOpen(cfg, &c); err != nil {
 		return bad("the configuration: %v", err)
 	}
 	if wantLayers != nil && !slices.Equal(c.RootFS.DiffIDs, wantLayers) {
