@@ -17,23 +17,23 @@ var allowed = map[string][]string{
 	"catalog":    {"digest", "exitcode", "strictjson"},
 	"layout":     {"exitcode"},
 	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile", "strictjson"},
-	"pickle":     {"atomicfile", "digest", "exitcode", "safefile", "strictjson"},
-	"mllog":      {"exitcode", "safefile", "workpool"},
-	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson"},
+	"pickle":     {"atomicfile", "digest", "exitcode", "safefile", "strictjson", "ui"},
+	"mllog":      {"exitcode", "safefile", "ui", "workpool"},
+	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson", "ui"},
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "trust"},
-	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "strictjson", "workload", "workpool"},
-	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "vulnscan"},
+	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runs", "safefile", "sandbox", "store", "strictjson", "ui", "workload", "workpool"},
+	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "trust", "ui", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "strictjson", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
-	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile", "strictjson"},
-	"rundiff":    {"exitcode", "report", "runs"},
+	"report":     {"exitcode", "humaneval", "mllog", "runs", "safefile", "strictjson", "ui"},
+	"rundiff":    {"exitcode", "report", "runs", "ui"},
 	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
-	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "workload"},
+	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "runs", "safefile", "store", "strictjson", "ui", "workload"},
 	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
 }
 
@@ -256,5 +256,57 @@ func TestUntrustedJSONGoesThroughStrictjson(t *testing.T) {
 		if found[file] != r.calls {
 			t.Errorf("internal/%s has %d encoding/json decoders, %d are allowed (%s)", file, found[file], r.calls, r.why)
 		}
+	}
+}
+
+// writeTextMethod matches the declaration of a text report writer.
+var writeTextMethod = regexp.MustCompile(`^func (\([^)]*\) )?Write(Text|Requirements)\(`)
+
+// TestTextReportsGoThroughTheOnePrinter keeps text for people on
+// ui.Fprintf (and the Terminal's Printf), which writes every string
+// argument through ui.OneLine: no text report (a file that declares a
+// WriteText method) and no command in cmd/repro prints with fmt's
+// printers, so none can forget to escape an outside string.
+func TestTextReportsGoThroughTheOnePrinter(t *testing.T) {
+	fmtPrint := regexp.MustCompile(`\bfmt\.(Fprint|Fprintf|Fprintln|Print|Printf|Println)\(`)
+	n := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(b), "\n")
+		report := filepath.Dir(path) == filepath.Join("..", "cmd", "repro")
+		for _, line := range lines {
+			report = report || writeTextMethod.MatchString(line)
+		}
+		if !report {
+			return nil
+		}
+		n++
+		for i, line := range lines {
+			if fmtPrint.MatchString(line) {
+				t.Errorf("%s:%d prints text for people with fmt; use ui.Fprintf or the Terminal's Printf", path, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 10 {
+		t.Fatalf("found %d text reports and commands", n)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
 	"github.com/reprolab/repro/internal/layout"
@@ -137,7 +135,7 @@ func newHandoffRequirementsCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(ws)
 			}
-			handoff.WriteRequirements(t.Stdout(), ws)
+			handoff.WriteRequirements(t.Human(), ws)
 			return nil
 		},
 	}
@@ -160,7 +158,7 @@ func newHandoffVerifyCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(m)
 			}
-			fmt.Fprintf(t.Stdout(), "ok: %s\n", m.Summary())
+			t.Printf("ok: %s\n", m.Summary())
 			return nil
 		},
 	}
@@ -201,7 +199,7 @@ differs from the manifest.`,
 				}
 				return ierr
 			}
-			rec.WriteText(t.Stdout(), t.Stderr())
+			rec.WriteText(t.Human(), t.Stderr())
 			return ierr
 		},
 	}

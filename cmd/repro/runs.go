@@ -188,7 +188,7 @@ from the run folders alone. The index is a cache; the folders are the record.`,
 			if asJSON {
 				return t.Document(map[string]any{"indexed": n})
 			}
-			fmt.Fprintf(t.Stdout(), "indexed %d runs\n", n)
+			t.Printf("indexed %d runs\n", n)
 			return nil
 		},
 	}
@@ -211,8 +211,7 @@ func newRunsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = t.Stdout().Write(raw)
-			return err
+			return t.JSONText(raw)
 		},
 	}
 	return cmd
@@ -304,7 +303,7 @@ EXIT STATUS
 			if v.Legacy {
 				legacy = " (legacy record: signed before run records were in-toto statements)"
 			}
-			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
+			t.Printf("%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			return nil
 		},
@@ -344,7 +343,7 @@ EXIT STATUS
 			if asJSON {
 				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
 			}
-			fmt.Fprintf(t.Stdout(), "run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
+			t.Printf("run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
 			return nil
 		},
 	}

@@ -56,7 +56,7 @@ runsc cannot hold every control of the policy, it stops with exit 3.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), s.Runtime)
+			terminal(cmd, false).Printf("%s\n", s.Runtime)
 			return nil
 		},
 	}
@@ -201,7 +201,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 					return err
 				}
 			} else {
-				t.Stdout().Write(o.Stdout)
+				t.Human().Write(o.Stdout)
 				t.Stderr().Write(o.Stderr)
 				t.Notef("exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d",
 					o.ExitCode, o.Signal, o.TimedOut, o.OOMKilled, o.OutputCapHit, o.Wall.Round(time.Millisecond), o.CPU.Round(time.Millisecond), o.PeakMemory)
