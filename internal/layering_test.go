@@ -160,6 +160,24 @@ var gated = regexp.MustCompile(`sandbox\.(OpenPinned|PinnedImage)\(`)
 // TestSandboxedRunsCheckTheImagePolicy keeps every caller of the gated
 // functions in internal/imagetrust (tests may call them).
 func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
+	for path, lines := range codeFiles(t) {
+		dir := filepath.Dir(path)
+		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
+			continue
+		}
+		for i, line := range lines {
+			if gated.MatchString(line) {
+				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
+			}
+		}
+	}
+}
+
+// codeFiles returns the lines of every Go file of the module that is not
+// a test (testdata and .git left out), by path relative to internal/.
+func codeFiles(t *testing.T) map[string][]string {
+	t.Helper()
+	files := map[string][]string{}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -173,24 +191,20 @@ func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		dir := filepath.Dir(path)
-		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
-			return nil
-		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if gated.MatchString(line) {
-				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
-			}
-		}
+		files[path] = strings.Split(string(b), "\n")
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(files) < 50 {
+		t.Fatalf("found %d Go files", len(files))
+	}
+	return files
 }
 
 // rawJSONReaders lists the code that may decode JSON with encoding/json
@@ -221,25 +235,12 @@ var rawJSONCall = regexp.MustCompile(`(^|[^A-Za-z0-9_])json\.(Unmarshal|NewDecod
 // last), but for the readers listed in rawJSONReaders.
 func TestUntrustedJSONGoesThroughStrictjson(t *testing.T) {
 	found := map[string]int{}
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" || path == filepath.Join("..", "internal", "strictjson") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
+	for path, lines := range codeFiles(t) {
+		if filepath.Dir(path) == filepath.Join("..", "internal", "strictjson") {
+			continue
 		}
 		rel, _ := filepath.Rel(filepath.Join("..", "internal"), path)
-		for i, line := range strings.Split(string(b), "\n") {
+		for i, line := range lines {
 			if rawJSONCall.MatchString(line) {
 				found[rel]++
 				if _, ok := rawJSONReaders[rel]; !ok {
@@ -247,10 +248,6 @@ func TestUntrustedJSONGoesThroughStrictjson(t *testing.T) {
 				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for file, r := range rawJSONReaders {
 		if found[file] != r.calls {
@@ -270,30 +267,13 @@ var writeTextMethod = regexp.MustCompile(`^func (\([^)]*\) )?Write(Text|Requirem
 func TestTextReportsGoThroughTheOnePrinter(t *testing.T) {
 	fmtPrint := regexp.MustCompile(`\bfmt\.(Fprint|Fprintf|Fprintln|Print|Printf|Println)\(`)
 	n := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		lines := strings.Split(string(b), "\n")
+	for path, lines := range codeFiles(t) {
 		report := filepath.Dir(path) == filepath.Join("..", "cmd", "repro")
 		for _, line := range lines {
 			report = report || writeTextMethod.MatchString(line)
 		}
 		if !report {
-			return nil
+			continue
 		}
 		n++
 		for i, line := range lines {
@@ -301,10 +281,6 @@ func TestTextReportsGoThroughTheOnePrinter(t *testing.T) {
 				t.Errorf("%s:%d prints text for people with fmt; use ui.Fprintf or the Terminal's Printf", path, i+1)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if n < 10 {
 		t.Fatalf("found %d text reports and commands", n)
