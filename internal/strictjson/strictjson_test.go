@@ -131,8 +131,10 @@ type wide struct {
 	Children []*wide           `json:"children"`
 	Ignored  string            `json:"-"`
 	Untagged string
-	hidden   string
+	hidden   string // not decoded: encoding/json and strictjson leave it
 }
+
+var _ = wide{hidden: ""}
 
 type inner struct {
 	Depth int `json:"depth"`
