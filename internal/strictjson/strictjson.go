@@ -83,13 +83,29 @@ func decode(b []byte, v any, closed bool) error {
 	}
 	w := &walker{src: b, closed: closed, multiline: bytes.IndexByte(bytes.TrimRight(b, " \t\r\n"), '\n') >= 0}
 	w.dec = jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
-	if err := w.value(rv.Type().Elem()); err != nil {
-		return err
+	walk := func() error {
+		if err := w.value(rv.Type().Elem()); err != nil {
+			return err
+		}
+		if _, err := w.dec.ReadToken(); err != io.EOF {
+			return ErrTrailing
+		}
+		return nil
 	}
-	if _, err := w.dec.ReadToken(); err != io.EOF {
-		return ErrTrailing
+	// A target with nothing to walk (a string, raw JSON) is read once,
+	// and walked only to name what the decoder refused.
+	self := selfDecoding(rv.Type().Elem())
+	if !self {
+		if err := walk(); err != nil {
+			return err
+		}
 	}
 	if err := jsonv2.Unmarshal(b, v, decodeOptions(closed)); err != nil {
+		if self {
+			if werr := walk(); werr != nil {
+				return werr
+			}
+		}
 		return w.semantic(err)
 	}
 	return nil
@@ -322,6 +338,21 @@ func declared(t reflect.Type) (reflect.Type, bool) {
 		return nil, true
 	}
 	return t, false
+}
+
+// selfDecoding reports whether a value of type t holds nothing the walk
+// checks (a string, raw JSON, a list of them): the decoder's own checks
+// (syntax, equal names, UTF-8, trailing data) are all there are.
+func selfDecoding(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice && t != rawType && !reflect.PointerTo(t).Implements(unmarshalerType) {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool:
+		return true
+	}
+	_, self := declared(t)
+	return self
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type

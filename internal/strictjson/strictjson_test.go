@@ -174,3 +174,25 @@ func FuzzDecodeAgreesWithEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeRawAgreesWithEncodingJSON is the same check for the targets
+// that are read in one pass (raw JSON, strings).
+func FuzzDecodeRawAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{`[1, {"a": [2]}, "x"]`, `"s\u00e9"`, `[{"a":1,"a":2}]`, `[] x`, `null`, `["\ud800"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got, want []json.RawMessage
+		if DecodeOpen(b, &got) == nil {
+			if err := json.Unmarshal(b, &want); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: DecodeOpen gives %q, encoding/json %q (%v)", b, got, want, err)
+			}
+		}
+		var gs, ws string
+		if Decode(b, &gs) == nil {
+			if err := json.Unmarshal(b, &ws); err != nil || gs != ws {
+				t.Fatalf("%q: Decode gives %q, encoding/json %q (%v)", b, gs, ws, err)
+			}
+		}
+	})
+}
