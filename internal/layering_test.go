@@ -16,28 +16,28 @@ import (
 var allowed = map[string][]string{
 	"catalog":    {"digest", "exitcode", "strictjson"},
 	"layout":     {"exitcode"},
-	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile"},
-	"pickle":     {"atomicfile", "digest", "exitcode", "safefile"},
-	"mllog":      {"exitcode", "safefile", "workpool"},
-	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson", "tarball"},
+	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile", "strictjson"},
+	"pickle":     {"atomicfile", "digest", "exitcode", "safefile", "strictjson", "ui"},
+	"mllog":      {"exitcode", "safefile", "ui", "workpool"},
+	"sandbox":    {"atomicfile", "digest", "exitcode", "layout", "safefile", "strictjson", "tarball", "ui"},
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "keys", "layout", "safefile", "strictjson", "tarball", "trust"},
 	"runlabel":   {"exitcode"},
-	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runlabel", "runs", "safefile", "sandbox", "store", "workload", "workpool"},
-	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "tarball", "trust", "vulnscan"},
-	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "workload"},
+	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "runlabel", "runs", "safefile", "sandbox", "store", "strictjson", "ui", "workload", "workpool"},
+	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "tarball", "trust", "ui", "vulnscan"},
+	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "strictjson", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runlabel", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode", "store"},
 	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson", "trust"},
-	"report":     {"exitcode", "humaneval", "mllog", "runimport", "runlabel", "runs", "safefile", "trust"},
-	"rundiff":    {"exitcode", "report", "runs"},
+	"report":     {"exitcode", "humaneval", "mllog", "runimport", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
+	"rundiff":    {"exitcode", "report", "runs", "ui"},
 	"dashboard":  {"exitcode", "layout", "report", "rundiff", "runlabel", "runs"},
 	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
-	"ociattest":  {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "vulnscan"},
-	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "workload"},
-	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "workload"},
+	"ociattest":   {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "ui", "vulnscan"},
+	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "ui", "workload"},
+	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in
@@ -163,6 +163,24 @@ var gated = regexp.MustCompile(`sandbox\.(OpenPinned|PinnedImage)\(`)
 // TestSandboxedRunsCheckTheImagePolicy keeps every caller of the gated
 // functions in internal/imagetrust (tests may call them).
 func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
+	for path, lines := range codeFiles(t) {
+		dir := filepath.Dir(path)
+		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
+			continue
+		}
+		for i, line := range lines {
+			if gated.MatchString(line) {
+				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
+			}
+		}
+	}
+}
+
+// codeFiles returns the lines of every Go file of the module that is not
+// a test (testdata and .git left out), by path relative to internal/.
+func codeFiles(t *testing.T) map[string][]string {
+	t.Helper()
+	files := map[string][]string{}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -176,22 +194,98 @@ func TestSandboxedRunsCheckTheImagePolicy(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		dir := filepath.Dir(path)
-		if dir == filepath.Join("..", "internal", "imagetrust") || dir == filepath.Join("..", "internal", "sandbox") || dir == filepath.Join("..", "internal", "sandbox", "sandboxtest") {
-			return nil
-		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if gated.MatchString(line) {
-				t.Errorf("%s:%d takes the pinned image without the trust file's image policy; call imagetrust.Open or imagetrust.Verify", path, i+1)
-			}
-		}
+		files[path] = strings.Split(string(b), "\n")
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found %d Go files", len(files))
+	}
+	return files
+}
+
+// rawJSONReaders lists the code that may decode JSON with encoding/json
+// rather than internal/strictjson, with how many calls each file holds
+// and why: none of them reads untrusted text into named fields.
+var rawJSONReaders = map[string]struct {
+	calls int
+	why   string
+}{
+	"sandbox/image.go":      {1, "the Docker engine's reply to an image load"},
+	"sandbox/run.go":        {1, "the Docker engine's container statistics"},
+	"sandbox/transfer.go":   {1, "the Docker engine's reply to an image load"},
+	"humaneval/oracle.go":   {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"humaneval/special.go":  {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"humaneval/results.go":  {1, "re-reads the results file it has just written"},
+	"report/report.go":      {2, "re-decodes a value of its own; re-encodes a test input for display"},
+	"pickle/safetensors.go": {1, "safetensors header names, read token by token with their own duplicate check (entries go through strictjson)"},
+	"pickle/profile.go":     {1, "the compiled-in profiles"},
+	"shard/merge.go":        {1, "re-decodes a value of its own"},
+	"runs/statement.go":     {1, "the record it has just written"},
+}
+
+var rawJSONCall = regexp.MustCompile(`(^|[^A-Za-z0-9_])json\.(Unmarshal|NewDecoder)\(`)
+
+// TestUntrustedJSONGoesThroughStrictjson keeps every decoder of JSON in
+// code on internal/strictjson, which matches names exactly and refuses
+// duplicate names (encoding/json matches them ignoring case and keeps the
+// last), but for the readers listed in rawJSONReaders.
+func TestUntrustedJSONGoesThroughStrictjson(t *testing.T) {
+	found := map[string]int{}
+	for path, lines := range codeFiles(t) {
+		if filepath.Dir(path) == filepath.Join("..", "internal", "strictjson") {
+			continue
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", "internal"), path)
+		for i, line := range lines {
+			if rawJSONCall.MatchString(line) {
+				found[rel]++
+				if _, ok := rawJSONReaders[rel]; !ok {
+					t.Errorf("%s:%d decodes JSON with encoding/json; use strictjson.Decode or strictjson.DecodeOpen", path, i+1)
+				}
+			}
+		}
+	}
+	for file, r := range rawJSONReaders {
+		if found[file] != r.calls {
+			t.Errorf("internal/%s has %d encoding/json decoders, %d are allowed (%s)", file, found[file], r.calls, r.why)
+		}
+	}
+}
+
+// writeTextMethod matches the declaration of a text report writer.
+var writeTextMethod = regexp.MustCompile(`^func (\([^)]*\) )?Write(Text|Requirements)\(`)
+
+// TestTextReportsGoThroughTheOnePrinter keeps text for people on
+// ui.Fprintf (and the Terminal's Printf), which writes every string
+// argument through ui.OneLine: no text report (a file that declares a
+// WriteText method) and no command in cmd/repro prints with fmt's
+// printers, so none can forget to escape an outside string.
+func TestTextReportsGoThroughTheOnePrinter(t *testing.T) {
+	fmtPrint := regexp.MustCompile(`\bfmt\.(Fprint|Fprintf|Fprintln|Print|Printf|Println)\(`)
+	n := 0
+	for path, lines := range codeFiles(t) {
+		report := filepath.Dir(path) == filepath.Join("..", "cmd", "repro")
+		for _, line := range lines {
+			report = report || writeTextMethod.MatchString(line)
+		}
+		if !report {
+			continue
+		}
+		n++
+		for i, line := range lines {
+			if fmtPrint.MatchString(line) {
+				t.Errorf("%s:%d prints text for people with fmt; use ui.Fprintf or the Terminal's Printf", path, i+1)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d text reports and commands", n)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -76,22 +76,22 @@ func newCatalogShowCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(e)
 			}
-			w := t.Stdout()
-			fmt.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
+			w := t.Human()
+			ui.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
 			if e.Filename != "" {
-				fmt.Fprintf(w, "filename:    %s\n", e.Filename)
+				ui.Fprintf(w, "filename:    %s\n", e.Filename)
 			}
 			if e.Size > 0 {
-				fmt.Fprintf(w, "size:        %d\n", e.Size)
+				ui.Fprintf(w, "size:        %d\n", e.Size)
 			}
 			if e.SHA256 != nil {
-				fmt.Fprintf(w, "sha256:      %s\n", e.SHA256.Hex())
+				ui.Fprintf(w, "sha256:      %s\n", e.SHA256.Hex())
 			}
 			if e.TreeDigest != nil {
-				fmt.Fprintf(w, "tree digest: %s\n", e.TreeDigest.Hex())
+				ui.Fprintf(w, "tree digest: %s\n", e.TreeDigest.Hex())
 			}
 			for _, u := range e.URLs {
-				fmt.Fprintf(w, "url:         %s\n", u)
+				ui.Fprintf(w, "url:         %s\n", u)
 			}
 			keys := make([]string, 0, len(e.Facts))
 			for k := range e.Facts {
@@ -99,10 +99,10 @@ func newCatalogShowCommand() *cobra.Command {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				fmt.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
+				ui.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
 			}
 			if e.Notes != "" {
-				fmt.Fprintf(w, "notes:       %s\n", e.Notes)
+				ui.Fprintf(w, "notes:       %s\n", e.Notes)
 			}
 			return nil
 		},
@@ -133,11 +133,9 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			b, err := json.MarshalIndent(e, "", "  ")
-			if err != nil {
+			if err := t.Document(e); err != nil {
 				return err
 			}
-			fmt.Fprintln(t.Stdout(), string(b))
 			t.Notef("repro: review only prints; commit this entry to internal/catalog/entries/ after checking the file (nothing changed at run time)")
 			return nil
 		},
@@ -176,7 +174,7 @@ digest. --manifest prints the manifest itself.`,
 				_, err := t.Stdout().Write(m.Marshal())
 				return err
 			}
-			fmt.Fprintf(t.Stdout(), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
+			ui.Fprintf(t.Human(), "%s  %q (%d files)\n", m.Digest().Hex(), strings.TrimRight(args[0], "/"), len(m))
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -109,7 +110,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 			if p := res.Record.SourceMatchesPin; p != nil {
 				match = map[bool]string{true: " (embedded networks.py matches the pinned EDM source)", false: " (embedded networks.py differs from the pinned EDM source: fid --safe will refuse it)"}[*p]
 			}
-			fmt.Fprintf(t.Stdout(), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
+			ui.Fprintf(t.Human(), "%s: %s, %d tensors%s\nwrote %q (sha256:%s)\nwrote %q\n", res.Record.ID, res.Record.Class,
 				res.Record.Tensors, match, res.Safetensors, res.Record.SafetensorsSHA256.Hex(), res.Config)
 			return nil
 		},

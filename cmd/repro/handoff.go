@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
 	"github.com/reprolab/repro/internal/imagetrust"
@@ -144,7 +142,7 @@ func newHandoffRequirementsCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(ws)
 			}
-			handoff.WriteRequirements(t.Stdout(), ws)
+			handoff.WriteRequirements(t.Human(), ws)
 			return nil
 		},
 	}
@@ -190,10 +188,10 @@ anything changed or no longer verifying.`,
 			if asJSON {
 				return t.Document(m)
 			}
-			fmt.Fprintf(t.Stdout(), "ok: %s\n", m.Summary())
+			t.Printf("ok: %s\n", m.Summary())
 			if v := m.ImageVerification; v != nil && v.Verified != nil {
-				fmt.Fprintf(t.Stdout(), "image %s admitted under policy %s; its evidence verifies again:\n", m.Image, v.Policy)
-				v.Verified.WriteText(t.Stdout())
+				t.Printf("image %s admitted under policy %s; its evidence verifies again:\n", m.Image, v.Policy)
+				v.Verified.WriteText(t.Human())
 			}
 			return nil
 		},
@@ -236,7 +234,7 @@ differs from the manifest.`,
 				}
 				return ierr
 			}
-			rec.WriteText(t.Stdout(), t.Stderr())
+			rec.WriteText(t.Human(), t.Stderr())
 			return ierr
 		},
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
 	"github.com/spf13/cobra"
 )
@@ -87,7 +87,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 					SBOMPackages int    `json:"sbom_packages"`
 				}{img, pin.Mirror, pin.SBOMPackages})
 			}
-			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nmirror          %s\nSBOM            %s (%d packages, %q)\n",
+			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nmirror          %s\nSBOM            %s (%d packages, %q)\n",
 				img.ID, img.ManifestDigest, pin.Mirror, img.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
 			return nil
 		},
@@ -117,16 +117,16 @@ func newImageShowCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(pin)
 			}
-			w := t.Stdout()
-			fmt.Fprintf(w, "image ID        %s\nmanifest digest %s\nreference       %s\nlayer           %s (%d bytes)\n",
+			w := t.Human()
+			ui.Fprintf(w, "image ID        %s\nmanifest digest %s\nreference       %s\nlayer           %s (%d bytes)\n",
 				pin.ID, pin.ManifestDigest, pin.Reference, pin.LayerDigest, pin.LayerSize)
-			fmt.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",
+			ui.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",
 				pin.Suite, pin.Variant, pin.Included, pin.Mirror, len(pin.Packages), pin.BuiltAt.Format("2006-01-02 15:04:05 UTC"))
 			if pin.SBOMDigest != "" {
-				fmt.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
+				ui.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
 			}
 			if pin.Layer != nil {
-				fmt.Fprintf(w, "setuid/setgid   %d bits removed: %v\n", len(pin.Layer.Stripped), pin.Layer.Stripped)
+				ui.Fprintf(w, "setuid/setgid   %d bits removed: %v\n", len(pin.Layer.Stripped), pin.Layer.Stripped)
 			}
 			return nil
 		},
@@ -262,8 +262,8 @@ differs from its pin.`,
 					vulnscan.Predicate
 				}{path, p})
 			} else {
-				w := t.Stdout()
-				fmt.Fprintf(w, "image ID     %s\nSBOM         %s (%d packages, %d source packages)\nfeed         %s (%d files, %d records, %s)\n",
+				w := t.Human()
+				ui.Fprintf(w, "image ID     %s\nSBOM         %s (%d packages, %d source packages)\nfeed         %s (%d files, %d records, %s)\n",
 					p.ImageID, p.SBOMDigest, p.Packages, p.SourcePackages, p.Feed.Digest, p.Feed.Files, p.Feed.Records, p.Feed.Ecosystem)
 				for _, f := range p.Findings {
 					state := "UNWAIVED"
@@ -278,9 +278,9 @@ differs from its pin.`,
 					if len(f.Aliases) > 0 {
 						aliases = " (" + strings.Join(f.Aliases, ", ") + ")"
 					}
-					fmt.Fprintf(w, "%-8s %-20s %s installed %s fixed %s  %s%s\n", f.Severity, f.Package, state, f.Installed, fixed, f.ID, aliases)
+					ui.Fprintf(w, "%-8s %-20s %s installed %s fixed %s  %s%s\n", f.Severity, f.Package, state, f.Installed, fixed, f.ID, aliases)
 				}
-				fmt.Fprintf(w, "findings     %d, %d unwaived, highest unwaived severity %s\nattestation  %s\n", len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity, path)
+				ui.Fprintf(w, "findings     %d, %d unwaived, highest unwaived severity %s\nattestation  %s\n", len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity, path)
 			}
 			if err != nil {
 				return err
@@ -359,7 +359,7 @@ pin.`,
 					*imagetrust.Predicate
 				}{path, id, p})
 			}
-			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nkey id          %s\nsigned          %s\nsignature       %s\n",
+			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nkey id          %s\nsigned          %s\nsignature       %s\n",
 				p.ImageID, p.ManifestDigest, p.SBOMDigest, id, p.SignedAt.Format(time.RFC3339), path)
 			return nil
 		},
@@ -411,7 +411,7 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 					sandbox.Image
 				}{out, pin.Image})
 			}
-			fmt.Fprintf(t.Stdout(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, out)
+			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, out)
 			return nil
 		},
 	}
@@ -461,11 +461,11 @@ key, another image, a modified image or SBOM; nothing changed).`,
 			if asJSON {
 				return t.Document(im)
 			}
-			w := t.Stdout()
-			fmt.Fprintf(w, "image ID        %s\nmanifest digest %s\nSBOM            %s (%d packages)\nsigned by       %q (%s) at %s\ntrust file      %s\n",
+			w := t.Human()
+			ui.Fprintf(w, "image ID        %s\nmanifest digest %s\nSBOM            %s (%d packages)\nsigned by       %q (%s) at %s\ntrust file      %s\n",
 				im.Pin.ID, im.Pin.ManifestDigest, im.Pin.SBOMDigest, im.Pin.SBOMPackages, im.Signature.KeyName, im.Signature.KeyID, im.Signature.SignedAt.Format(time.RFC3339), im.TrustFile)
 			if im.Replaced != "" {
-				fmt.Fprintf(w, "replaced        %s\n", im.Replaced)
+				ui.Fprintf(w, "replaced        %s\n", im.Replaced)
 			}
 			return nil
 		},

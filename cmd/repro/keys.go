@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/trust"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -167,7 +167,7 @@ is replaced, not kept.`,
 			if asJSON {
 				return t.Document(map[string]string{"old_key_id": oldID, "new_key_id": newID})
 			}
-			fmt.Fprintf(t.Stdout(), "run key rotated: %s retired (still trusted for what it signed before now), %s signs from now\n", oldID, newID)
+			ui.Fprintf(t.Human(), "run key rotated: %s retired (still trusted for what it signed before now), %s signs from now\n", oldID, newID)
 			return nil
 		},
 	}
@@ -206,7 +206,7 @@ file with the purposes it signs for.`,
 			if asJSON {
 				return t.Document(map[string]string{"key_id": id, "private_key": out, "public_key": pubPath})
 			}
-			fmt.Fprintf(t.Stdout(), "key %s: private key %q (mode 0600), public key %q\n", id, out, pubPath)
+			ui.Fprintf(t.Human(), "key %s: private key %q (mode 0600), public key %q\n", id, out, pubPath)
 			return nil
 		},
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
@@ -11,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/ociattest"
 	"github.com/reprolab/repro/internal/trust"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
 	"github.com/spf13/cobra"
 )
@@ -137,12 +137,12 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 				}
 			} else {
 				w := t.Stdout()
-				fmt.Fprintf(w, "image    %s (%s)\n%-8s attached as %s, key id %s\n", out.Image, out.Store, what, out.Where, id)
+				ui.Fprintf(w, "image    %s (%s)\n%-8s attached as %s, key id %s\n", out.Image, out.Store, what, out.Where, id)
 				if out.SBOM != "" {
-					fmt.Fprintf(w, "SBOM     %s\n", out.SBOM)
+					ui.Fprintf(w, "SBOM     %s\n", out.SBOM)
 				}
 				if p := out.Scan; p != nil {
-					fmt.Fprintf(w, "feed     %s (%d records, %s)\nfindings %d, %d unwaived, highest unwaived severity %s\n", p.Feed.Digest, p.Feed.Records, p.Feed.Ecosystem, len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity)
+					ui.Fprintf(w, "feed     %s (%d records, %s)\nfindings %d, %d unwaived, highest unwaived severity %s\n", p.Feed.Digest, p.Feed.Records, p.Feed.Ecosystem, len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity)
 				}
 			}
 			if p := out.Scan; p != nil && p.Unwaived > 0 {

@@ -74,7 +74,7 @@ on any file.
 					return err
 				}
 			} else {
-				rep.WriteText(t.Stdout(), path)
+				rep.WriteText(t.Human(), path)
 			}
 			return pickleVerdictError(path, rep)
 		},

@@ -82,7 +82,14 @@ EXIT STATUS
 				return err
 			}
 			if out == "" {
-				_, err = t.Stdout().Write(buf.Bytes())
+				switch format {
+				case "json":
+					return t.JSONText(buf.Bytes())
+				case "md":
+					_, err = t.Human().Write(buf.Bytes())
+				default:
+					_, err = t.Stdout().Write(buf.Bytes())
+				}
 				return err
 			}
 			if err := atomicfile.WriteFile(out, buf.Bytes(), 0o644); err != nil {

@@ -201,7 +201,7 @@ from the run folders alone. The index is a cache; the folders are the record.`,
 			if asJSON {
 				return t.Document(map[string]any{"indexed": n})
 			}
-			fmt.Fprintf(t.Stdout(), "indexed %d runs\n", n)
+			t.Printf("indexed %d runs\n", n)
 			return nil
 		},
 	}
@@ -224,8 +224,7 @@ func newRunsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = t.Stdout().Write(raw)
-			return err
+			return t.JSONText(raw)
 		},
 	}
 	return cmd
@@ -335,10 +334,10 @@ EXIT STATUS
 			if v.Legacy {
 				legacy = " (legacy record: signed before run records were in-toto statements)"
 			}
-			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
+			t.Printf("%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			if extract != "" {
-				fmt.Fprintf(t.Stdout(), "verified files written to %s\n", extract)
+				t.Printf("verified files written to %s\n", extract)
 			}
 			return nil
 		},
@@ -379,7 +378,7 @@ EXIT STATUS
 			if asJSON {
 				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
 			}
-			fmt.Fprintf(t.Stdout(), "run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
+			t.Printf("run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
 			return nil
 		},
 	}
@@ -459,7 +458,7 @@ EXIT STATUS
 					if res.Already {
 						what = "already here"
 					}
-					fmt.Fprintf(t.Stdout(), "%s: run %s %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.RunID, what, res.Kind, res.Files, res.Key.Name, res.Key.ID)
+					t.Printf("%s: run %s %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.RunID, what, res.Kind, res.Files, res.Key.Name, res.Key.ID)
 				}
 			}
 			if asJSON {

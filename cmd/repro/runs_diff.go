@@ -38,7 +38,7 @@ EXIT STATUS
 					return err
 				}
 			} else {
-				d.WriteText(t.Stdout())
+				d.WriteText(t.Human())
 			}
 			for _, s := range []rundiff.Side{d.A, d.B} {
 				if !s.Verified {

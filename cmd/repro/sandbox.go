@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -56,7 +57,7 @@ runsc cannot hold every control of the policy, it stops with exit 3.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), s.Runtime)
+			terminal(cmd, false).Printf("%s\n", s.Runtime)
 			return nil
 		},
 	}
@@ -201,8 +202,16 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 					return err
 				}
 			} else {
-				t.Stdout().Write(o.Stdout)
-				t.Stderr().Write(o.Stderr)
+				// The program's output as text, escaped but its lines; the
+				// note below starts a line of its own.
+				for _, out := range []struct {
+					w io.Writer
+					b []byte
+				}{{t.Human(), o.Stdout}, {t.Stderr(), o.Stderr}} {
+					if out.w.Write(out.b); len(out.b) > 0 && out.b[len(out.b)-1] != '\n' {
+						out.w.Write([]byte("\n"))
+					}
+				}
 				t.Notef("exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d",
 					o.ExitCode, o.Signal, o.TimedOut, o.OOMKilled, o.OutputCapHit, o.Wall.Round(time.Millisecond), o.CPU.Round(time.Millisecond), o.PeakMemory)
 			}

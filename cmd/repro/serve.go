@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log"
 	"net"
 
@@ -53,7 +52,7 @@ EXIT STATUS
 				}
 				url += "?token=" + s.Token
 			}
-			fmt.Fprintf(t.Stdout(), "dashboard of %s at %s (read-only; Ctrl-C stops it)\n", home, url)
+			t.Printf("dashboard of %s at %s (read-only; Ctrl-C stops it)\n", home, url)
 			return s.Serve(cmd.Context(), l)
 		},
 	}

@@ -74,11 +74,11 @@ func newShardPlanCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(p)
 			}
-			fmt.Fprintf(t.Human(), "bundle %q: %d samples of %d tasks in %d shards\n", o.Out, p.Samples.Count, len(p.Tasks), len(p.Shards))
+			ui.Fprintf(t.Human(), "bundle %q: %d samples of %d tasks in %d shards\n", o.Out, p.Samples.Count, len(p.Tasks), len(p.Shards))
 			for _, s := range p.Shards {
-				fmt.Fprintf(t.Human(), "  shard %d: %d tasks, %d samples, estimated %.1f s of CPU\n", s.Index, len(s.Tasks), s.Samples, s.Cost)
+				ui.Fprintf(t.Human(), "  shard %d: %d tasks, %d samples, estimated %.1f s of CPU\n", s.Index, len(s.Tasks), s.Samples, s.Cost)
 			}
-			fmt.Fprintf(t.Human(), "next: repro shard submit %q\n", o.Out)
+			ui.Fprintf(t.Human(), "next: repro shard submit %q\n", o.Out)
 			return nil
 		},
 	}
@@ -132,7 +132,7 @@ func newShardSubmitCommand() *cobra.Command {
 				if asJSON {
 					return t.Document(map[string]string{"job_id": job, "bundle": dir})
 				}
-				fmt.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
+				ui.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
 				return nil
 			}
 			if err := waitForJob(cmd.Context(), job, t); err != nil {
@@ -176,7 +176,7 @@ func newShardRunCommand() *cobra.Command {
 					err = jerr
 				}
 			} else if rep != nil && err == nil {
-				fmt.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+				ui.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
 			}
 			return err
 		},
@@ -229,13 +229,13 @@ func mergeBundle(cmd *cobra.Command, dir string, asJSON bool) error {
 		}
 	case err == nil:
 		s := rep.Summary
-		fmt.Fprintf(t.Human(), "%s: %d samples for %d tasks from %d shards, self-check %d/%d passed\n", rep.Dataset, s.Samples, s.Tasks, len(rep.Shards), rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+		ui.Fprintf(t.Human(), "%s: %d samples for %d tasks from %d shards, self-check %d/%d passed\n", rep.Dataset, s.Samples, s.Tasks, len(rep.Shards), rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
 		if s.PlusScored {
-			fmt.Fprintf(t.Human(), "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
+			ui.Fprintf(t.Human(), "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
 		} else {
-			fmt.Fprintf(t.Human(), "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
+			ui.Fprintf(t.Human(), "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
 		}
-		fmt.Fprintf(t.Human(), "results: %q\n", rep.ResultsFile)
+		ui.Fprintf(t.Human(), "results: %q\n", rep.ResultsFile)
 	}
 	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -105,7 +104,7 @@ EXIT STATUS
 			}
 			for _, id := range ids {
 				e, _ := s.Catalog().Lookup(id)
-				fmt.Fprintf(t.Stdout(), "%s  %s verified\n", e.SHA256.Hex(), id)
+				ui.Fprintf(t.Human(), "%s  %s verified\n", e.SHA256.Hex(), id)
 			}
 			return nil
 		},
@@ -144,9 +143,9 @@ EXIT STATUS
 			}
 			for _, r := range results {
 				if r.OK {
-					fmt.Fprintf(t.Stdout(), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
+					ui.Fprintf(t.Human(), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
 				} else {
-					fmt.Fprintf(t.Stdout(), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
+					ui.Fprintf(t.Human(), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
 				}
 			}
 			if len(results) == 0 && verr == nil {

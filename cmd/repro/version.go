@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
 	"runtime/debug"
 
@@ -35,7 +34,7 @@ func newVersionCommand() *cobra.Command {
 			if asJSON {
 				return t.Document(map[string]string{"version": versionString(), "go": runtime.Version()})
 			}
-			fmt.Fprintf(t.Stdout(), "repro %s (%s)\n", versionString(), runtime.Version())
+			t.Printf("repro %s (%s)\n", versionString(), runtime.Version())
 			return nil
 		},
 	}

@@ -3,7 +3,6 @@ package edm
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // GPU is one device as nvidia-smi reports it.
@@ -105,7 +105,7 @@ func (r *runtimeEnv) torchPreflight(ctx context.Context, minFree int64) (TorchIn
 		return TorchInfo{}, err
 	}
 	var ti TorchInfo
-	if err := json.Unmarshal(raw, &ti); err != nil {
+	if err := strictjson.DecodeOpen(raw, &ti); err != nil {
 		return ti, fmt.Errorf("EDM runtime preflight: bad result: %v", err)
 	}
 	if !ti.CUDAAvailable || len(ti.Devices) == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/strictjson"
 	"golang.org/x/sys/unix"
 )
 
@@ -304,7 +305,7 @@ func (r *runtimeEnv) run(ctx context.Context, action string, plan any, files []*
 	}
 	line := lastLine(stdout.Bytes())
 	var res runtimeResult
-	if err := json.Unmarshal(line, &res); err != nil {
+	if err := strictjson.DecodeOpen(line, &res); err != nil {
 		return nil, fmt.Errorf("EDM runtime (%s) ended without a result (%v): %s", action, runErr, strings.TrimSpace(tail.String()))
 	}
 	if !res.OK {

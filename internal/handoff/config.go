@@ -1,8 +1,6 @@
 package handoff
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -258,9 +256,6 @@ func ParseConfig(b []byte) (*Config, error) {
 	if !utf8.Valid(b) {
 		return nil, errors.New("not valid UTF-8")
 	}
-	if err := checkDuplicateKeys(b); err != nil {
-		return nil, err
-	}
 	var c Config
 	if err := strictjson.Decode(b, &c); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %v", err)
@@ -269,76 +264,6 @@ func ParseConfig(b []byte) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// checkDuplicateKeys refuses JSON text in which one object names a member
-// twice, or two members whose names differ only in case: encoding/json
-// would keep the last silently (and matches names to fields ignoring
-// case), so what a reviewer reads would not be what runs. Syntax errors
-// are left to the decoder.
-func checkDuplicateKeys(b []byte) error {
-	type frame struct {
-		object  bool
-		wantKey bool
-		keys    map[string]string // folded name -> name as written
-		at      string            // where the container is, for messages
-		key     string            // the member whose value comes next
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var stack []*frame
-	where := func() string {
-		if len(stack) == 0 {
-			return "the top level"
-		}
-		return stack[len(stack)-1].at
-	}
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].wantKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // io.EOF, or a syntax error the decoder reports
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				at := "the top level"
-				if n := len(stack); n > 0 {
-					if top := stack[n-1]; top.object {
-						at = strings.TrimPrefix(top.at+"."+top.key, "the top level.")
-					} else {
-						at = top.at + "[]"
-					}
-				}
-				stack = append(stack, &frame{object: t == '{', wantKey: t == '{', keys: map[string]string{}, at: at})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-				top := stack[n-1]
-				folded := strings.ToLower(t)
-				if prev, dup := top.keys[folded]; dup {
-					if prev == t {
-						return fmt.Errorf("invalid JSON: key %q appears twice in the object at %s: remove one (a JSON reader would keep either)", clip(t), where())
-					}
-					return fmt.Errorf("invalid JSON: keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(t), where())
-				}
-				top.keys[folded] = t
-				top.key = t
-				top.wantKey = false
-				continue
-			}
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
 }
 
 var (

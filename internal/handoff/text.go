@@ -3,15 +3,17 @@ package handoff
 import (
 	"fmt"
 	"io"
+
+	"github.com/reprolab/repro/internal/ui"
 )
 
 // WriteText writes the ingest record for people: the verdict, the
 // preflight reports, each run and the score on w, the problems on
 // problems.
 func (r *IngestRecord) WriteText(o, problems io.Writer) {
-	fmt.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", r.ID, r.Workload, r.ManifestDigest, r.Verdict)
+	ui.Fprintf(o, "%s: %s, manifest sha256:%s, verdict %s\n", r.ID, r.Workload, r.ManifestDigest, r.Verdict)
 	for _, p := range r.Preflight {
-		fmt.Fprintf(o, "  preflight %q (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
+		ui.Fprintf(o, "  preflight %q (%s on %s): %s, %d pins verified\n", p.File, p.Mode, p.Host, p.Result, p.PinsVerified)
 	}
 	for _, run := range r.Runs {
 		state := "not compliant"
@@ -25,32 +27,32 @@ func (r *IngestRecord) WriteText(o, problems io.Writer) {
 		if run.Minutes != nil {
 			mins = fmt.Sprintf(", %.2f min", *run.Minutes)
 		}
-		fmt.Fprintf(o, "  run %d seed %d: %s%s\n", run.Index, run.Seed, state, mins)
+		ui.Fprintf(o, "  run %d seed %d: %s%s\n", run.Index, run.Seed, state, mins)
 	}
 	if s := r.Score; s != nil {
 		if s.Minutes != nil {
-			fmt.Fprintf(o, "  score: %.2f min (olympic mean of %d runs)\n", *s.Minutes, s.Runs)
+			ui.Fprintf(o, "  score: %.2f min (olympic mean of %d runs)\n", *s.Minutes, s.Runs)
 		} else {
-			fmt.Fprintf(o, "  score: none (%s)\n", s.Note)
+			ui.Fprintf(o, "  score: none (%s)\n", s.Note)
 		}
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(problems, "  problem: %s\n", p)
+		ui.Fprintf(problems, "  problem: %s\n", p)
 	}
-	fmt.Fprintf(o, "  recorded as run %s in %q (repro runs verify %s)\n", r.RunID, r.RunDir, r.RunID)
+	ui.Fprintf(o, "  recorded as run %s in %q (repro runs verify %s)\n", r.RunID, r.RunDir, r.RunID)
 }
 
 // WriteRequirements writes each workload's requirements, where each is
 // checked and how to satisfy it, for people.
 func WriteRequirements(o io.Writer, ws []*Workload) {
 	for _, w := range ws {
-		fmt.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
+		ui.Fprintf(o, "%s (MLPerf %s, ruleset %s, %d runs)\n", w.Name, w.Benchmark, w.Ruleset, w.DefaultRuns)
 		for _, r := range w.Requirements {
-			fmt.Fprintf(o, "  %s: %s\n", r.ID, r.Title)
+			ui.Fprintf(o, "  %s: %s\n", r.ID, r.Title)
 			for _, c := range r.Checks {
-				fmt.Fprintf(o, "    [%s] %s\n", c.Where, c.What)
+				ui.Fprintf(o, "    [%s] %s\n", c.Where, c.What)
 			}
-			fmt.Fprintf(o, "    to satisfy: %s\n", r.Remedy)
+			ui.Fprintf(o, "    to satisfy: %s\n", r.Remedy)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/workload"
 )
 
@@ -429,38 +430,38 @@ func (rep *RunReport) WriteText(w io.Writer) {
 	if s.Subset {
 		subset = " (a subset)"
 	}
-	fmt.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
-	fmt.Fprintf(w, "label: %q", rep.Label)
+	ui.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+	ui.Fprintf(w, "label: %q", rep.Label)
 	if rep.Model != "" {
-		fmt.Fprintf(w, ", model %q", rep.Model)
+		ui.Fprintf(w, ", model %q", rep.Model)
 	}
 	if rep.Sampling != nil {
-		fmt.Fprintf(w, ", sampling %s", rep.Sampling)
+		ui.Fprintf(w, ", sampling %s", rep.Sampling)
 	}
-	fmt.Fprintln(w)
+	ui.Fprintf(w, "\n")
 	if s.PlusScored {
-		fmt.Fprintf(w, "pass@1 (base / plus): %s / %s\n", pct(s.BasePassAtK), pct(s.PlusPassAtK))
-		fmt.Fprintf(w, "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
+		ui.Fprintf(w, "pass@1 (base / plus): %s / %s\n", pct(s.BasePassAtK), pct(s.PlusPassAtK))
+		ui.Fprintf(w, "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
 	} else {
-		fmt.Fprintf(w, "pass@1 (base): %s\n", pct(s.BasePassAtK))
-		fmt.Fprintf(w, "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
+		ui.Fprintf(w, "pass@1 (base): %s\n", pct(s.BasePassAtK))
+		ui.Fprintf(w, "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
 	}
 	for _, k := range []string{"pass@10", "pass@100"} {
 		if v, ok := s.BasePassAtK[k]; ok {
-			fmt.Fprintf(w, "%s (base / plus): %.1f / %.1f\n", k, 100*v, 100*s.PlusPassAtK[k])
+			ui.Fprintf(w, "%s (base / plus): %.1f / %.1f\n", k, 100*v, 100*s.PlusPassAtK[k])
 		}
 	}
 	if rep.Engine == EngineEvalPlus {
-		fmt.Fprintf(w, "engine: EvalPlus %s's scoring core in the sandbox; %s\n", EvalPlusCommit[:7], EvalPlusWeakness)
-		fmt.Fprintf(w, "time: %.1f s (self-check %.1f s, scoring %.1f s, each with EvalPlus's own ground truth)\n",
+		ui.Fprintf(w, "engine: EvalPlus %s's scoring core in the sandbox; %s\n", EvalPlusCommit[:7], EvalPlusWeakness)
+		ui.Fprintf(w, "time: %.1f s (self-check %.1f s, scoring %.1f s, each with EvalPlus's own ground truth)\n",
 			rep.WallSeconds, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
 	} else {
 		truth := "cached"
 		if rep.Truth.Computed > 0 {
 			truth = fmt.Sprintf("%d tasks computed in %.1f s", rep.Truth.Computed, rep.Truth.Wall.Seconds())
 		}
-		fmt.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
+		ui.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
 			rep.WallSeconds, truth, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
 	}
-	fmt.Fprintf(w, "results: %q\n", rep.ResultsFile)
+	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Task is one problem of a code benchmark with its test inputs.
@@ -137,7 +138,7 @@ func LoadBenchmark(gz io.Reader, id string, size int64, sum digest.SHA256, b *Be
 			return err
 		}
 		var l plusLine
-		if err := json.Unmarshal(line, &l); err != nil {
+		if err := strictjson.DecodeOpen(line, &l); err != nil {
 			return err
 		}
 		if l.TaskID == nil || l.Prompt == nil || l.EntryPoint == nil || l.Canonical == nil || l.BaseInput == nil || l.PlusInput == nil || l.Atol == nil {
@@ -175,7 +176,7 @@ func LoadOriginal(gz io.Reader, id string, size int64, sum digest.SHA256, inputs
 	d := &Dataset{ID: id, SHA256: sum, InputsFrom: inputs.ID}
 	err := readLines(gz, id, size, sum, d, func(n int, line []byte) error {
 		var l origLine
-		if err := json.Unmarshal(line, &l); err != nil {
+		if err := strictjson.DecodeOpen(line, &l); err != nil {
 			return err
 		}
 		if l.TaskID == nil || l.Prompt == nil || l.EntryPoint == nil || l.Canonical == nil {
@@ -349,7 +350,7 @@ func splitInputs(raw json.RawMessage) ([]json.RawMessage, error) {
 		return []json.RawMessage{}, nil
 	}
 	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
+	if err := strictjson.DecodeOpen(raw, &list); err != nil {
 		return nil, err
 	}
 	if len(list) > maxInputs {

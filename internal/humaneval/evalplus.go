@@ -15,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -276,7 +277,7 @@ func (c *evalplusContainer) line(d time.Duration) (evalplusLine, error) {
 			return evalplusLine{}, err
 		}
 		var l evalplusLine
-		if json.Unmarshal(b, &l) == nil {
+		if strictjson.DecodeOpen(b, &l) == nil {
 			return l, nil
 		}
 	}

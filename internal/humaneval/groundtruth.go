@@ -18,6 +18,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -143,7 +144,7 @@ func (t *Truth) load(task *Task, plus bool) *taskTruth {
 			return nil
 		}
 		tt = &taskTruth{}
-		if json.Unmarshal(b, tt) != nil || tt.Task != task.ID {
+		if strictjson.DecodeOpen(b, tt) != nil || tt.Task != task.ID {
 			return nil
 		}
 	}

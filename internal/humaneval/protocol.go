@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // The supervisor's channel: every frame after the key carries a tag,
@@ -225,7 +226,7 @@ func (w *worker) ensure(ctx context.Context) error {
 		err = fmt.Errorf("first frame is %q, not hello", kind)
 	}
 	if err == nil {
-		err = json.Unmarshal(body, &w.hello)
+		err = strictjson.DecodeOpen(body, &w.hello)
 	}
 	if err == nil && w.hello.Protocol != protocolVersion {
 		err = fmt.Errorf("protocol %d, want %d", w.hello.Protocol, protocolVersion)
@@ -455,7 +456,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				return lost(k, fmt.Sprintf("cannot send the job: %v", err))
 			}
 			var end jobEnd
-			if err := json.Unmarshal(body, &end); err != nil || end.Job != j.ID || end.Records != k {
+			if err := strictjson.DecodeOpen(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
 			}
 			if end.Status == endSetup || end.Last {

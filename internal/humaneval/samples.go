@@ -11,10 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Sample is one program to score for one task.
@@ -70,68 +72,61 @@ func (s *SampleSet) Missing(d *Dataset, want []*Task) []string {
 	return miss
 }
 
-// jsonSample is one line of a samples file; extra keys are ignored.
+// jsonSample is one line of a samples file; extra keys are ignored. The
+// three are kept raw so that null is told from absent: EvalPlus refuses a
+// null solution or completion where encoding/json would drop it.
 type jsonSample struct {
-	TaskID     *string `json:"task_id"`
-	Solution   *string `json:"solution"`
-	Completion *string `json:"completion"`
+	TaskID     json.RawMessage `json:"task_id"`
+	Solution   json.RawMessage `json:"solution"`
+	Completion json.RawMessage `json:"completion"`
 }
 
 // ReadSamplesJSONL parses a samples file in EvalPlus's JSON lines format:
 // one object per line with task_id and either solution (a whole program)
 // or completion (appended to the task's prompt with no separator);
-// solution wins if both are present. Blank lines are skipped. Samples for
-// tasks the dataset does not have are skipped with a warning, as EvalPlus
-// does. name is used in messages. Every error is a usage error naming the
-// file and line.
+// solution wins if both are present. The file is read as EvalPlus reads
+// it (Python's text mode and json.loads, line by line): lines end at \n,
+// \r\n or \r; a line of nothing but Python's white space is skipped;
+// members are matched by exact name (strictjson), so a text that Python
+// and repro could read differently (a duplicate key, a key that differs
+// from task_id, solution or completion only in case) is refused. Samples
+// for tasks the dataset does not have are skipped with a warning, as
+// EvalPlus does. name is used in messages. Every error is a usage error
+// naming the file and line.
 func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) {
 	set := &SampleSet{ByTask: map[string][]*Sample{}}
 	lr := &io.LimitedReader{R: r, N: maxSamplesBytes + 1}
 	br := bufio.NewReaderSize(lr, 1<<20)
-	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(br, maxSampleLine)
+	lineNo := 0
+	for {
+		chunk, err := readLine(br, maxSampleLine)
 		if err == io.EOF {
 			break
 		}
-		where := fmt.Sprintf("%q:%d", name, lineNo)
 		if err != nil {
-			return nil, badSamples("samples %s: %v", where, err)
+			return nil, badSamples("samples %q:%d: %v", name, lineNo+1, err)
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !utf8.Valid(line) {
-			return nil, badSamples("samples %s: not valid UTF-8", where)
-		}
-		if err := checkSurrogates(line); err != nil {
-			return nil, badSamples("samples %s: %v", where, err)
-		}
-		var js jsonSample
-		if err := json.Unmarshal(line, &js); err != nil {
-			return nil, badSamples("samples %s: not a JSON object: %v", where, err)
-		}
-		if js.TaskID == nil {
-			return nil, badSamples("samples %s: no task_id", where)
-		}
-		if js.Solution == nil && js.Completion == nil {
-			return nil, badSamples("samples %s: neither solution nor completion", where)
-		}
-		t := d.Task(*js.TaskID)
-		if t == nil || t.ID != *js.TaskID {
-			set.Warnings = append(set.Warnings, fmt.Sprintf("%s: task %q is not in dataset %s; skipped", where, clipString(*js.TaskID), d.ID))
-			continue
-		}
-		var prog string
-		if js.Solution != nil {
-			prog = *js.Solution
-		} else {
-			prog = t.Prompt + *js.Completion
-		}
-		if len(prog) > maxProgram {
-			return nil, badSamples("samples %s: program of %d bytes is over the limit of %d", where, len(prog), maxProgram)
-		}
-		if err := set.add(&Sample{TaskID: t.ID, Solution: prog, Origin: where}); err != nil {
-			return nil, err
+		// A lone \r ends a line too; \r\n ends one line.
+		for _, line := range bytes.Split(bytes.TrimSuffix(chunk, []byte("\r")), []byte("\r")) {
+			lineNo++
+			where := fmt.Sprintf("%q:%d", name, lineNo)
+			if !utf8.Valid(line) {
+				return nil, badSamples("samples %s: not valid UTF-8", where)
+			}
+			if pythonBlank(line) {
+				continue
+			}
+			smp, warn, err := parseSampleLine(line, where, d)
+			switch {
+			case err != nil:
+				return nil, err
+			case warn != "":
+				set.Warnings = append(set.Warnings, warn)
+			default:
+				if err := set.add(smp); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if lr.N <= 0 {
@@ -140,44 +135,73 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 	return set, nil
 }
 
-// checkSurrogates refuses \u escapes that name a lone UTF-16 surrogate:
-// Python would keep them in the program, Go's decoder would silently
-// replace them, and the program that runs must be the one in the file.
-func checkSurrogates(line []byte) error {
-	hex4 := func(b []byte) (rune, bool) {
-		if len(b) < 4 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(b[:4]), 16, 32)
-		return rune(v), err == nil
+// parseSampleLine reads one line that is not blank: a sample, or a
+// warning for a sample of a task d does not have.
+func parseSampleLine(line []byte, where string, d *Dataset) (*Sample, string, error) {
+	var js jsonSample
+	if err := strictjson.DecodeOpen(line, &js); err != nil {
+		return nil, "", badSamples("samples %s: not a JSON object as EvalPlus reads it: %v", where, err)
 	}
-	for i := 0; i < len(line); i++ {
-		if line[i] != '\\' || i+1 >= len(line) {
-			continue
-		}
-		if line[i+1] != 'u' {
-			i++ // skip the escaped character, which may be a backslash
-			continue
-		}
-		r, ok := hex4(line[i+2:])
-		if !ok {
-			continue // json.Unmarshal reports it
-		}
+	if js.Solution == nil && js.Completion == nil {
+		return nil, "", badSamples("samples %s: neither solution nor completion", where)
+	}
+	solution, err := sampleString(js.Solution, "solution", where)
+	if err != nil {
+		return nil, "", err
+	}
+	completion, err := sampleString(js.Completion, "completion", where)
+	if err != nil {
+		return nil, "", err
+	}
+	if js.TaskID == nil {
+		return nil, "", badSamples("samples %s: no task_id", where)
+	}
+	taskID, err := sampleString(js.TaskID, "task_id", where)
+	if err != nil {
+		return nil, "", err
+	}
+	t := d.Task(*taskID)
+	if t == nil || t.ID != *taskID {
+		return nil, fmt.Sprintf("%s: task %q is not in dataset %s; skipped", where, clipString(*taskID), d.ID), nil
+	}
+	var prog string
+	if solution != nil {
+		prog = *solution
+	} else {
+		prog = t.Prompt + *completion
+	}
+	if len(prog) > maxProgram {
+		return nil, "", badSamples("samples %s: program of %d bytes is over the limit of %d", where, len(prog), maxProgram)
+	}
+	return &Sample{TaskID: t.ID, Solution: prog, Origin: where}, "", nil
+}
+
+// sampleString reads a member that, when present, must be a JSON string
+// (EvalPlus asserts it for solution and completion, and fails on any
+// other task_id); nil when absent.
+func sampleString(raw json.RawMessage, key, where string) (*string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var s string
+	if raw[0] != '"' || strictjson.Decode(raw, &s) != nil {
+		return nil, badSamples("samples %s: %s must be a string, not %s", where, key, clipString(string(raw)))
+	}
+	return &s, nil
+}
+
+// pythonBlank reports whether every character of line is white space to
+// Python's str.isspace, which is how EvalPlus skips a line.
+func pythonBlank(line []byte) bool {
+	for _, r := range string(line) {
 		switch {
-		case 0xd800 <= r && r < 0xdc00:
-			if i+8 <= len(line) && line[i+6] == '\\' && line[i+7] == 'u' {
-				if r2, ok := hex4(line[i+8:]); ok && 0xdc00 <= r2 && r2 < 0xe000 {
-					i += 11
-					continue
-				}
-			}
-			return fmt.Errorf("lone UTF-16 surrogate \\u%04x in a string", r)
-		case 0xdc00 <= r && r < 0xe000:
-			return fmt.Errorf("lone UTF-16 surrogate \\u%04x in a string", r)
+		case r >= '\t' && r <= '\r', r >= 0x1c && r <= ' ', r == 0x85, r == 0xa0:
+		case r > 0xff && unicode.Is(unicode.White_Space, r):
+		default:
+			return false
 		}
-		i += 5
 	}
-	return nil
+	return true
 }
 
 // SampleFile is one file of a samples folder.

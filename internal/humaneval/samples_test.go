@@ -56,10 +56,10 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 		"not json":         {ok + "{task_id\n", `"f.jsonl":2: not a JSON object`},
 		"no task id":       {`{"solution": "x"}`, `"f.jsonl":1: no task_id`},
 		"no program":       {`{"task_id": "HumanEval/0"}`, "neither solution nor completion"},
-		"solution type":    {`{"task_id": "HumanEval/0", "solution": 3}`, `"f.jsonl":1: not a JSON object`},
+		"solution type":    {`{"task_id": "HumanEval/0", "solution": 3}`, `"f.jsonl":1: solution must be a string, not 3`},
 		"not utf-8":        {ok + "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}", `"f.jsonl":2: not valid UTF-8`},
-		"lone surrogate":   {`{"task_id": "HumanEval/0", "solution": "a\ud800b"}`, "lone UTF-16 surrogate"},
-		"low surrogate":    {`{"task_id": "HumanEval/0", "solution": "\udc00"}`, "lone UTF-16 surrogate"},
+		"lone surrogate":   {`{"task_id": "HumanEval/0", "solution": "a\ud800b"}`, "surrogate"},
+		"low surrogate":    {`{"task_id": "HumanEval/0", "solution": "\udc00"}`, "surrogate"},
 		"oversized":        {`{"task_id": "HumanEval/0", "solution": "` + strings.Repeat("x", maxProgram+1) + `"}`, "over the limit"},
 		"array not obj":    {`[1, 2]`, "not a JSON object"},
 		"overlong line":    {strings.Repeat(" ", maxSampleLine+2), "longer than"},
@@ -147,16 +147,22 @@ func TestSamplesDir(t *testing.T) {
 	}
 }
 
+// FuzzReadSamplesJSONL gives repro's reader and EvalPlus's the same
+// bytes: whatever repro accepts, EvalPlus reads as the same programs of
+// the same tasks. Its seed corpus (testdata/fuzz) runs in every test run.
 func FuzzReadSamplesJSONL(f *testing.F) {
-	d := &Dataset{ID: "fuzz", Tasks: []*Task{{ID: "HumanEval/0", Prompt: "def f():\n", EntryPoint: "f"}}}
+	d := fuzzDataset()
 	for _, s := range []string{
 		`{"task_id": "HumanEval/0", "solution": "x"}`,
 		`{"task_id": "HumanEval/0", "completion": "\ud83d\ude00\n"}` + "\n\n" + `{"task_id": "HumanEval/7", "solution": ""}`,
 		`{"task_id": "HumanEval/0", "solution": "\\\ud800"}`,
 		"{\"task_id\": \"HumanEval/0\"\n",
+		`{"task_id": "HumanEval/1", "completion": "A", "Completion": "B"}`,
+		"{\"task_id\": \"HumanEval/0\", \"solution\": \"A\"}\r{\"task_id\": \"HumanEval/1\",\r\"solution\": \"B\"}\r\n",
 	} {
 		f.Add([]byte(s))
 	}
+	ep := startEvalPlusReader(f, d)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		set, err := ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d)
 		if err != nil {
@@ -165,12 +171,8 @@ func FuzzReadSamplesJSONL(f *testing.F) {
 			}
 			return
 		}
-		for _, ss := range set.ByTask {
-			for _, s := range ss {
-				if s.TaskID != "HumanEval/0" || strings.ContainsRune(s.Solution, '\uFFFD') && !strings.Contains(string(b), "\uFFFD") && !strings.Contains(strings.ToLower(string(b)), `\ufffd`) {
-					t.Fatalf("sample %+v from %q", s, b)
-				}
-			}
+		if diff := sameAsEvalPlus(set, ep.read(t, b)); diff != "" {
+			t.Fatalf("repro reads %q otherwise than EvalPlus: %s", b, diff)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/trust"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
 )
 
@@ -314,26 +315,26 @@ func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox
 // WriteText writes what was verified for people, one fact a line.
 func (v *Verification) WriteText(w io.Writer) {
 	if v.Policy == "none" {
-		fmt.Fprintf(w, "image trust none required (no trust file, or its policy asks for nothing)\n")
+		ui.Fprintf(w, "image trust none required (no trust file, or its policy asks for nothing)\n")
 		return
 	}
-	fmt.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
+	ui.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
 	if r := v.Runtime; r != nil {
 		if r.Required != "" {
-			fmt.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)
+			ui.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)
 		}
 		if a := r.Advisories; a != nil {
-			fmt.Fprintf(w, "  escapes   %s: %d known, %d open, %d waived\n", a.Label(), len(a.Findings), len(a.OpenFindings()), len(r.Waived))
+			ui.Fprintf(w, "  escapes   %s: %d known, %d open, %d waived\n", a.Label(), len(a.Findings), len(a.OpenFindings()), len(r.Waived))
 		}
 		for _, x := range r.Waived {
-			fmt.Fprintf(w, "  waived    %s in %s until %s: %s\n", x.ID, x.Package, x.Expires, x.Reason)
+			ui.Fprintf(w, "  waived    %s in %s until %s: %s\n", x.ID, x.Package, x.Expires, x.Reason)
 		}
 	}
 	if s := v.Signature; s != nil {
-		fmt.Fprintf(w, "  signature by %q (%s), signed %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339))
+		ui.Fprintf(w, "  signature by %q (%s), signed %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339))
 	}
 	if s := v.Scan; s != nil {
-		fmt.Fprintf(w, "  scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s)\n",
+		ui.Fprintf(w, "  scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s)\n",
 			s.ScannedAt.Format(time.RFC3339), float64(s.AgeSeconds)/86400, s.MaxAgeDays, s.Unwaived, s.MaxUnwaivedSeverity, s.MaxSeverity)
 	}
 }

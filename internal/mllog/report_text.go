@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/reprolab/repro/internal/ui"
 )
 
 // WriteText writes the report for people: one line per file (its name
@@ -26,7 +28,7 @@ func (rep *Report) WriteText(w io.Writer, details bool) {
 		if r.Minutes != nil {
 			line += fmt.Sprintf("  %.4f min", *r.Minutes)
 		}
-		fmt.Fprintln(w, line)
+		ui.Fprintf(w, "%s\n", line)
 		if !details {
 			continue
 		}
@@ -35,18 +37,18 @@ func (rep *Report) WriteText(w io.Writer, details bool) {
 			if f.Line > 0 {
 				loc = "line " + strconv.Itoa(f.Line) + ": "
 			}
-			fmt.Fprintf(w, "     %s %s%s [%s]\n", f.Severity, loc, f.Message, f.Rule)
+			ui.Fprintf(w, "     %s %s%s [%s]\n", f.Severity, loc, f.Message, f.Rule)
 		}
 	}
 	for _, s := range rep.Scores {
 		if s.Minutes != nil {
-			fmt.Fprintf(w, "score %s: %.4f min (olympic mean of %d runs, %d dropped; %s)\n", s.Benchmark, *s.Minutes, s.Runs, s.Dropped, mode)
+			ui.Fprintf(w, "score %s: %.4f min (olympic mean of %d runs, %d dropped; %s)\n", s.Benchmark, *s.Minutes, s.Runs, s.Dropped, mode)
 			continue
 		}
 		msg := fmt.Sprintf("score %s: none (%s)", s.Benchmark, s.Note)
 		if s.MeanMinutes != nil {
 			msg += fmt.Sprintf("; plain mean of passing runs %.4f min", *s.MeanMinutes)
 		}
-		fmt.Fprintln(w, msg)
+		ui.Fprintf(w, "%s\n", msg)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/reprolab/repro/internal/vulnscan"
 )
@@ -39,7 +40,7 @@ func MakeSBOM(img *Image, now time.Time) ([]byte, int, error) {
 		return nil, 0, exitcode.Errorf(exitcode.Precondition, "the SBOM of %s: %v", img.Ref, err)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := strictjson.DecodeOpen(b, &doc); err != nil {
 		return nil, 0, err
 	}
 	md, _ := doc["metadata"].(map[string]any)
@@ -113,7 +114,7 @@ func AttachScan(img *Image, in ScanInput) (string, *vulnscan.Predicate, error) {
 			Digest string `json:"digest"`
 		} `json:"config"`
 	}
-	if err := json.Unmarshal(mb, &m); err != nil {
+	if err := strictjson.DecodeOpen(mb, &m); err != nil {
 		return "", nil, exitcode.Errorf(exitcode.Integrity, "the manifest of %s: %v", img.Ref, err)
 	}
 	pkgs := make([]vulnscan.InstalledPackage, len(debs))

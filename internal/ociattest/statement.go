@@ -183,7 +183,7 @@ func open(tf *trust.File, b []byte, img digest.SHA256) (*opened, error) {
 				Timestamp time.Time `json:"timestamp"`
 			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(st.Predicate, &p); err != nil || p.Metadata.Timestamp.IsZero() {
+		if err := strictjson.DecodeOpen(st.Predicate, &p); err != nil || p.Metadata.Timestamp.IsZero() {
 			return nil, fmt.Errorf("the SBOM states no metadata.timestamp (the signing time): %v", err)
 		}
 		o.signedAt = p.Metadata.Timestamp

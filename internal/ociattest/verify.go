@@ -11,6 +11,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
 )
 
@@ -157,7 +158,7 @@ func Verify(tf *trust.File, pol Policy, img digest.SHA256, found []Found, now ti
 		var bom struct {
 			Components []json.RawMessage `json:"components"`
 		}
-		_ = json.Unmarshal(buf.Bytes(), &bom)
+		_ = strictjson.DecodeOpen(buf.Bytes(), &bom)
 		v.SBOM = &SBOMChecked{Checked: *checked(o), Digest: sbomDigest.String(), Packages: len(bom.Components)}
 		ev[SBOM] = o.envelope
 	}
@@ -211,13 +212,13 @@ func kindOf(b []byte) Kind {
 	var env struct {
 		Payload []byte `json:"payload"`
 	}
-	if json.Unmarshal(b, &env) != nil {
+	if strictjson.DecodeOpen(b, &env) != nil {
 		return ""
 	}
 	var st struct {
 		PredicateType string `json:"predicateType"`
 	}
-	if json.Unmarshal(env.Payload, &st) != nil {
+	if strictjson.DecodeOpen(env.Payload, &st) != nil {
 		return ""
 	}
 	for _, k := range Kinds {
@@ -231,20 +232,20 @@ func kindOf(b []byte) Kind {
 // WriteText writes what was verified for people, one fact a line.
 func (v *Verified) WriteText(w io.Writer) {
 	if v.Image != "" {
-		fmt.Fprintf(w, "image     %s (%s)\n", v.Image, v.Store)
+		ui.Fprintf(w, "image     %s (%s)\n", v.Image, v.Store)
 	}
 	if v.Policy.None() {
-		fmt.Fprintf(w, "policy    requires nothing of runtime images\n")
+		ui.Fprintf(w, "policy    requires nothing of runtime images\n")
 		return
 	}
 	if s := v.Signature; s != nil {
-		fmt.Fprintf(w, "signature by %q (%s), signed %s, %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339), s.Where)
+		ui.Fprintf(w, "signature by %q (%s), signed %s, %s\n", s.KeyName, s.KeyID, s.SignedAt.Format(time.RFC3339), s.Where)
 	}
 	if s := v.SBOM; s != nil {
-		fmt.Fprintf(w, "sbom      %s, %d components, by %q, %s\n", s.Digest, s.Packages, s.KeyName, s.Where)
+		ui.Fprintf(w, "sbom      %s, %d components, by %q, %s\n", s.Digest, s.Packages, s.KeyName, s.Where)
 	}
 	if s := v.Scan; s != nil {
-		fmt.Fprintf(w, "scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s), by %q, %s\n",
+		ui.Fprintf(w, "scan      %s, %.1f days old (at most %d), %d unwaived, highest %s (at most %s), by %q, %s\n",
 			s.SignedAt.Format(time.RFC3339), float64(s.AgeSeconds)/86400, s.MaxAgeDays, s.Unwaived, s.MaxUnwaivedSeverity, s.MaxSeverity, s.KeyName, s.Where)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Profile is an allowlist: which containers, opcodes, globals, classes and
@@ -118,10 +120,8 @@ func ProfileNames() []string {
 // profiles.json. Unknown fields, unknown opcodes, globals without an inert
 // implementation and malformed names are errors.
 func ParseProfile(data []byte) (*Profile, error) {
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
 	var p Profile
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Decode(data, &p); err != nil {
 		return nil, fmt.Errorf("invalid profile: %v", err)
 	}
 	if err := p.init(); err != nil {

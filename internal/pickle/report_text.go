@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/reprolab/repro/internal/ui"
 )
 
 // WriteText writes the report for people; name is the scanned file as the
@@ -13,22 +15,22 @@ func (r *Report) WriteText(w io.Writer, name string) {
 	if format == "" {
 		format = "unknown"
 	}
-	fmt.Fprintf(w, "file       %q\n", name)
-	fmt.Fprintf(w, "size       %s (%d bytes)\n", DecimalBytes(r.Size), r.Size)
-	fmt.Fprintf(w, "sha256     %s\n", r.SHA256.Hex())
-	fmt.Fprintf(w, "format     %s, pickle protocol %d\n", format, r.Protocol)
-	fmt.Fprintf(w, "profile    %s\n", r.Profile)
-	fmt.Fprintf(w, "verdict    %s\n", strings.ToUpper(string(r.Verdict)))
+	ui.Fprintf(w, "file       %q\n", name)
+	ui.Fprintf(w, "size       %s (%d bytes)\n", DecimalBytes(r.Size), r.Size)
+	ui.Fprintf(w, "sha256     %s\n", r.SHA256.Hex())
+	ui.Fprintf(w, "format     %s, pickle protocol %d\n", format, r.Protocol)
+	ui.Fprintf(w, "profile    %s\n", r.Profile)
+	ui.Fprintf(w, "verdict    %s\n", strings.ToUpper(string(r.Verdict)))
 	if r.Error != "" {
-		fmt.Fprintf(w, "error      %s\n", r.Error)
+		ui.Fprintf(w, "error      %s\n", r.Error)
 	}
 	if len(r.Violations) > 0 {
-		fmt.Fprintf(w, "\nviolations (%d)\n", len(r.Violations))
+		ui.Fprintf(w, "\nviolations (%d)\n", len(r.Violations))
 		for _, v := range r.Violations {
 			if v.Offset >= 0 {
-				fmt.Fprintf(w, "  @%-10d %s\n", v.Offset, v.Reason)
+				ui.Fprintf(w, "  @%-10d %s\n", v.Offset, v.Reason)
 			} else {
-				fmt.Fprintf(w, "  %-11s %s\n", "", v.Reason)
+				ui.Fprintf(w, "  %-11s %s\n", "", v.Reason)
 			}
 		}
 	}
@@ -36,12 +38,12 @@ func (r *Report) WriteText(w io.Writer, name string) {
 		if len(ops) == 0 {
 			return
 		}
-		fmt.Fprintf(w, "\n%s\n", title)
+		ui.Fprintf(w, "\n%s\n", title)
 		var line strings.Builder
 		for i, o := range ops {
 			item := fmt.Sprintf("%s %d", o.Name, o.Count)
 			if line.Len() > 0 && line.Len()+len(item)+2 > 76 {
-				fmt.Fprintf(w, "  %s\n", line.String())
+				ui.Fprintf(w, "  %s\n", line.String())
 				line.Reset()
 			}
 			if line.Len() > 0 {
@@ -49,55 +51,55 @@ func (r *Report) WriteText(w io.Writer, name string) {
 			}
 			line.WriteString(item)
 			if i == len(ops)-1 {
-				fmt.Fprintf(w, "  %s\n", line.String())
+				ui.Fprintf(w, "  %s\n", line.String())
 			}
 		}
 	}
 	opcodes("opcodes", r.Opcodes)
 	opcodes("opcodes in nested torch files", r.NestedOpcodes)
-	fmt.Fprintf(w, "\nglobals (%d)\n", len(r.Globals))
+	ui.Fprintf(w, "\nglobals (%d)\n", len(r.Globals))
 	for _, g := range r.Globals {
 		mark := "ok"
 		if !g.Allowed {
 			mark = "NO"
 		}
-		fmt.Fprintf(w, "  %-3s %7d  %s\n", mark, g.Count, g.Name)
+		ui.Fprintf(w, "  %-3s %7d  %s\n", mark, g.Count, g.Name)
 	}
 	if len(r.Blobs) > 0 {
 		var total int64
 		for _, b := range r.Blobs {
 			total += b.Size
 		}
-		fmt.Fprintf(w, "\nnested torch files (%d, %s)\n", len(r.Blobs), DecimalBytes(total))
+		ui.Fprintf(w, "\nnested torch files (%d, %s)\n", len(r.Blobs), DecimalBytes(total))
 		const show = 8
 		for i, b := range r.Blobs {
 			if i == show {
-				fmt.Fprintf(w, "  … %d more (see --json)\n", len(r.Blobs)-show)
+				ui.Fprintf(w, "  … %d more (see --json)\n", len(r.Blobs)-show)
 				break
 			}
-			fmt.Fprintf(w, "  @%-10d %9s  %s  %s[%d] on %s\n", b.Offset, DecimalBytes(b.Size), b.Format, b.Storage.DType, b.Storage.Numel, b.Storage.Location)
+			ui.Fprintf(w, "  @%-10d %9s  %s  %s[%d] on %s\n", b.Offset, DecimalBytes(b.Size), b.Format, b.Storage.DType, b.Storage.Numel, b.Storage.Location)
 		}
 	}
 	if len(r.Storages) > 0 {
-		fmt.Fprintf(w, "\nstorages (%d)\n", len(r.Storages))
+		ui.Fprintf(w, "\nstorages (%d)\n", len(r.Storages))
 		for i, s := range r.Storages {
 			if i == 8 {
-				fmt.Fprintf(w, "  … %d more (see --json)\n", len(r.Storages)-8)
+				ui.Fprintf(w, "  … %d more (see --json)\n", len(r.Storages)-8)
 				break
 			}
-			fmt.Fprintf(w, "  %-12s %s[%d] on %s @%d\n", s.Key, s.DType, s.Numel, s.Location, s.Offset)
+			ui.Fprintf(w, "  %-12s %s[%d] on %s @%d\n", s.Key, s.DType, s.Numel, s.Location, s.Offset)
 		}
 	}
 	if len(r.Sources) > 0 {
-		fmt.Fprintf(w, "\nembedded module sources (%d) — executed by load, never by repro\n", len(r.Sources))
+		ui.Fprintf(w, "\nembedded module sources (%d) — executed by load, never by repro\n", len(r.Sources))
 		for _, s := range r.Sources {
-			fmt.Fprintf(w, "  sha256:%s  %d bytes  classes %s\n", s.SHA256.Hex(), s.Size, strings.Join(s.Classes, ", "))
+			ui.Fprintf(w, "  sha256:%s  %d bytes  classes %s\n", s.SHA256.Hex(), s.Size, strings.Join(s.Classes, ", "))
 		}
 	}
 	if len(r.Classes) > 0 {
-		fmt.Fprintf(w, "\npersistent objects\n")
+		ui.Fprintf(w, "\npersistent objects\n")
 		for _, c := range r.Classes {
-			fmt.Fprintf(w, "  %5d  %s (version %d, source sha256:%.12s…)\n", c.Count, c.Class, c.Version, c.SourceSHA256.Hex())
+			ui.Fprintf(w, "  %5d  %s (version %d, source sha256:%.12s…)\n", c.Count, c.Class, c.Version, c.SourceSHA256.Hex())
 		}
 	}
 	if len(r.Tensors) > 0 {
@@ -109,20 +111,20 @@ func (r *Report) WriteText(w io.Writer, name string) {
 			}
 			elems += n
 		}
-		fmt.Fprintf(w, "\ntensors (%d, %d elements, %s)\n", len(r.Tensors), elems, DecimalBytes(r.TensorBytes))
+		ui.Fprintf(w, "\ntensors (%d, %d elements, %s)\n", len(r.Tensors), elems, DecimalBytes(r.TensorBytes))
 		for _, t := range r.Tensors {
 			layout := ""
 			if !t.Contiguous {
 				layout = fmt.Sprintf("  strides %v", t.Strides)
 			}
-			fmt.Fprintf(w, "  %-5s %-18s %s%s\n", t.DType, fmt.Sprint(t.Shape), t.Name, layout)
+			ui.Fprintf(w, "  %-5s %-18s %s%s\n", t.DType, fmt.Sprint(t.Shape), t.Name, layout)
 		}
 	}
 	if r.ElidedRepeats > 0 {
-		fmt.Fprintf(w, "  (%d shared containers reached again were listed once, under their first path)\n", r.ElidedRepeats)
+		ui.Fprintf(w, "  (%d shared containers reached again were listed once, under their first path)\n", r.ElidedRepeats)
 	}
 	if r.TensorsUnlisted > 0 {
-		fmt.Fprintf(w, "  (%d more tensors not listed: the listing stops at %d)\n", r.TensorsUnlisted, len(r.Tensors))
+		ui.Fprintf(w, "  (%d more tensors not listed: the listing stops at %d)\n", r.TensorsUnlisted, len(r.Tensors))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // maxSafetensorsHeader is the header size limit of the safetensors format.
@@ -416,9 +417,7 @@ func strictDecode(dec *json.Decoder, e *SafetensorsEntry) error {
 	if err := dec.Decode(&raw); err != nil {
 		return err
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(e); err != nil {
+	if err := strictjson.Decode(raw, e); err != nil {
 		return err
 	}
 	if e.DType == "" || e.Shape == nil {

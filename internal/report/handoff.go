@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // maxIngestBytes bounds the read of a handoff run's ingest.json.
@@ -72,27 +72,33 @@ func handoffSection(dir string, rec *runs.Record) (*Handoff, []string) {
 // parseIngest reads a handoff ingest record into its report section.
 func parseIngest(b []byte) (*Handoff, error) {
 	var in struct {
-		Workload, Benchmark, Ruleset, Verdict string
-		Problems                              []string
-		Preflight                             []struct {
-			File, Mode, Host, Result string
-			PinsVerified             int `json:"pins_verified"`
-		}
+		Workload  string   `json:"workload"`
+		Benchmark string   `json:"benchmark"`
+		Ruleset   string   `json:"ruleset"`
+		Verdict   string   `json:"verdict"`
+		Problems  []string `json:"problems"`
+		Preflight []struct {
+			File         string `json:"file"`
+			Mode         string `json:"mode"`
+			Host         string `json:"host"`
+			Result       string `json:"result"`
+			PinsVerified int    `json:"pins_verified"`
+		} `json:"preflight"`
 		Runs []struct {
-			Index     int
-			Seed      int64
-			Host      string
-			Compliant bool
+			Index     int      `json:"index"`
+			Seed      int64    `json:"seed"`
+			Host      string   `json:"host"`
+			Compliant bool     `json:"compliant"`
 			Status    string   `json:"run_stop_status"`
 			Minutes   *float64 `json:"minutes"`
-			Problems  []string
-		}
+			Problems  []string `json:"problems"`
+		} `json:"runs"`
 		Score *struct {
 			Minutes *float64 `json:"minutes"`
 			Note    string   `json:"note"`
 		} `json:"score"`
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
+	if err := strictjson.DecodeOpen(b, &in); err != nil {
 		return nil, fmt.Errorf("is not valid JSON: %v", err)
 	}
 	h := &Handoff{Workload: truncate(in.Workload, 40), Benchmark: truncate(in.Benchmark, 40), Ruleset: truncate(in.Ruleset, 40),

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/mllog"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // maxMLLOGBytes bounds the read of a mllog run's mllog.json.
@@ -82,7 +82,7 @@ const maxMLLOGLogs = 10000
 // the points drawn per log.
 func parseMLLOG(b []byte) (*MLLOG, error) {
 	var rep mllog.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
+	if err := strictjson.DecodeOpen(b, &rep); err != nil {
 		return nil, fmt.Errorf("is not valid JSON: %s", truncate(err.Error(), maxInputChars))
 	}
 	if len(rep.Files) > maxMLLOGLogs {

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	ttemplate "text/template"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/ui"
 )
 
 //go:embed templates/report.html.tmpl templates/report.md.tmpl templates/chart.html.tmpl templates/board.html.tmpl
@@ -61,9 +63,9 @@ func Write(w io.Writer, rep *Report, format string) error {
 	var err error
 	switch format {
 	case "html":
-		err = htmlTmpl.Execute(&buf, rep)
+		err = htmlTmpl.Execute(&buf, outsideTextEscaped(rep))
 	case "md":
-		err = mdTmpl.Execute(&buf, rep)
+		err = mdTmpl.Execute(&buf, outsideTextEscaped(rep))
 	case "json":
 		var b []byte
 		b, err = json.MarshalIndent(rep, "", "  ")
@@ -77,6 +79,64 @@ func Write(w io.Writer, rep *Report, format string) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// outsideTextEscaped returns a copy of rep whose every string has been
+// through ui.OneLine, for the formats people read: html/template escapes
+// markup but leaves control and bidirectional characters as they are,
+// which can drive a terminal the report is printed on or reorder what a
+// browser shows. The JSON report keeps exact values.
+func outsideTextEscaped(rep *Report) *Report {
+	return escapedCopy(reflect.ValueOf(rep)).Interface().(*Report)
+}
+
+func escapedCopy(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.String:
+		return reflect.ValueOf(ui.OneLine(v.String())).Convert(v.Type())
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(escapedCopy(v.Elem()))
+		return p
+	case reflect.Struct:
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v) // unexported fields (a time's) as they are
+		for i := range v.NumField() {
+			if c.Field(i).CanSet() {
+				c.Field(i).Set(escapedCopy(v.Field(i)))
+			}
+		}
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			c.Index(i).Set(escapedCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(escapedCopy(it.Key()), escapedCopy(it.Value()))
+		}
+		return c
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type()).Elem()
+		c.Set(escapedCopy(v.Elem()))
+		return c
+	}
+	return v
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -27,6 +27,7 @@ import (
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
 )
 
@@ -402,7 +403,7 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 // of samples of a task.
 func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err error) {
 	var res humaneval.ResultsFile
-	if err := json.Unmarshal(b, &res); err != nil {
+	if err := strictjson.DecodeOpen(b, &res); err != nil {
 		return nil, "", 0, fmt.Errorf("is not valid JSON: %v", err)
 	}
 	ids := make([]string, 0, len(res.Eval))

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/reprolab/repro/internal/ui"
 )
 
 // WriteText writes d for people: both runs with their verified mark, the
@@ -21,43 +23,43 @@ func (d *Diff) WriteText(w io.Writer) {
 		if !s.side.Verified {
 			mark = "NOT verified"
 		}
-		fmt.Fprintf(w, "%s %s (%s, status %s, %s)\n", s.name, s.side.ID, s.side.Kind, s.side.Status, mark)
+		ui.Fprintf(w, "%s %s (%s, status %s, %s)\n", s.name, s.side.ID, s.side.Kind, s.side.Status, mark)
 		for _, p := range s.side.Problems {
-			fmt.Fprintf(w, "  problem: %s\n", quote(strings.TrimPrefix(p.Path+": "+p.What, ": ")))
+			ui.Fprintf(w, "  problem: %s\n", quote(strings.TrimPrefix(p.Path+": "+p.What, ": ")))
 		}
 	}
 	if len(d.Score) > 0 {
-		fmt.Fprintln(w, "\nscore")
+		ui.Fprintf(w, "%s\n", "\nscore")
 		for _, v := range d.Score {
-			fmt.Fprintf(w, "  %-14s A %-8s B %s\n", v.Key, orNone(v.A), orNone(v.B))
+			ui.Fprintf(w, "  %-14s A %-8s B %s\n", v.Key, orNone(v.A), orNone(v.B))
 		}
 	}
 	if d.Tasks > 0 {
-		fmt.Fprintf(w, "\ntasks that changed verdict: %d of %d\n", len(d.Flipped), d.Tasks)
+		ui.Fprintf(w, "\ntasks that changed verdict: %d of %d\n", len(d.Flipped), d.Tasks)
 		for _, f := range d.Flipped {
-			fmt.Fprintf(w, "  %s: %s -> %s\n", quote(f.Task), describe(f.A), describe(f.B))
+			ui.Fprintf(w, "  %s: %s -> %s\n", quote(f.Task), describe(f.A), describe(f.B))
 			for _, s := range []struct {
 				name string
 				v    Verdict
 			}{{"A", f.A}, {"B", f.B}} {
 				if s.v.Phase != "" {
-					fmt.Fprintf(w, "    %s failing %s input %s: %s\n", s.name, s.v.Phase, quote(s.v.FailingInput), quote(s.v.Reason))
+					ui.Fprintf(w, "    %s failing %s input %s: %s\n", s.name, s.v.Phase, quote(s.v.FailingInput), quote(s.v.Reason))
 				}
 			}
 		}
 	}
 	list := func(title string, vs []Value) {
 		if len(vs) == 0 {
-			fmt.Fprintf(w, "\n%s: none\n", title)
+			ui.Fprintf(w, "\n%s: none\n", title)
 			return
 		}
-		fmt.Fprintf(w, "\n%s: %d\n", title, len(vs))
+		ui.Fprintf(w, "\n%s: %d\n", title, len(vs))
 		for _, v := range vs {
 			key := v.Key
 			if v.Section != "" {
 				key = v.Section + " " + key
 			}
-			fmt.Fprintf(w, "  %s\n    A %s\n    B %s\n", quote(key), quote(v.A), quote(v.B))
+			ui.Fprintf(w, "  %s\n    A %s\n    B %s\n", quote(key), quote(v.A), quote(v.B))
 		}
 	}
 	if len(d.Summary) > 0 {

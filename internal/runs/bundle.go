@@ -2,7 +2,6 @@ package runs
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/tarball"
 	"github.com/reprolab/repro/internal/trust"
 )
@@ -275,7 +275,7 @@ func checkScan(t *trust.File, envBytes []byte, img map[string]any) error {
 			ScannedAt time.Time `json:"scanned_at"`
 		} `json:"predicate"`
 	}
-	if err := json.Unmarshal(payload, &st); err != nil {
+	if err := strictjson.DecodeOpen(payload, &st); err != nil {
 		return fmt.Errorf("not a scan statement: %v", err)
 	}
 	if _, err := verifyTrusted(t, env, trust.RunRecords, st.Predicate.ScannedAt); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -160,7 +161,7 @@ type evidence struct {
 
 func (ev *evidence) check(t *trust.File) (*Verification, error) {
 	var rec Record
-	if err := json.Unmarshal(ev.record, &rec); err != nil {
+	if err := strictjson.DecodeOpen(ev.record, &rec); err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
 	}
 	v := &Verification{Record: &rec, Problems: ev.problems}

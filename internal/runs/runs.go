@@ -19,7 +19,6 @@ package runs
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +34,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Schema names the record format; additions keep it, changes bump it.
@@ -281,7 +281,7 @@ const MaxRecordBytes = maxRecordBytes
 // they are a JSON record; Verify decides whether to believe them.
 func DecodeRecord(b []byte) (*Record, error) {
 	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if err := strictjson.DecodeOpen(b, &rec); err != nil {
 		return nil, fmt.Errorf("record is not valid JSON: %v", err)
 	}
 	return &rec, nil

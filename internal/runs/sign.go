@@ -16,6 +16,7 @@ import (
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -320,7 +321,7 @@ func verifyTrusted(t *trust.File, env *dsse.Envelope, purpose trust.Purpose, at 
 // any) and decodes its payload.
 func decodeEnvelope(b []byte, want string) (*dsse.Envelope, []byte, error) {
 	var env dsse.Envelope
-	if err := json.Unmarshal(b, &env); err != nil {
+	if err := strictjson.DecodeOpen(b, &env); err != nil {
 		return nil, nil, fmt.Errorf("signature envelope is not valid JSON: %v", err)
 	}
 	if want != "" && env.PayloadType != want {

@@ -9,6 +9,7 @@ import (
 
 	intoto "github.com/in-toto/attestation/go/v1"
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/strictjson"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -97,7 +98,7 @@ func parseStatement(payload []byte) (*statement, error) {
 // the signed predicate.
 func (s *statement) samePredicate(recordJSON []byte) bool {
 	var rec map[string]any
-	if err := json.Unmarshal(recordJSON, &rec); err != nil {
+	if err := strictjson.DecodeOpen(recordJSON, &rec); err != nil {
 		return false
 	}
 	return reflect.DeepEqual(rec, s.predicate)

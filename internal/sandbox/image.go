@@ -33,6 +33,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Image identifies the evaluator image. ID is the engine's image ID (the
@@ -216,7 +217,7 @@ func cachedLayer(layerPath, metaPath string) (*layerMeta, error) {
 		return nil, err
 	}
 	var m layerMeta
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := strictjson.DecodeOpen(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", metaPath, err)
 	}
 	want, err := digest.Parse(m.Digest)
@@ -403,7 +404,7 @@ func ReadPin(home string) (*Pin, error) {
 		return nil, exitcode.Errorf(exitcode.Precondition, "failed to read the evaluator image pin: %v", err)
 	}
 	var p Pin
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := strictjson.DecodeOpen(b, &p); err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "the evaluator image pin %s is corrupt: %v", pinPath(home), err)
 	}
 	for _, d := range []string{p.ID, p.ManifestDigest} {

@@ -3,16 +3,16 @@ package sandbox
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
 	seccompbpf "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
+
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Under runsc the engine's seccomp profile reaches the container's init
@@ -93,9 +93,7 @@ var nativeArch = map[string]string{"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCM
 // refused.
 func CompileSeccomp(profile []byte) ([]byte, error) {
 	var jp jsonProfile
-	dec := json.NewDecoder(strings.NewReader(string(profile)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jp); err != nil {
+	if err := strictjson.Decode(profile, &jp); err != nil {
 		return nil, fmt.Errorf("seccomp profile: %v", err)
 	}
 	ai, err := arch.GetInfo("")

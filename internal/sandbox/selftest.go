@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 //go:embed selftest.py
@@ -77,7 +77,7 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 		return nil, fmt.Errorf("failed to inspect the self-test container: %w", ierr)
 	}
 	var p probe
-	if err := json.Unmarshal(stdout, &p); err != nil {
+	if err := strictjson.DecodeOpen(stdout, &p); err != nil {
 		return nil, fmt.Errorf("the self-test probe gave no report (exit %d): %v", o.ExitCode, err)
 	}
 	hc := ins.Container.HostConfig

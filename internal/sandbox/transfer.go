@@ -109,7 +109,7 @@ func writeImageArchive(r io.Reader, w io.Writer) error {
 		}
 	}
 	var ms []archiveManifest
-	if err := json.Unmarshal(manifest, &ms); err != nil || len(ms) != 1 {
+	if err := strictjson.DecodeOpen(manifest, &ms); err != nil || len(ms) != 1 {
 		return fmt.Errorf("the engine's image tarball has no manifest.json of one image (%v)", err)
 	}
 	// The manifest again, with only the fields the check reads and no
@@ -259,7 +259,7 @@ func CheckImageArchive(archive, wantID string, wantLayers []string) error {
 			DiffIDs []string `json:"diff_ids"`
 		} `json:"rootfs"`
 	}
-	if err := json.Unmarshal(cfg, &c); err != nil {
+	if err := strictjson.DecodeOpen(cfg, &c); err != nil {
 		return bad("the configuration: %v", err)
 	}
 	if wantLayers != nil && !slices.Equal(c.RootFS.DiffIDs, wantLayers) {

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workload"
 )
 
@@ -192,9 +192,7 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 		return nil, shardProblem(k, "its record does not verify: %v", err)
 	}
 	var rec Record
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil {
+	if err := strictjson.Decode(b, &rec); err != nil {
 		return nil, shardProblem(k, "its record is malformed: %v", err)
 	}
 	switch {
@@ -329,7 +327,7 @@ func readShardSamples(path string) (map[string][]string, error) {
 			TaskID   string `json:"task_id"`
 			Solution string `json:"solution"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		if err := strictjson.DecodeOpen(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("samples %q: %v", path, err)
 		}
 		out[l.TaskID] = append(out[l.TaskID], l.Solution)
@@ -347,7 +345,7 @@ func readResults(path string) (*humaneval.ResultsFile, error) {
 		return nil, fmt.Errorf("results %q: %v", path, err)
 	}
 	var r humaneval.ResultsFile
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := strictjson.DecodeOpen(b, &r); err != nil {
 		return nil, fmt.Errorf("results %q: %v", path, err)
 	}
 	return &r, nil

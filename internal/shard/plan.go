@@ -24,7 +24,6 @@
 package shard
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -44,6 +43,7 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Format is the plan format; a bundle of another format is refused.
@@ -473,13 +473,8 @@ func ReadPlan(dir string) (*Plan, error) {
 // in exactly one shard.
 func parsePlan(b []byte) (*Plan, error) {
 	var p Plan
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Decode(b, &p); err != nil {
 		return nil, fmt.Errorf("the plan is malformed: %v", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("the plan is malformed: data after the JSON document")
 	}
 	if p.Format != Format {
 		return nil, fmt.Errorf("plan format %d, this repro reads %d", p.Format, Format)

@@ -35,6 +35,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/strictjson"
 	"golang.org/x/sys/unix"
 )
 
@@ -118,7 +119,7 @@ func (s *Store) Refs() ([]Ref, error) {
 			return nil, err
 		}
 		var r Ref
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := strictjson.DecodeOpen(b, &r); err != nil {
 			return nil, fmt.Errorf("store ref %s is corrupt: %v", name, err)
 		}
 		out = append(out, r)

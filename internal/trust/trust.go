@@ -262,7 +262,7 @@ func Parse(b []byte) (*File, error) {
 	}
 	if w := t.Image.RuntimeWaivers; len(w) > 0 {
 		var list []json.RawMessage
-		if err := json.Unmarshal(w, &list); err != nil {
+		if err := strictjson.Decode(w, &list); err != nil {
 			return nil, fmt.Errorf("image.runtime_waivers is not a JSON array of waivers: %v", err)
 		}
 	}

@@ -13,9 +13,16 @@
 //   - A failure is one line on stderr: "repro: <message>", or under --json
 //     an exit_error object (ReportError).
 //
-// Every line built from outside data is passed through OneLine first, so
-// no file name or sample text can add a line or drive the terminal.
-// docs/json.md documents the JSON contract.
+// Outside text (file names, sample ids, pickle names, log values,
+// reasons, what a container printed) reaches people only through OneLine,
+// the one escaping function: messages (Notef, Warnf, failures) and table
+// cells are passed through it whole, text reports are written with
+// Fprintf, which passes every string argument through it, and Human and
+// Stderr escape the control and bidirectional characters of whatever else
+// is written (all but newlines and tabs). No outside string can add a
+// line, clear the screen, move the cursor or reorder the text. JSON keeps
+// exact values: what the encoder leaves raw of those characters is
+// written as a \u escape. docs/json.md documents the JSON contract.
 package ui
 
 import (
@@ -65,28 +72,33 @@ func isTerminal(w io.Writer) bool {
 // JSON reports whether the command prints JSON.
 func (t *Terminal) JSON() bool { return t.json }
 
-// Stdout is where the command's result goes.
+// Stdout is where the command's result goes, as it is: a document or
+// data (a record, an SBOM, a key). Text for people goes to Human.
 func (t *Terminal) Stdout() io.Writer { return t.stdout }
 
-// Stderr is stderr, for output that is itself a result and is written
-// as it came: the stderr of a program run in the sandbox.
+// Stderr is stderr, for text that is not the command's result (the
+// problems of a report, the stderr of a program run in the sandbox), its
+// control and bidirectional characters escaped but newlines and tabs.
 func (t *Terminal) Stderr() io.Writer {
 	t.ClearStatus()
-	return t.stderr
+	return textWriter{t.stderr}
 }
 
-// Human is where text for people goes: stdout, or stderr under --json.
+// Human is where text for people goes: stdout, or stderr under --json,
+// its control and bidirectional characters escaped but newlines and tabs.
+// Write reports to it with Fprintf.
 func (t *Terminal) Human() io.Writer {
 	if t.json {
-		return t.stderr
+		return textWriter{t.stderr}
 	}
-	return t.stdout
+	return textWriter{t.stdout}
 }
 
-// Printf writes text for people (see Human).
+// Printf writes text for people (see Human) with Fprintf: every string
+// argument is outside text.
 func (t *Terminal) Printf(format string, args ...any) {
 	t.ClearStatus()
-	fmt.Fprintf(t.Human(), format, args...)
+	Fprintf(t.Human(), format, args...)
 }
 
 // Notef writes one line on stderr, whatever --json says: a note or a
@@ -107,11 +119,25 @@ func (t *Terminal) Document(v any) error {
 	return writeDocument(t.stdout, v)
 }
 
+// JSONText writes b, JSON text as it was stored (a run's record), on
+// stdout with the characters that could drive a terminal written as \u
+// escapes: the same values.
+func (t *Terminal) JSONText(b []byte) error {
+	t.ClearStatus()
+	_, err := t.stdout.Write(escapeJSON(b))
+	return err
+}
+
 func writeDocument(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(buf.Bytes()))
+	return err
 }
 
 // Table writes rows as aligned columns on stdout, for people; the first
@@ -163,7 +189,7 @@ func messageLine(typ string, v any) ([]byte, error) {
 	} else {
 		out = append(out, '}')
 	}
-	return append(out, '\n'), nil
+	return append(escapeJSON(out), '\n'), nil
 }
 
 // Status draws line in place of the previous status line, on a terminal

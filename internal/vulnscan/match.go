@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	debversion "github.com/knqyf263/go-deb-version"
+
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // InstalledPackage is one Debian binary package of the image, with the
@@ -247,7 +249,7 @@ func recordLevel(r *Record, a Affected) (string, bool) {
 			Urgency  string `json:"urgency"`
 			Severity string `json:"severity"`
 		}
-		if json.Unmarshal(raw, &m) != nil {
+		if strictjson.DecodeOpen(raw, &m) != nil {
 			continue
 		}
 		for _, s := range []string{m.Urgency, m.Severity} {

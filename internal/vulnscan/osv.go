@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	debversion "github.com/knqyf263/go-deb-version"
+
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Bounds on one OSV record.
@@ -104,7 +106,7 @@ func ParseOSV(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("record is larger than %d bytes", MaxRecordBytes)
 	}
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := strictjson.DecodeOpen(b, &r); err != nil {
 		return nil, fmt.Errorf("not an OSV record: %v", err)
 	}
 	if err := checkField("id", r.ID); err != nil {

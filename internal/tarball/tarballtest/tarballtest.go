@@ -6,7 +6,6 @@ package tarballtest
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -255,10 +255,11 @@ func Tools(t testing.TB) []Tool {
 				return nil, fmt.Errorf("%v: %s", err, stderr)
 			}
 			var members []struct {
-				Name, Type string
-				Data       []byte
+				Name string `json:"name"`
+				Type string `json:"type"`
+				Data []byte `json:"data"`
 			}
-			if err := json.Unmarshal(out, &members); err != nil {
+			if err := strictjson.DecodeOpen(out, &members); err != nil {
 				return nil, err
 			}
 			files := map[string][]byte{}
