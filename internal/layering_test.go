@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "strictjson", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runlabel", "runs", "safefile"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
-	"ui":         {"exitcode", "store"},
+	"ui":         {"exitcode"},
 	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson", "trust"},
 	"report":     {"exitcode", "humaneval", "mllog", "runimport", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
 	"rundiff":    {"exitcode", "report", "runs", "ui"},

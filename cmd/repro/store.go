@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			progress := t.StoreProgress()
+			progress := storeProgress(t)
 			if from != "" {
 				if len(ids) != 1 {
 					return exitcode.Errorf(exitcode.Usage, "--from imports one file: give exactly one id")
@@ -156,4 +157,40 @@ EXIT STATUS
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// storeProgress returns t's receiver of a store's events: under --json a
+// "progress" message per event on stdout, on a terminal one status line
+// per asset, and nothing otherwise (the command reports failures itself).
+func storeProgress(t *ui.Terminal) func(store.Event) {
+	return func(e store.Event) {
+		if t.JSON() {
+			t.Message(ui.MessageProgress, e)
+			return
+		}
+		var line string
+		done := false
+		switch e.Phase {
+		case store.PhaseWait:
+			line = "waiting for another repro process"
+		case store.PhaseStart, store.PhaseProgress:
+			line = ui.Bar(e.Bytes, e.Total)
+		case store.PhaseRetry:
+			line, done = "retrying: "+e.Error, true
+		case store.PhaseStored:
+			line, done = ui.Bar(e.Total, e.Total)+" verified", true
+		case store.PhaseCached:
+			line, done = "already stored, verified", true
+		case store.PhaseFailed:
+			line, done = "failed", true
+		default:
+			return
+		}
+		line = fmt.Sprintf("%-28s %s", e.ID, line)
+		if done {
+			t.StatusDone(line)
+		} else {
+			t.Status(line)
+		}
+	}
 }

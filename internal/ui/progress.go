@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -75,4 +76,25 @@ func progressLine(p stageProgress) string {
 		line += fmt.Sprintf("  %.1f jobs/s  ETA %s", p.Rate, (time.Duration(p.ETASeconds) * time.Second).String())
 	}
 	return line
+}
+
+// StageProgress returns a receiver of "stage done/total" counts that draws
+// them as a status line on a terminal.
+func (t *Terminal) StageProgress() func(stage string, done, total int) {
+	return func(stage string, done, total int) {
+		t.Status(fmt.Sprintf("%-13s %d/%d", stage, done, total))
+	}
+}
+
+// HashProgress returns a receiver of hashing progress (file, bytes hashed,
+// size) that draws it as a status line on a terminal.
+func (t *Terminal) HashProgress() func(name string, done, total int64) {
+	return func(name string, done, total int64) {
+		line := fmt.Sprintf("hashing %q: %.1f of %.1f GiB", filepath.Base(name), float64(done)/(1<<30), float64(total)/(1<<30))
+		if done >= total {
+			t.StatusDone(line)
+		} else {
+			t.Status(line)
+		}
+	}
 }

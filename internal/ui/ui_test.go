@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/store"
 )
 
 func TestMessageTagsEveryLine(t *testing.T) {
@@ -67,7 +66,6 @@ func TestNoTerminalNoStatus(t *testing.T) {
 	term := New(&out, &errb, false)
 	term.Status("half way")
 	term.StatusDone("done")
-	term.StoreProgress()(storeEvent("x"))
 	term.StageProgress()("scoring", 1, 2)
 	if term.Log() != nil || out.Len()+errb.Len() != 0 {
 		t.Errorf("progress was drawn without a terminal: %q %q", out.String(), errb.String())
@@ -90,10 +88,6 @@ func TestHumanTextLeavesStdoutToJSON(t *testing.T) {
 	if out.String() != "result\n" {
 		t.Errorf("stdout without --json: %q", out.String())
 	}
-}
-
-func storeEvent(id string) store.Event {
-	return store.Event{ID: id, Phase: "stored", Total: 10, Bytes: 10}
 }
 
 func TestTable(t *testing.T) {
