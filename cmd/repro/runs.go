@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -220,7 +221,7 @@ func newRunsShowCommand() *cobra.Command {
 
 func newRunsVerifyCommand() *cobra.Command {
 	var asJSON bool
-	var trustPath, bundle string
+	var trustPath, bundle, vsaOut string
 	cmd := &cobra.Command{
 		Use:   "verify ID | verify --bundle FILE.tar",
 		Short: "Check a run folder or an evidence bundle against its signed record",
@@ -237,6 +238,12 @@ else, that signer.pub is the signing key, and that an SBOM or scan
 attestation in it is the one the record names. The trust file is --trust,
 else REPRO_HOME/trust.json (made when a REPRO_HOME first signs a run). See
 docs/provenance.md.
+
+A run also carries a SLSA Provenance v1 (provenance.dsse.json) and an in-toto
+Test Result (test-result.dsse.json) over its outputs, signed with the same key;
+verify checks them too. --vsa OUT writes a SLSA Verification Summary
+Attestation of the check (PASSED or FAILED, as a DSSE envelope) signed with
+this REPRO_HOME's run key, the verifier's key.
 
 EXIT STATUS
   0 the run matches its signed record, 2 unknown run or unreadable bundle,
@@ -259,7 +266,12 @@ EXIT STATUS
 			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
 				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
 			}
-			tf, err := runs.LoadTrust(home, trustPath)
+			if vsaOut != "" {
+				if fi, err := os.Stat(filepath.Dir(vsaOut)); err != nil || !fi.IsDir() {
+					return exitcode.Errorf(exitcode.Usage, "--vsa %q: its folder does not exist", vsaOut)
+				}
+			}
+			tf, trustBytes, err := runs.LoadTrustBytes(home, trustPath)
 			if err != nil {
 				return err
 			}
@@ -281,8 +293,19 @@ EXIT STATUS
 			if v == nil {
 				return verr
 			}
+			if vsaOut != "" {
+				if err := writeVSA(home, vsaOut, v, trustBytes); err != nil {
+					return err
+				}
+			}
 			if asJSON {
-				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems}
+				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems, "attestations": v.Attestations}
+				if v.Attestations == nil {
+					doc["attestations"] = []runs.Attestation{}
+				}
+				if vsaOut != "" {
+					doc["vsa"] = vsaOut
+				}
 				if v.Problems == nil {
 					doc["problems"] = []runs.Problem{}
 				}
@@ -306,13 +329,33 @@ EXIT STATUS
 			}
 			fmt.Fprintf(t.Stdout(), "%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
+			for _, a := range v.Attestations {
+				fmt.Fprintf(t.Stdout(), "  %s: %s, signed by the same key\n", a.Path, a.PredicateType)
+			}
+			if vsaOut != "" {
+				fmt.Fprintf(t.Stdout(), "verification summary (%s) written to %q\n", runs.VSAPredicateType, vsaOut)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
 	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
+	cmd.Flags().StringVar(&vsaOut, "vsa", "", "write a Verification Summary Attestation of the check here, signed with the run key")
 	return cmd
+}
+
+// writeVSA writes the Verification Summary Attestation of v to out, signed
+// with home's run key (the verifier's key), whatever the verdict.
+func writeVSA(home, out string, v *runs.Verification, trustBytes []byte) error {
+	k, err := runs.LocalKey(home)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot load the run key to sign the verification summary: %v", err)
+	}
+	if err := runs.WriteVSA(k, out, v, runs.VSAInput{Version: versionString(), TrustFile: trustBytes, Now: time.Now()}); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--vsa: %v", err)
+	}
+	return nil
 }
 
 func newRunsExportCommand() *cobra.Command {

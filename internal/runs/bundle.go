@@ -60,6 +60,9 @@ type Bundle struct {
 	SignerPub []byte
 	SBOM      []byte
 	Scan      []byte
+	// Attestations holds the run's standard attestation files (also in
+	// Files) by path inside the run folder.
+	Attestations map[string][]byte
 }
 
 // ReadBundle reads a tar evidence bundle from r, hashing the run's files
@@ -67,7 +70,7 @@ type Bundle struct {
 // layout or the bounds is an error naming the entry.
 func ReadBundle(r io.Reader) (*Bundle, error) {
 	tr := tar.NewReader(r)
-	b := &Bundle{Files: map[string]File{}}
+	b := &Bundle{Files: map[string]File{}, Attestations: map[string][]byte{}}
 	seen := map[string]bool{}
 	var entries int
 	var total int64
@@ -131,6 +134,13 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 			b.SBOM, err = small()
 		case name == bundleScan:
 			b.Scan, err = small()
+		case strings.HasPrefix(name, bundleRunDir+"/") && isAttestationFile(strings.TrimPrefix(name, bundleRunDir+"/")):
+			rel := strings.TrimPrefix(name, bundleRunDir+"/")
+			var data []byte
+			if data, err = small(); err == nil {
+				b.Attestations[rel] = data
+				b.Files[rel] = File{Path: rel, SHA256: digest.Of(data).Hex(), Size: int64(len(data))}
+			}
 		case strings.HasPrefix(name, bundleRunDir+"/"):
 			rel := strings.TrimPrefix(name, bundleRunDir+"/")
 			sum, n, herr := digest.ReaderFrom(io.LimitReader(tr, h.Size))
@@ -181,7 +191,7 @@ func VerifyBundle(p string, t *trust.File) (*Verification, error) {
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", p, err)
 	}
-	ev := evidence{name: fmt.Sprintf("bundle %q", p), record: b.Record, envelope: b.Envelope, files: b.Files}
+	ev := evidence{name: fmt.Sprintf("bundle %q", p), record: b.Record, envelope: b.Envelope, files: b.Files, attestations: b.Attestations}
 	v, err := ev.check(t)
 	if v == nil {
 		return nil, err

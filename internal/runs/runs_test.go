@@ -39,7 +39,7 @@ func TestRecordVerifies(t *testing.T) {
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("verify: %v %v", problems, err)
 	}
-	if rec.Status != "ok" || len(rec.Files) != 2 || rec.Host.CPUs == 0 || rec.Schema != Schema {
+	if rec.Status != "ok" || len(rec.Files) != 4 || rec.Host.CPUs == 0 || rec.Schema != Schema {
 		t.Fatalf("record: %+v", rec)
 	}
 }
