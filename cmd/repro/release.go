@@ -54,7 +54,7 @@ EXIT STATUS
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "release key: %v (make one with 'repro keys new --out FILE')", err)
 			}
-			o := release.Options{Version: version, Commit: commit, Source: source, BuildCommand: map[string][]string{}, FinishedOn: time.Now()}
+			o := release.Options{Version: version, Commit: commit, Source: source, BuildCommand: map[string]string{}, FinishedOn: time.Now()}
 			o.StartedOn = o.FinishedOn
 			if started != "" {
 				if o.StartedOn, err = time.Parse(time.RFC3339, started); err != nil {
@@ -66,7 +66,7 @@ EXIT STATUS
 				if !ok {
 					return exitcode.Errorf(exitcode.Usage, "--build-command %q: give PLATFORM=COMMAND", bc)
 				}
-				o.BuildCommand[p] = strings.Fields(c)
+				o.BuildCommand[p] = c
 			}
 			if err := release.Attest(args[0], k, o); err != nil {
 				return err

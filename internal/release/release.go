@@ -76,8 +76,9 @@ type Options struct {
 	Version string
 	Commit  string // the full git commit the binaries were built from
 	Source  string // the repository (DefaultSource when "")
-	// BuildCommand maps each platform to the command that built it.
-	BuildCommand map[string][]string
+	// BuildCommand maps each platform to the command that built it (a
+	// shell command line).
+	BuildCommand map[string]string
 	StartedOn    time.Time
 	FinishedOn   time.Time
 }
@@ -116,7 +117,7 @@ func Attest(dir string, k *keys.Signer, o Options) error {
 		for _, s := range in.Settings {
 			ss = append(ss, s.Key+"="+s.Value)
 		}
-		settings[p] = map[string]any{"build_command": stringsAny(o.BuildCommand[p]), "settings": ss}
+		settings[p] = map[string]any{"build_command": o.BuildCommand[p], "settings": ss}
 		d, _, err := fileDigest(path)
 		if err != nil {
 			return err
