@@ -232,20 +232,18 @@ func WriteResultEntries(path, hash string, tasks []*Task, eval map[string][]Resu
 // run's Test Result attestation, with the results file (a path in the run
 // folder) that holds the details: a task with one sample is named by its
 // task id ("HumanEval/0"), the samples of a task with several by task id
-// and position ("HumanEval/0#1").
+// and completion id, their order in the samples file ("HumanEval/0#1").
 func TestsOf(results []*SampleResult, resultsFile string) *runs.Tests {
 	n := map[string]int{}
 	for _, r := range results {
 		n[r.Sample.TaskID]++
 	}
 	t := &runs.Tests{Results: resultsFile}
-	seen := map[string]int{}
 	for _, r := range results {
 		name := r.Sample.TaskID
 		if n[name] > 1 {
-			name = fmt.Sprintf("%s#%d", name, seen[r.Sample.TaskID])
+			name = fmt.Sprintf("%s#%d", name, r.Sample.ID)
 		}
-		seen[r.Sample.TaskID]++
 		if r.Passed() {
 			t.Passed = append(t.Passed, name)
 		} else {
