@@ -48,6 +48,11 @@ func TestReleaseIsReproducible(t *testing.T) {
 	}
 	pubPath := keyPath + ".pub"
 	os.WriteFile(pubPath, keys.MarshalPublic(k.PublicKey()), 0o644)
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.TrimSpace(string(out))
 	proxy := "file://" + filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download")
 	hostCache := goEnv(t, "GOCACHE")
 
@@ -57,6 +62,9 @@ func TestReleaseIsReproducible(t *testing.T) {
 		src := filepath.Join(base, "src", "repro")
 		if out, err := exec.Command("git", "clone", "-q", "--no-hardlinks", root, src).CombinedOutput(); err != nil {
 			t.Fatalf("git clone: %v\n%s", err, out)
+		}
+		if out, err := exec.Command("git", "-C", src, "checkout", "-q", head).CombinedOutput(); err != nil {
+			t.Fatalf("git checkout: %v\n%s", err, out)
 		}
 		gopath := filepath.Join(base, "gopath")
 		cmd := exec.Command("bash", "-c", "umask "+umask+" && exec bash scripts/release.sh v0.0.0-repro-test")
@@ -83,8 +91,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
-	if v.Commit != strings.TrimSpace(string(head)) || v.Version != "v0.0.0-repro-test" {
+	if v.Commit != head || v.Version != "v0.0.0-repro-test" {
 		t.Fatalf("verified %+v, HEAD %s", v, head)
 	}
 	bin := filepath.Join(b, BinaryName("linux/amd64"))
