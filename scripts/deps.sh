@@ -6,9 +6,11 @@
 # Python's cryptography for the independent DSSE verifier of run records,
 # Slurm with munge and Podman for the handoff tests, chromium for the
 # dashboard's browser test, bsdtar (libarchive-tools) for the tar
-# differential tests beside GNU tar and Python's tarfile, and gVisor (runsc)
-# registered with dockerd as a second
-# sandbox runtime. Safe to run again: it installs only what is missing,
+# differential tests beside GNU tar and Python's tarfile, gVisor (runsc)
+# registered with dockerd as a second sandbox runtime, and cosign (the
+# independent verifier of the evidence and release attestations, pinned by
+# tools/cosign) with jq for the maintainer's bundle check. Safe to run
+# again: it installs only what is missing,
 # merges its runtime entry into the daemon configuration without touching
 # other settings, makes a running dockerd reload it (SIGHUP: runtimes are
 # reloaded without a restart) and starts dockerd only if no engine answers.
@@ -34,7 +36,7 @@ if [ "$want_runsc" = 1 ]; then
 	pkgs+=(runsc python3)
 fi
 if [ "$want_all" = 1 ]; then
-	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium libarchive-tools)
+	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium libarchive-tools jq)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -100,5 +102,12 @@ if [ "$want_runsc" = 1 ]; then
 	fi
 	docker info --format '{{json .Runtimes}}' | grep -q -- '--oci-seccomp' || { log "dockerd did not register runsc; see its log"; exit 3; }
 	log "runtime runsc: $(runsc --version | head -1)"
+fi
+if [ "$want_all" = 1 ]; then
+	# Built from the Go module proxy into the go command's build cache;
+	# tests and scripts/check-bundle.sh find it with the same command.
+	# About 6 CPU-minutes the first time on a machine, a lookup after.
+	cosign=$(go -C "$(cd "$(dirname "$0")/.." && pwd)/tools/cosign" tool -n cosign)
+	log "cosign: $cosign"
 fi
 log "ready: $(docker version --format 'engine {{.Server.Version}}, API {{.Server.APIVersion}}')"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -232,9 +233,9 @@ func newRunsShowCommand() *cobra.Command {
 
 func newRunsVerifyCommand() *cobra.Command {
 	var asJSON bool
-	var trustPath, bundle, extract string
+	var trustPath, bundle, extract, vsaOut string
 	cmd := &cobra.Command{
-		Use:   "verify ID | verify --bundle FILE.tar [--extract DIR]",
+		Use:   "verify ID | verify --bundle FILE.tar [--extract DIR] [--vsa OUT]",
 		Short: "Check a run folder or an evidence bundle against its signed record",
 		Long: `verify checks that the record's DSSE envelope is signed by a key the trust
 file trusts for run records at the time the record was signed, that its
@@ -253,6 +254,12 @@ else, that signer.pub is the signing key, and that an SBOM or scan
  trust file is --trust, else REPRO_HOME/trust.json (made when a REPRO_HOME
  first signs a run); a run added with 'repro runs import' is checked against
  the key it was imported with unless --trust is given. See docs/provenance.md.
+
+A run also carries a SLSA Provenance v1 (provenance.sigstore.json) and an
+in-toto Test Result (test-result.sigstore.json) over its outputs, signed
+with the same key; verify checks them too. --vsa OUT writes a SLSA Verification Summary
+Attestation of the check (PASSED or FAILED, as a DSSE envelope) signed with
+this REPRO_HOME's run key, the verifier's key.
 
 EXIT STATUS
   0 the run matches its signed record, 2 unknown run or unreadable bundle,
@@ -278,11 +285,17 @@ EXIT STATUS
 			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
 				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
 			}
+			if vsaOut != "" {
+				if fi, err := os.Stat(filepath.Dir(vsaOut)); err != nil || !fi.IsDir() {
+					return exitcode.Errorf(exitcode.Usage, "--vsa %q: its folder does not exist", vsaOut)
+				}
+			}
 			var tf *trust.File
+			var trustBytes []byte
 			if r != nil && trustPath == "" {
-				tf, err = runimport.LoadTrust(home, r.ID) // an imported run: the key it was accepted with
+				tf, trustBytes, err = runimport.LoadTrustBytes(home, r.ID) // an imported run: the key it was accepted with
 			} else {
-				tf, err = runs.LoadTrust(home, trustPath)
+				tf, trustBytes, err = runs.LoadTrustBytes(home, trustPath)
 			}
 			if err != nil {
 				return err
@@ -308,8 +321,19 @@ EXIT STATUS
 			if v == nil {
 				return verr
 			}
+			if vsaOut != "" {
+				if err := writeVSA(home, vsaOut, v, trustBytes); err != nil {
+					return err
+				}
+			}
 			if asJSON {
-				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems}
+				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems, "attestations": v.Attestations}
+				if v.Attestations == nil {
+					doc["attestations"] = []runs.Attestation{}
+				}
+				if vsaOut != "" {
+					doc["vsa"] = vsaOut
+				}
 				if v.Problems == nil {
 					doc["problems"] = []runs.Problem{}
 				}
@@ -336,8 +360,14 @@ EXIT STATUS
 			}
 			t.Printf("%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
+			for _, a := range v.Attestations {
+				t.Printf("  %s: %s, signed by the same key\n", a.Path, a.PredicateType)
+			}
 			if extract != "" {
 				t.Printf("verified files written to %s\n", extract)
+			}
+			if vsaOut != "" {
+				t.Printf("verification summary (%s) written to %q\n", runs.VSAPredicateType, vsaOut)
 			}
 			return nil
 		},
@@ -346,7 +376,21 @@ EXIT STATUS
 	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
 	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
 	cmd.Flags().StringVar(&extract, "extract", "", "with --bundle: write the verified files into this new or empty folder")
+	cmd.Flags().StringVar(&vsaOut, "vsa", "", "write a Verification Summary Attestation of the check here, signed with the run key")
 	return cmd
+}
+
+// writeVSA writes the Verification Summary Attestation of v to out, signed
+// with home's run key (the verifier's key), whatever the verdict.
+func writeVSA(home, out string, v *runs.Verification, trustBytes []byte) error {
+	k, err := runs.LocalKey(home)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot load the run key to sign the verification summary: %v", err)
+	}
+	if err := runs.WriteVSA(k, out, v, runs.VSAInput{Version: versionString(), TrustFile: trustBytes, Now: time.Now()}); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--vsa: %v", err)
+	}
+	return nil
 }
 
 func newRunsExportCommand() *cobra.Command {

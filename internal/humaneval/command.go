@@ -258,7 +258,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			return werr
 		}
 		rep.EngineNote = EvalPlusWeakness
-		run.AddAsset(runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex()})
+		run.AddAsset(runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex(), Tree: true})
 		report, err = RunEvalPlus(ctx, EvalPlusConfig{
 			Engine: in.engine, Image: in.image, HarnessDir: harnessDir, TreeDir: o.EvalPlusTree, TreeDigest: *ep.TreeDigest,
 			DatasetFile: dataFile, Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical,
@@ -288,6 +288,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		return err
 	}
 	rep.ResultsFile = resultsPath
+	rec.Tests = TestsOf(report.Results, filepath.Base(resultsPath))
 	if rep.Samples != nil {
 		if err := rep.Samples.Check(); err != nil {
 			return err

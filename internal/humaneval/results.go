@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/runs"
 )
 
 // EstimatePassAtK is the unbiased pass@k estimator of the Codex paper as
@@ -225,4 +226,29 @@ func WriteResultEntries(path, hash string, tasks []*Task, eval map[string][]Resu
 		var v map[string]json.RawMessage
 		return dec.Decode(&v)
 	})
+}
+
+// TestsOf names the samples of results that passed and failed, for the
+// run's Test Result attestation, with the results file (a path in the run
+// folder) that holds the details: a task with one sample is named by its
+// task id ("HumanEval/0"), the samples of a task with several by task id
+// and completion id, their order in the samples file ("HumanEval/0#1").
+func TestsOf(results []*SampleResult, resultsFile string) *runs.Tests {
+	n := map[string]int{}
+	for _, r := range results {
+		n[r.Sample.TaskID]++
+	}
+	t := &runs.Tests{Results: resultsFile}
+	for _, r := range results {
+		name := r.Sample.TaskID
+		if n[name] > 1 {
+			name = fmt.Sprintf("%s#%d", name, r.Sample.ID)
+		}
+		if r.Passed() {
+			t.Passed = append(t.Passed, name)
+		} else {
+			t.Failed = append(t.Failed, name)
+		}
+	}
+	return t
 }

@@ -284,43 +284,57 @@ func importRecord(id, bundle string, sum digest.SHA256, trustPath string, key *t
 // be read or does not hold a valid key is an error: such a run does not
 // verify.
 func Trust(home, id string) (t *trust.File, ok bool, err error) {
+	t, _, ok, err = trustOf(home, id)
+	return t, ok, err
+}
+
+// trustOf is Trust that also returns the trust file's bytes as the import
+// record holds them.
+func trustOf(home, id string) (t *trust.File, raw []byte, ok bool, err error) {
 	if !runs.ValidID(id) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	p := layout.Home(home).ImportRecord(id)
 	b, err := safefile.ReadFile(p, maxRecordFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("import record %q: %v", p, err)
+		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
 	}
 	var rec Record
 	if err := strictjson.Decode(b, &rec); err != nil {
-		return nil, true, fmt.Errorf("import record %q: %v", p, err)
+		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
 	}
 	if rec.Schema != Schema || rec.RunID != id {
-		return nil, true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
+		return nil, nil, true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
 	}
 	if t, err = trust.Parse(rec.Trust); err != nil {
-		return nil, true, fmt.Errorf("import record %q: %v", p, err)
+		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
 	}
 	if len(t.Keys) != 1 || len(t.For(trust.RunRecords)) != 1 {
-		return nil, true, fmt.Errorf("import record %q does not name one key for run records", p)
+		return nil, nil, true, fmt.Errorf("import record %q does not name one key for run records", p)
 	}
-	return t, true, nil
+	return t, rec.Trust, true, nil
 }
 
 // LoadTrust is the trust file that checks run id of home: its import
 // record's key when it was imported, else home's trust file (see
 // runs.LoadTrust).
 func LoadTrust(home, id string) (*trust.File, error) {
-	t, ok, err := Trust(home, id)
+	t, _, err := LoadTrustBytes(home, id)
+	return t, err
+}
+
+// LoadTrustBytes is LoadTrust that also returns the trust file's bytes
+// (the import record's one-key trust file for an imported run).
+func LoadTrustBytes(home, id string) (*trust.File, []byte, error) {
+	t, raw, ok, err := trustOf(home, id)
 	if ok || err != nil {
 		if err != nil {
-			return nil, exitcode.New(exitcode.Integrity, err)
+			return nil, nil, exitcode.New(exitcode.Integrity, err)
 		}
-		return t, nil
+		return t, raw, nil
 	}
-	return runs.LoadTrust(home, "")
+	return runs.LoadTrustBytes(home, "")
 }

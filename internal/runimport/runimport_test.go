@@ -71,7 +71,7 @@ func TestImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RunID != id || res.Key.Name != "lab-a" || res.Already || res.Files != 1 {
+	if res.RunID != id || res.Key.Name != "lab-a" || res.Already || res.Files != 3 { // the output file and its two standard attestations
 		t.Errorf("result %+v", res)
 	}
 	run, err := runs.Open(home, id)

@@ -63,6 +63,9 @@ type Bundle struct {
 	SignerPub []byte
 	SBOM      []byte
 	Scan      []byte
+	// Attestations holds the run's standard attestation files (also in
+	// Files) by path inside the run folder.
+	Attestations map[string][]byte
 }
 
 // ReadBundle reads a tar evidence bundle from r, hashing the run's files
@@ -75,7 +78,7 @@ func ReadBundle(r io.Reader) (*Bundle, error) { return readBundle(r, "") }
 // folder: see ExtractBundle).
 func readBundle(r io.Reader, out string) (*Bundle, error) {
 	tr := tarball.NewReader(r, bundleLimits)
-	b := &Bundle{Files: map[string]File{}}
+	b := &Bundle{Files: map[string]File{}, Attestations: map[string][]byte{}}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -137,6 +140,15 @@ func readBundleEntry(b *Bundle, tr *tarball.Reader, h *tarball.Entry, out string
 		return small(&b.SBOM)
 	case name == bundleScan:
 		return small(&b.Scan)
+	case strings.HasPrefix(name, bundleRunDir+"/") && isAttestationFile(strings.TrimPrefix(name, bundleRunDir+"/")):
+		rel := strings.TrimPrefix(name, bundleRunDir+"/")
+		var data []byte
+		if err := small(&data); err != nil {
+			return err
+		}
+		b.Attestations[rel] = data
+		b.Files[rel] = File{Path: rel, SHA256: digest.Of(data).Hex(), Size: int64(len(data))}
+		return nil
 	case strings.HasPrefix(name, bundleRunDir+"/"):
 		rel := strings.TrimPrefix(name, bundleRunDir+"/")
 		hw := digest.NewWriter(dst)
@@ -234,7 +246,7 @@ func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", p, err)
 	}
-	ev := evidence{name: fmt.Sprintf("bundle %q", p), record: b.Record, envelope: b.Envelope, files: b.Files}
+	ev := evidence{name: fmt.Sprintf("bundle %q", p), record: b.Record, envelope: b.Envelope, files: b.Files, attestations: b.Attestations}
 	v, err := ev.check(t)
 	if v == nil {
 		return nil, err

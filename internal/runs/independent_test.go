@@ -22,7 +22,7 @@ func TestIndependentVerifier(t *testing.T) {
 		name, want string
 		tamper     func(dir string)
 	}{
-		{"untouched", "verified 3 subjects", func(string) {}},
+		{"untouched", "verified 5 subjects", func(string) {}},
 		{"an output byte", "REFUSED: file out.txt has sha256", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "out.txt"), []byte("hellp\n"), 0o644)
 		}},

@@ -86,7 +86,7 @@ func TestRecordIsAnInTotoStatement(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"record.json", "results.json", "workspace/samples.jsonl"}; !slices.Equal(names, want) {
+	if want := []string{ProvenanceFile, "record.json", "results.json", TestResultFile, "workspace/samples.jsonl"}; !slices.Equal(names, want) {
 		t.Fatalf("subjects %q, want %q", names, want)
 	}
 	if got := st.Predicate.AsMap()["id"]; got != r.ID {
@@ -441,7 +441,7 @@ func TestBundleVerifiesElsewhere(t *testing.T) {
 	for _, e := range readTar(t, bundle) {
 		names = append(names, e.h.Name)
 	}
-	want := []string{"run/record.json", "run/record.dsse.json", "run/results.json", "run/workspace/samples.jsonl", "signer.pub"}
+	want := []string{"run/record.json", "run/record.dsse.json", "run/" + ProvenanceFile, "run/results.json", "run/" + TestResultFile, "run/workspace/samples.jsonl", "signer.pub"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("bundle entries %q, want %q", names, want)
 	}
@@ -450,7 +450,7 @@ func TestBundleVerifiesElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := VerifyBundle(bundle, tf)
-	if err != nil || v.Key.Name != "lab" || len(v.Record.Files) != 2 {
+	if err != nil || v.Key.Name != "lab" || len(v.Record.Files) != 4 || len(v.Attestations) != 2 {
 		t.Fatalf("bundle: %+v %v", v, err)
 	}
 }

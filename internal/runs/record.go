@@ -27,9 +27,10 @@ const (
 )
 
 // Finish completes rec (finish time, status, the digest of every file in
-// the run folder), writes record.json and the DSSE envelope of its in-toto
-// statement (see PayloadType), signed with home's run key, atomically.
-// exitCode is the code the command exits with.
+// the run folder), writes the run's standard attestations (SLSA provenance
+// and test result, see ProvenanceFile), record.json and the DSSE envelope
+// of its in-toto statement (see PayloadType), all signed with home's run
+// key, atomically. exitCode is the code the command exits with.
 func (r *Run) Finish(rec *Record, exitCode int) error {
 	rec.FinishedAt = time.Now().UTC()
 	rec.ExitCode = exitCode
@@ -38,6 +39,17 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
+	k, err := LocalKey(r.home)
+	if err != nil {
+		return fmt.Errorf("run %s: cannot load the run key: %w", r.ID, err)
+	}
+	files = outputsOf(files)
+	att, err := r.writeAttestations(k, rec, files)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	files = append(files, att...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	rec.Files = files
 	recordJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -47,10 +59,6 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 	payload, err := newStatement(recordJSON, files)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
-	}
-	k, err := LocalKey(r.home)
-	if err != nil {
-		return fmt.Errorf("run %s: cannot load the run key: %w", r.ID, err)
 	}
 	envBytes, err := signEnvelope(k, PayloadType, payload)
 	if err != nil {
@@ -104,6 +112,15 @@ type Verification struct {
 	Legacy bool
 	// Key is the trusted key whose signature verified, nil if none.
 	Key *trust.Key
+	// Attestations are the run's standard attestations that verified
+	// (none for runs recorded before they existed).
+	Attestations []Attestation
+	// Files are the run's files as checked (but record.json and its
+	// envelope); RecordSHA256 and EnvelopeSHA256 are the digests of
+	// record.json and its envelope.
+	Files          map[string]File
+	RecordSHA256   string
+	EnvelopeSHA256 string
 }
 
 // Verify checks the run against its signed record with home's trust file
@@ -145,6 +162,12 @@ func (r *Run) VerifyWith(t *trust.File) (*Verification, error) {
 	for _, f := range files {
 		ev.files[f.Path] = f
 	}
+	ev.attestations = map[string][]byte{}
+	for _, n := range []string{ProvenanceFile, TestResultFile} {
+		if b, err := safefile.ReadFile(filepath.Join(r.Dir, n), maxRecordBytes); err == nil {
+			ev.attestations[n] = b
+		}
+	}
 	return ev.check(t)
 }
 
@@ -157,6 +180,9 @@ type evidence struct {
 	// files are the run's files other than record.json and its envelope.
 	files    map[string]File
 	problems []Problem // found while gathering
+	// attestations holds the bytes of the standard attestation files
+	// present (ProvenanceFile, TestResultFile).
+	attestations map[string][]byte
 }
 
 func (ev *evidence) check(t *trust.File) (*Verification, error) {
@@ -164,7 +190,10 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 	if err := strictjson.DecodeOpen(ev.record, &rec); err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
 	}
-	v := &Verification{Record: &rec, Problems: ev.problems}
+	v := &Verification{Record: &rec, Problems: ev.problems, Files: ev.files, RecordSHA256: digest.Of(ev.record).Hex()}
+	if ev.envelope != nil {
+		v.EnvelopeSHA256 = digest.Of(ev.envelope).Hex()
+	}
 	// want maps each file the signed payload names (but the record) to
 	// its digest; nil when nothing could be authenticated.
 	var want map[string]File
@@ -200,6 +229,7 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 		if _, ok := st.subjects[recordFile]; !ok {
 			v.add(recordFile, "the signed statement does not name record.json")
 		}
+		v.checkAttestations(t, attestationCheck{record: &rec, signed: st.subjects, read: func(n string) []byte { return ev.attestations[n] }, at: signedAt})
 	case env.PayloadType == LegacyPayloadType:
 		v.Legacy = true
 		if !bytes.Equal(payload, ev.record) {

@@ -66,6 +66,9 @@ type Record struct {
 	Extra     any `json:"extra,omitempty"`
 	// Files lists every file in the run folder but the record itself.
 	Files []File `json:"files"`
+	// Tests, when the workload sets it, names the tests the run passed
+	// and failed for its Test Result attestation (not in record.json).
+	Tests *Tests `json:"-"`
 }
 
 // Tool identifies the repro binary.
@@ -111,6 +114,9 @@ type Asset struct {
 	ID     string `json:"id"`
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size,omitempty"`
+	// Tree: SHA256 is the asset's tree digest (digest.Tree), not the
+	// digest of a file.
+	Tree bool `json:"tree,omitempty"`
 }
 
 // File is one file of the run folder.

@@ -39,7 +39,7 @@ func TestRecordVerifies(t *testing.T) {
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("verify: %v %v", problems, err)
 	}
-	if rec.Status != "ok" || len(rec.Files) != 2 || rec.Host.CPUs == 0 || rec.Schema != Schema {
+	if rec.Status != "ok" || len(rec.Files) != 4 || rec.Host.CPUs == 0 || rec.Schema != Schema {
 		t.Fatalf("record: %+v", rec)
 	}
 }
@@ -123,7 +123,7 @@ func TestGitFolderOfARunCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _, err := r2.Verify()
-	if err != nil || len(rec.Files) != 1 || rec.Files[0].Path != ".git/HEAD" {
+	if err != nil || len(rec.Files) != 3 || rec.Files[0].Path != ".git/HEAD" { // and the two standard attestations
 		t.Fatalf("a run with a .git folder: %v %+v", err, rec)
 	}
 	bundle := filepath.Join(t.TempDir(), "run.tar")
@@ -139,7 +139,7 @@ func TestGitFolderOfARunCounts(t *testing.T) {
 		t.Fatalf("a changed .git/HEAD verifies: %v", err)
 	}
 	v, err := VerifyBundle(bundle, tf)
-	if err != nil || len(v.Record.Files) != 1 {
+	if err != nil || len(v.Record.Files) != 3 {
 		t.Fatalf("its bundle: %v", err)
 	}
 }

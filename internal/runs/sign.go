@@ -16,6 +16,7 @@ import (
 	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/sigbundle"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
@@ -184,17 +185,23 @@ func WriteTrust(path string, t *trust.File) error {
 // (REPRO_HOME/trust.json). A missing file is an exitcode.Precondition
 // error that says how to get one.
 func LoadTrust(home, path string) (*trust.File, error) {
+	t, _, err := LoadTrustBytes(home, path)
+	return t, err
+}
+
+// LoadTrustBytes is LoadTrust that also returns the trust file's bytes.
+func LoadTrustBytes(home, path string) (*trust.File, []byte, error) {
 	if path == "" {
 		path = layout.Home(home).Trust()
 	}
-	t, err := trust.Load(path)
+	t, b, err := trust.LoadBytes(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, exitcode.Errorf(exitcode.Precondition, "no trust file %q: it is made when this REPRO_HOME first signs a run; to check runs signed elsewhere, pass --trust FILE with the signer's public key (see docs/provenance.md)", path)
+		return nil, nil, exitcode.Errorf(exitcode.Precondition, "no trust file %q: it is made when this REPRO_HOME first signs a run; to check runs signed elsewhere, pass --trust FILE with the signer's public key (see docs/provenance.md)", path)
 	}
 	if err != nil {
-		return nil, exitcode.New(exitcode.Precondition, err)
+		return nil, nil, exitcode.New(exitcode.Precondition, err)
 	}
-	return t, nil
+	return t, b, nil
 }
 
 // RotateKey replaces home's run key with a new one. In home's trust file
@@ -263,6 +270,19 @@ func SignEnvelope(home, payloadType string, payload []byte) ([]byte, error) {
 }
 
 func signEnvelope(k *keys.Signer, payloadType string, payload []byte) ([]byte, error) {
+	env, err := sign(k, payloadType, payload)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// sign returns the DSSE envelope of payload signed with k.
+func sign(k *keys.Signer, payloadType string, payload []byte) (*dsse.Envelope, error) {
 	signer, err := dsse.NewEnvelopeSigner(k)
 	if err != nil {
 		return nil, err
@@ -271,11 +291,17 @@ func signEnvelope(k *keys.Signer, payloadType string, payload []byte) ([]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("failed to sign: %w", err)
 	}
-	b, err := json.MarshalIndent(env, "", "  ")
+	return env, nil
+}
+
+// signBundle returns payload, an in-toto statement, signed with k as a
+// Sigstore bundle (see internal/sigbundle).
+func signBundle(k *keys.Signer, payload []byte) ([]byte, error) {
+	env, err := sign(k, PayloadType, payload)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return sigbundle.Wrap(env, keys.ID(k.PublicKey()))
 }
 
 // OpenEnvelope verifies a DSSE envelope made by SignEnvelope against the

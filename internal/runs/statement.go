@@ -38,19 +38,12 @@ func newStatement(recordJSON []byte, files []File) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the record cannot be a predicate: %v", err)
 	}
-	subj := []*intoto.ResourceDescriptor{{Name: recordFile, Digest: map[string]string{"sha256": digest.Of(recordJSON).Hex()}}}
-	for _, f := range files {
-		subj = append(subj, &intoto.ResourceDescriptor{Name: f.Path, Digest: map[string]string{"sha256": f.SHA256}})
-	}
-	st := &intoto.Statement{Type: intoto.StatementTypeUri, Subject: subj, PredicateType: PredicateType, Predicate: ps}
-	if err := st.Validate(); err != nil {
-		return nil, fmt.Errorf("the run's statement is invalid: %v", err)
-	}
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(st)
+	subjects := append([]File{{Path: recordFile, SHA256: digest.Of(recordJSON).Hex()}}, files...)
+	b, err := statementOf(subjects, PredicateType, ps)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the run's record: %w", err)
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
 // statement is a decoded, checked run statement: subject digests by name

@@ -132,8 +132,8 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 		rep.PeakMemory = max(rep.PeakMemory, v.rep.PeakMemory)
 	}
 	for _, t := range tasks {
-		for _, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus}}
+		for i, e := range eval[t.ID] {
+			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus}}
 			if e.PlusStatus != nil {
 				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus}
 			}
@@ -167,6 +167,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	err = humaneval.WriteResultEntries(resultsPath, d.MD5, tasks, eval, sum, ended.UTC())
 	if err == nil {
 		rep.ResultsFile = resultsPath
+		rec.Tests = humaneval.TestsOf(results, filepath.Base(resultsPath))
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {

@@ -184,23 +184,29 @@ func NewKey(name string, pub ed25519.PublicKey, purposes []Purpose, notBefore, n
 // Load reads and checks the trust file at path (a path the user named:
 // a link is followed, the target must be a regular file).
 func Load(path string) (*File, error) {
+	t, _, err := LoadBytes(path)
+	return t, err
+}
+
+// LoadBytes is Load that also returns the bytes it checked.
+func LoadBytes(path string) (*File, []byte, error) {
 	f, err := safefile.OpenNamed(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read trust file: %w", err)
+		return nil, nil, fmt.Errorf("cannot read trust file: %w", err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read trust file: %w", err)
+		return nil, nil, fmt.Errorf("cannot read trust file: %w", err)
 	}
 	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("trust file %q is larger than %d bytes", path, MaxFileSize)
+		return nil, nil, fmt.Errorf("trust file %q is larger than %d bytes", path, MaxFileSize)
 	}
 	t, err := Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("trust file %q: %v", path, err)
+		return nil, nil, fmt.Errorf("trust file %q: %v", path, err)
 	}
-	return t, nil
+	return t, b, nil
 }
 
 // Parse decodes and checks a trust file: version, unique names and ids,

@@ -17,6 +17,8 @@ func FuzzParseOSV(f *testing.F) {
 		{Name: "zlib1g", Version: "1:1.2.13.dfsg-1", Source: "zlib", SourceVersion: "1:1.2.13.dfsg-1"},
 		{Name: "libfoo1", Version: "1.0-2+b1", Source: "foo", SourceVersion: "1.0-2"},
 		{Name: "tilde-tool", Version: "2.0~rc1-1", Source: "tilde-tool", SourceVersion: "2.0~rc1-1"},
+		{Name: "golang.org/x/net", Version: "v0.22.0", Source: "golang.org/x/net", SourceVersion: "v0.22.0"},
+		{Name: "stdlib", Version: "1.22.0-rc.1", Source: "stdlib", SourceVersion: "1.22.0-rc.1"},
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := vulnscan.ParseOSV(b)

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	debversion "github.com/knqyf263/go-deb-version"
-
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -58,12 +56,19 @@ func LevelRank(level string) int { return slices.Index(Levels, level) }
 type source struct{ name, version string }
 
 // Match returns the findings of feed for pkgs in ecosystem (for the
-// evaluator image, "Debian:12"), sorted by package and advisory id: a
-// record matches a source package when one of its affected entries names
-// it in ecosystem and lists its source version, or has an ECOSYSTEM range
-// that contains it (Debian version ordering). Withdrawn records, and
-// ecosystems other than Debian's, are skipped.
+// evaluator image "Debian:12", for repro's own modules "Go"), sorted by
+// package and advisory id: a record matches a source package when one of
+// its affected entries names it in ecosystem and lists its source
+// version, or has a range of the ecosystem's kind that contains it
+// (Debian version ordering for Debian's ECOSYSTEM ranges, semantic
+// versioning for Go's SEMVER and ECOSYSTEM ranges). Withdrawn records,
+// and entries of other ecosystems, are skipped; an ecosystem without a
+// known version order matches nothing.
 func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, error) {
+	order := orderOf(ecosystem)
+	if order == nil {
+		return nil, nil
+	}
 	binaries := map[source][]string{}
 	for _, p := range pkgs {
 		s := source{p.Source, p.SourceVersion}
@@ -80,11 +85,11 @@ func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, er
 		}
 		hit := map[source]Finding{}
 		for _, a := range r.Affected {
-			if a.Package.Ecosystem != ecosystem || !isDebian(ecosystem) {
-				continue // only Debian entries had their versions checked
+			if a.Package.Ecosystem != ecosystem {
+				continue // only this ecosystem's entries had their versions checked
 			}
 			for _, s := range bySource[a.Package.Name] {
-				affected, fixed, err := affects(a, s.version)
+				affected, fixed, err := affects(order, a, s.version)
 				if err != nil {
 					return nil, fmt.Errorf("record %s, package %s: %v", r.ID, s.name, err)
 				}
@@ -102,7 +107,7 @@ func Match(pkgs []InstalledPackage, feed *Feed, ecosystem string) ([]Finding, er
 						f.Severity = lv
 					}
 				}
-				if fixed != "" && (f.Fixed == "" || lessVersion(fixed, f.Fixed)) {
+				if fixed != "" && (f.Fixed == "" || order.less(fixed, f.Fixed)) {
 					f.Fixed = fixed
 				}
 				hit[s] = f
@@ -130,43 +135,37 @@ func sorted(s []string) []string {
 	return slices.Compact(s)
 }
 
-func lessVersion(a, b string) bool {
-	va, err1 := debversion.NewVersion(a)
-	vb, err2 := debversion.NewVersion(b)
-	return err1 == nil && err2 == nil && va.LessThan(vb)
-}
-
 // affects reports whether version v lies in affected entry a, and the
 // lowest fixed version above v that a names.
-func affects(a Affected, v string) (bool, string, error) {
-	iv, err := debversion.NewVersion(v)
+func affects(order *versionOrder, a Affected, v string) (bool, string, error) {
+	iv, err := order.parse(v)
 	if err != nil {
-		return false, "", fmt.Errorf("installed version %q is not a Debian version: %v", v, err)
+		return false, "", fmt.Errorf("installed version %q is not a %s version: %v", v, order.name, err)
 	}
 	hit := false
 	for _, s := range a.Versions {
-		lv, err := debversion.NewVersion(s)
+		lv, err := order.parse(s)
 		if err != nil {
 			return false, "", fmt.Errorf("version %q: %v", s, err)
 		}
-		if lv.Equal(iv) {
+		if lv.compare(iv) == 0 {
 			hit = true
 		}
 	}
 	fixedAbove := ""
-	var fixedAboveV debversion.Version
+	var fixedAboveV version
 	for _, rg := range a.Ranges {
-		if rg.Type != rangeEcosystem {
+		if !slices.Contains(order.ranges, rg.Type) {
 			continue
 		}
-		in, fx, err := inRange(rg.Events, iv)
+		in, fx, err := inRange(order, rg.Events, iv)
 		if err != nil {
 			return false, "", err
 		}
 		if in {
 			hit = true
 		}
-		if fx != nil && (fixedAbove == "" || fx.v.LessThan(fixedAboveV)) {
+		if fx != nil && (fixedAbove == "" || fx.v.compare(fixedAboveV) < 0) {
 			fixedAbove, fixedAboveV = fx.s, fx.v
 		}
 	}
@@ -176,16 +175,15 @@ func affects(a Affected, v string) (bool, string, error) {
 type event struct {
 	kind string
 	s    string
-	v    debversion.Version
+	v    version
 	zero bool // introduced "0": below every version
 }
 
-// inRange evaluates one ECOSYSTEM range for iv as the OSV schema defines
-// it: events sorted by version; an introduced at or below iv opens the
-// range, a fixed at or below it or a last_affected below it closes it, and
-// a limit at or below it ends it. It also returns the lowest fixed event
-// above iv.
-func inRange(events []Event, iv debversion.Version) (bool, *event, error) {
+// inRange evaluates one range for iv as the OSV schema defines it: events
+// sorted by version; an introduced at or below iv opens the range, a fixed
+// at or below it or a last_affected below it closes it, and a limit at or
+// below it ends it. It also returns the lowest fixed event above iv.
+func inRange(order *versionOrder, events []Event, iv version) (bool, *event, error) {
 	evs := make([]event, 0, len(events))
 	for _, e := range events {
 		kind, s, err := e.kindValue()
@@ -195,7 +193,7 @@ func inRange(events []Event, iv debversion.Version) (bool, *event, error) {
 		ev := event{kind: kind, s: s}
 		if kind == "introduced" && s == "0" {
 			ev.zero = true
-		} else if ev.v, err = debversion.NewVersion(s); err != nil {
+		} else if ev.v, err = order.parse(s); err != nil {
 			return false, nil, fmt.Errorf("%s version %q: %v", kind, s, err)
 		}
 		evs = append(evs, ev)
@@ -205,7 +203,7 @@ func inRange(events []Event, iv debversion.Version) (bool, *event, error) {
 		if a.zero || b.zero {
 			return a.zero && !b.zero
 		}
-		return a.v.LessThan(b.v)
+		return a.v.compare(b.v) < 0
 	})
 	affected := false
 	var fixedAbove *event
@@ -213,21 +211,21 @@ func inRange(events []Event, iv debversion.Version) (bool, *event, error) {
 		e := &evs[i]
 		switch e.kind {
 		case "introduced":
-			if e.zero || !iv.LessThan(e.v) {
+			if e.zero || iv.compare(e.v) >= 0 {
 				affected = true
 			}
 		case "fixed":
-			if !iv.LessThan(e.v) {
+			if iv.compare(e.v) >= 0 {
 				affected = false
 			} else if fixedAbove == nil {
 				fixedAbove = e
 			}
 		case "last_affected":
-			if iv.GreaterThan(e.v) {
+			if iv.compare(e.v) > 0 {
 				affected = false
 			}
 		case "limit":
-			if !iv.LessThan(e.v) {
+			if iv.compare(e.v) >= 0 {
 				affected = false
 			}
 		}

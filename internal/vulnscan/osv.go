@@ -1,11 +1,14 @@
 // Package vulnscan matches the Debian packages of the evaluator image's
 // SBOM against vulnerability records in the OSV format (as published for
 // Debian), applies explicit, reasoned waivers, and writes the result as
-// an in-toto Statement bound to the image, signed with the run key.
+// an in-toto Statement bound to the image, signed with the run key. The
+// same matcher checks repro's own Go modules against Go's OSV records
+// (`repro version --scan`).
 //
 // The feed is untrusted input: every file and count is bounded before it
 // is read or allocated, and versions are ordered by Debian's rules through
-// a maintained dpkg-version module.
+// a maintained dpkg-version module, or for Go by semantic versioning
+// (golang.org/x/mod/semver).
 package vulnscan
 
 import (
@@ -14,8 +17,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	debversion "github.com/knqyf263/go-deb-version"
 
 	"github.com/reprolab/repro/internal/strictjson"
 )
@@ -32,6 +33,7 @@ const (
 	maxFieldBytes    = 1024 // id, ecosystem, package name, version, alias
 	maxSummaryBytes  = 4096 // summary kept in a finding
 	rangeEcosystem   = "ECOSYSTEM"
+	rangeSemver      = "SEMVER"
 	debianEcosystems = "Debian"
 )
 
@@ -158,20 +160,21 @@ func checkAffected(a *Affected) error {
 	if len(a.Ranges) > maxRanges || len(a.Versions) > maxVersions {
 		return fmt.Errorf("more than %d ranges or %d versions", maxRanges, maxVersions)
 	}
-	if !isDebian(a.Package.Ecosystem) {
+	order := orderOf(a.Package.Ecosystem)
+	if order == nil {
 		return nil // not ours to order; never matched
 	}
 	for _, v := range a.Versions {
-		if !debversion.Valid(v) {
-			return fmt.Errorf("version %q is not a Debian version", clip(v))
+		if !order.valid(v) {
+			return fmt.Errorf("version %q is not a %s version", clip(v), order.name)
 		}
 	}
 	for _, rg := range a.Ranges {
 		if len(rg.Events) == 0 || len(rg.Events) > maxEvents {
 			return fmt.Errorf("a range has %d events, want 1 to %d", len(rg.Events), maxEvents)
 		}
-		if rg.Type != rangeEcosystem {
-			continue // GIT and SEMVER ranges do not describe Debian versions
+		if !slices.Contains(order.ranges, rg.Type) {
+			continue // GIT ranges (and SEMVER ones for Debian) do not describe these versions
 		}
 		for _, e := range rg.Events {
 			kind, v, err := e.kindValue()
@@ -181,8 +184,8 @@ func checkAffected(a *Affected) error {
 			if kind == "introduced" && v == "0" {
 				continue
 			}
-			if !debversion.Valid(v) {
-				return fmt.Errorf("%s version %q is not a Debian version", kind, clip(v))
+			if !order.valid(v) {
+				return fmt.Errorf("%s version %q is not a %s version", kind, clip(v), order.name)
 			}
 		}
 	}

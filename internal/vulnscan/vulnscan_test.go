@@ -378,3 +378,81 @@ func mkfifo(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+// goFixture loads testdata/osv-go: records of the Go vulnerability
+// database (SEMVER ranges) and GitHub's (ECOSYSTEM ranges) in their real
+// format.
+func goFixture(t *testing.T) *vulnscan.Feed {
+	t.Helper()
+	feed, err := vulnscan.LoadFeed(filepath.Join("testdata", "osv-go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return feed
+}
+
+func goModule(path, version string) vulnscan.InstalledPackage {
+	return vulnscan.InstalledPackage{Name: path, Version: version, Source: path, SourceVersion: version}
+}
+
+// TestGoEcosystemMatch matches Go modules and the standard library
+// against real-format Go records with semantic version order: a fixed
+// version compares numerically (1.21.10 is above 1.21.9), a pre-release
+// "1.22.0-0" opens a range below 1.22.0, module versions carry the "v"
+// the records leave out, and Debian entries never match Go packages.
+func TestGoEcosystemMatch(t *testing.T) {
+	feed := goFixture(t)
+	for _, c := range []struct {
+		pkg  vulnscan.InstalledPackage
+		want map[string]string // advisory id -> fixed version
+	}{
+		{goModule("golang.org/x/net", "v0.16.0"), map[string]string{"GO-2023-2102": "0.17.0", "GO-2024-2687": "0.23.0", "GHSA-4v7x-pqxf-cx7m": "0.23.0"}},
+		{goModule("golang.org/x/net", "v0.22.0"), map[string]string{"GO-2024-2687": "0.23.0", "GHSA-4v7x-pqxf-cx7m": "0.23.0"}},
+		{goModule("golang.org/x/net", "v0.23.0"), nil},
+		{goModule("golang.org/x/net", "v0.61.0"), nil},
+		{goModule("golang.org/x/net", "v0.0.0-20231010180000-abcdefabcdef"), map[string]string{"GO-2023-2102": "0.17.0", "GO-2024-2687": "0.23.0", "GHSA-4v7x-pqxf-cx7m": "0.23.0"}},
+		{goModule("stdlib", "1.21.8"), map[string]string{"GO-2024-2687": "1.21.9"}},
+		{goModule("stdlib", "1.21.10"), nil},
+		{goModule("stdlib", "1.22.0-rc.1"), map[string]string{"GO-2024-2687": "1.22.2"}},
+		{goModule("stdlib", "1.22.1"), map[string]string{"GO-2024-2687": "1.22.2"}},
+		{goModule("stdlib", "1.21.2"), map[string]string{"GO-2023-2102": "1.21.3", "GO-2024-2687": "1.21.9"}},
+		{goModule("stdlib", "1.26.8"), nil},
+		{goModule("golang.org/x/text", "v0.3.0"), nil},
+	} {
+		fs, err := vulnscan.Match([]vulnscan.InstalledPackage{c.pkg}, feed, vulnscan.GoEcosystem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, f := range fs {
+			got[f.ID] = f.Fixed
+			if f.Package != c.pkg.Name || f.Installed != c.pkg.Version {
+				t.Errorf("%s %s: finding names %s %s", c.pkg.Name, c.pkg.Version, f.Package, f.Installed)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s %s: findings %v, want %v", c.pkg.Name, c.pkg.Version, got, c.want)
+			continue
+		}
+		for id, fixed := range c.want {
+			if got[id] != fixed {
+				t.Errorf("%s %s: %s fixed %q, want %q (all: %v)", c.pkg.Name, c.pkg.Version, id, got[id], fixed, got)
+			}
+		}
+	}
+	// GitHub's record states its severity; the Go database's do not.
+	fs, _ := vulnscan.Match([]vulnscan.InstalledPackage{goModule("golang.org/x/net", "v0.22.0")}, feed, vulnscan.GoEcosystem)
+	for _, f := range fs {
+		if want := map[string]string{"GHSA-4v7x-pqxf-cx7m": "medium", "GO-2024-2687": "unknown"}[f.ID]; f.Severity != want {
+			t.Errorf("%s: severity %q, want %q", f.ID, f.Severity, want)
+		}
+	}
+	// The Go records are never matched as Debian packages, nor Debian's as Go.
+	if fs, err := vulnscan.Match([]vulnscan.InstalledPackage{goModule("golang.org/x/net", "v0.16.0")}, feed, "Debian:12"); err != nil || len(fs) != 0 {
+		t.Errorf("Go records matched as Debian:12: %v %v", fs, err)
+	}
+	// A Go record whose version is no semantic version is refused.
+	if _, err := vulnscan.ParseOSV([]byte(`{"id":"GO-X","affected":[{"package":{"ecosystem":"Go","name":"stdlib"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.21.x"}]}]}]}`)); err == nil || !strings.Contains(err.Error(), "not a semantic version") {
+		t.Errorf("a bad Go version: %v", err)
+	}
+}

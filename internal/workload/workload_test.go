@@ -43,8 +43,9 @@ func TestDoSignsWhateverTheOutcome(t *testing.T) {
 			t.Errorf("Do returned %v, want the body's %v", err, tc.err)
 		}
 		rec := runstest.Verified(t, dir)
-		if rec.ExitCode != int(tc.code) || len(rec.Assets) != 1 || len(rec.Files) != 1 || rec.Files[0].Path != "out.json" {
-			t.Errorf("record: exit %d, assets %v, files %v; want exit %d, one asset, out.json", rec.ExitCode, rec.Assets, rec.Files, tc.code)
+		if rec.ExitCode != int(tc.code) || len(rec.Assets) != 1 || len(rec.Files) != 3 || rec.Files[0].Path != "out.json" ||
+			rec.Files[1].Path != runs.ProvenanceFile || rec.Files[2].Path != runs.TestResultFile {
+			t.Errorf("record: exit %d, assets %v, files %v; want exit %d, one asset, out.json and the two attestations", rec.ExitCode, rec.Assets, rec.Files, tc.code)
 		}
 	}
 }

@@ -215,3 +215,22 @@ func HumanEvalRun(t testing.TB, home string, samples []Sample, o HumanEvalOption
 	}
 	return r.ID
 }
+
+// CheckBundle runs scripts/check-bundle.sh, the maintainer's check of an
+// evidence bundle with cosign (tools/cosign), tar, jq and sha256sum, on
+// bundle with the trusted public key at pubPath, in a network namespace
+// without network. It returns the script's output; the error is non-nil
+// when the script refuses the bundle.
+func CheckBundle(t testing.TB, bundle, pubPath string) (string, error) {
+	t.Helper()
+	for _, tool := range []string{"bash", "tar", "jq", "base64", "sha256sum", "cmp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(t, tool, "scripts/deps.sh installs it")
+		}
+	}
+	argv := testenv.Offline(t, "bash", filepath.Join(testenv.RepoRoot(t), "scripts", "check-bundle.sh"), bundle, pubPath)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "COSIGN="+testenv.Cosign(t))
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
