@@ -55,7 +55,7 @@ func TestMaintainerFlow(t *testing.T) {
 	env := []string{"REPRO_HOME=" + home}
 
 	r := repro(t, env, append(append([]string{"runs", "import"}, bundles...), "--trust", submitters)...)
-	if r.code != 0 || strings.Count(r.stdout, " imported (humaneval, 1 files), signed by trusted key \"lab-") != 3 {
+	if r.code != 0 || strings.Count(r.stdout, " imported (humaneval, 3 files), signed by trusted key \"lab-") != 3 {
 		t.Fatalf("runs import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if again := repro(t, env, "runs", "import", bundles[0], "--trust", submitters); again.code != 0 || !strings.Contains(again.stdout, "already here") {
