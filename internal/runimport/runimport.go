@@ -21,15 +21,11 @@
 package runimport
 
 import (
-	"archive/tar"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
@@ -78,27 +74,19 @@ type Result struct {
 	Already bool `json:"already"`
 }
 
-// betweenChecks lets a test change the bundle after its first check.
+// betweenChecks lets a test change the staged run folder (or the
+// bundle) after the bundle verified.
 var betweenChecks = func(string) {}
 
 // Import adds the run in the evidence bundle at bundle to home, checked
-// against t (read from trustPath, named in the import record). A bundle
-// that does not verify, a run id held by another run, and any change of
-// the bundle between the checks are exitcode.Integrity errors; an
+// against t (read from trustPath, named in the import record). The bundle
+// is read once, by the bundle reader that checks it, and the staged run
+// folder is checked again before it moves in. A bundle that does not
+// verify, a run id held by another run, and a staged folder that does not
+// verify are exitcode.Integrity errors; an
 // unreadable bundle path is a usage error. Nothing is left in home unless
 // the run was imported.
 func Import(home, bundle string, t *trust.File, trustPath string) (*Result, error) {
-	v, err := runs.VerifyBundle(bundle, t)
-	if err != nil {
-		return nil, err
-	}
-	betweenChecks(bundle)
-	id := v.Record.ID
-	if !runs.ValidID(id) {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: its record names run %q, which is not a run id", bundle, id)
-	}
-	res := &Result{RunID: id, Kind: v.Record.Kind, Files: len(v.Record.Files)}
-	res.Key.Name, res.Key.ID = v.Key.Name, v.Key.ID
 	h := layout.Home(home)
 	if err := os.MkdirAll(h.Imports(), 0o700); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create %q: %v", h.Imports(), err)
@@ -111,21 +99,39 @@ func Import(home, bundle string, t *trust.File, trustPath string) (*Result, erro
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create a staging folder in %q: %v", h.Imports(), err)
 	}
 	defer os.RemoveAll(staging)
-	dir := layout.Home(staging).Run(id)
-	sum, err := unpack(bundle, dir, v.Record)
+	// One pass over the bundle: the bytes that verify are the bytes that
+	// are kept, so a bundle changed afterwards changes nothing here.
+	extracted := filepath.Join(staging, "bundle")
+	v, err := runs.ExtractBundle(bundle, t, extracted)
 	if err != nil {
 		return nil, err
 	}
+	id := v.Record.ID
+	if !runs.ValidID(id) {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: its record names run %q, which is not a run id", bundle, id)
+	}
+	res := &Result{RunID: id, Kind: v.Record.Kind, Files: len(v.Record.Files)}
+	res.Key.Name, res.Key.ID = v.Key.Name, v.Key.ID
+	dir := layout.Home(staging).Run(id)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(filepath.Join(extracted, bundleRunDir), dir); err != nil {
+		return nil, fmt.Errorf("cannot stage run %s of bundle %q: %v", id, bundle, err)
+	}
+	betweenChecks(dir)
+	// The staged folder is checked again as a run folder, the way every
+	// later runs verify will read it.
 	staged, err := runs.Open(staging, id)
 	if err != nil {
 		return nil, err
 	}
 	v2, err := staged.VerifyWith(t)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q changed while it was imported: %v", bundle, err)
+		return nil, exitcode.Errorf(exitcode.Integrity, "run %s of bundle %q does not verify as a run folder: %v", id, bundle, err)
 	}
 	if v2.Record.ID != id || v2.Key == nil || v2.Key.ID != v.Key.ID {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q changed while it was imported: it now holds another run or another signature", bundle)
+		return nil, exitcode.Errorf(exitcode.Integrity, "run %s of bundle %q does not verify as a run folder: it holds another run or another signature", id, bundle)
 	}
 	stagedRecord, err := safefile.ReadFile(runs.RecordPath(staging, id), runs.MaxRecordBytes)
 	if err != nil {
@@ -140,7 +146,7 @@ func Import(home, bundle string, t *trust.File, trustPath string) (*Result, erro
 	} else if _, serr := os.Lstat(h.Run(id)); serr == nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q holds run %s, but %q exists and is not that run; not importing it", bundle, id, h.Run(id))
 	}
-	rec, err := importRecord(id, bundle, sum, trustPath, v2.Key)
+	rec, err := importRecord(id, bundle, v.BundleSHA256, trustPath, v2.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -158,65 +164,8 @@ func Import(home, bundle string, t *trust.File, trustPath string) (*Result, erro
 	return res, nil
 }
 
-// unpack writes the run files of the bundle at p into dir: record.json,
-// its envelope, and the files rec names, each at most its recorded size;
-// other bundle entries (signer.pub, the image's SBOM and scan) are passed
-// over, and an entry under run/ that rec does not name, a duplicate, or
-// anything but a regular file is refused. It returns the SHA-256 of the
-// bundle as read.
-func unpack(p, dir string, rec *runs.Record) (digest.SHA256, error) {
-	want := map[string]int64{runs.RecordFile: runs.MaxRecordBytes, envelopeFile: 2 * runs.MaxRecordBytes}
-	for _, f := range rec.Files {
-		want[f.Path] = f.Size
-	}
-	f, err := safefile.OpenNamed(p)
-	if err != nil {
-		return digest.SHA256{}, exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: %v", p, err)
-	}
-	defer f.Close()
-	bad := func(format string, args ...any) (digest.SHA256, error) {
-		return digest.SHA256{}, exitcode.Errorf(exitcode.Integrity, "bundle %q changed while it was imported: "+format, append([]any{p}, args...)...)
-	}
-	dr := digest.NewReader(f)
-	tr := tar.NewReader(dr)
-	seen := map[string]bool{}
-	for {
-		hd, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return bad("not a readable tar file: %v", err)
-		}
-		if hd.Typeflag == tar.TypeDir {
-			continue
-		}
-		rel, inRun := strings.CutPrefix(hd.Name, "run/")
-		if !inRun {
-			continue
-		}
-		max, ok := want[rel]
-		switch {
-		case hd.Typeflag != tar.TypeReg:
-			return bad("entry %q is not a regular file", hd.Name)
-		case !ok || !local(rel):
-			return bad("entry %q is not a file of the verified record", hd.Name)
-		case seen[rel]:
-			return bad("entry %q appears twice", hd.Name)
-		case hd.Size < 0 || hd.Size > max:
-			return bad("entry %q is %d bytes, the record names %d", hd.Name, hd.Size, max)
-		}
-		seen[rel] = true
-		if err := writeFile(filepath.Join(dir, filepath.FromSlash(rel)), tr, hd.Size); err != nil {
-			return digest.SHA256{}, fmt.Errorf("cannot unpack %q of bundle %q: %w", hd.Name, p, err)
-		}
-	}
-	if _, err := io.Copy(io.Discard, dr); err != nil {
-		return bad("%v", err)
-	}
-	sum, _ := dr.Sum()
-	return sum, nil
-}
+// bundleRunDir is the folder of an evidence bundle that holds the run.
+const bundleRunDir = "run"
 
 // moveNew renames the folder from to to, which must not exist; where the
 // file system cannot rename without replacing, it checks first.
@@ -229,36 +178,6 @@ func moveNew(from, to string) error {
 		return fmt.Errorf("%q exists", to)
 	}
 	return os.Rename(from, to)
-}
-
-// envelopeFile is the name of a run's signature envelope.
-const envelopeFile = "record.dsse.json"
-
-// local reports whether rel is a clean relative slash path that stays in
-// its folder.
-func local(rel string) bool {
-	return rel != "" && path.Clean(rel) == rel && filepath.IsLocal(filepath.FromSlash(rel)) && !strings.Contains(rel, `\`)
-}
-
-// writeFile creates p (a new file, in folders it makes) with exactly n
-// bytes from r, synced.
-func writeFile(p string, r io.Reader, n int64) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	if got, err := io.CopyN(f, r, n); err != nil || got != n {
-		f.Close()
-		return fmt.Errorf("truncated (%d of %d bytes): %v", got, n, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // importRecord is the import record of run id, keeping key for run

@@ -190,14 +190,18 @@ func TestImportRefuses(t *testing.T) {
 	})
 }
 
-// TestBundleChangedBetweenChecks: a bundle swapped after it verified
-// (same names and sizes, other bytes) is refused by the check of the
-// staged folder, and nothing is imported.
-func TestBundleChangedBetweenChecks(t *testing.T) {
+// TestBundleChangedAfterItVerified: the bundle is read once, so a bundle
+// swapped after it verified (same names and sizes, other bytes) changes
+// nothing: the run imported is the run that verified.
+func TestBundleChangedAfterItVerified(t *testing.T) {
 	bundle, tf, id := submission(t)
+	want, err := runs.VerifyBundle(bundle, tf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	home := maintainer(t)
-	betweenChecks = func(p string) {
-		rewrite(t, p, func(h *tar.Header, d []byte) []byte {
+	betweenChecks = func(string) {
+		rewrite(t, bundle, func(h *tar.Header, d []byte) []byte {
 			if h.Name == "run/eval_results.json" {
 				return bytes.Replace(d, []byte(`"fail"`), []byte(`"pass"`), 1)
 			}
@@ -205,33 +209,76 @@ func TestBundleChangedBetweenChecks(t *testing.T) {
 		})
 	}
 	defer func() { betweenChecks = func(string) {} }()
-	if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "changed while it was imported") {
-		t.Errorf("bundle changed between the checks: %v", err)
+	if _, err := Import(home, bundle, tf, "t.json"); err != nil {
+		t.Fatalf("import: %v", err)
 	}
-	nothingLeft(t, home, id)
+	r, err := runs.Open(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.VerifyWith(tf)
+	if err != nil {
+		t.Fatalf("the imported run does not verify: %v", err)
+	}
+	if got.Files["eval_results.json"] != want.Files["eval_results.json"] {
+		t.Errorf("imported eval_results.json is %+v, the bundle that verified held %+v", got.Files["eval_results.json"], want.Files["eval_results.json"])
+	}
+	if _, err := runs.VerifyBundle(bundle, tf); err == nil {
+		t.Fatal("the rewritten bundle still verifies: the test changed nothing")
+	}
 }
 
-// TestUnpackTakesOnlyTheVerifiedFiles: what the second pass over a
-// bundle writes is bounded by the verified record, whatever the bundle
-// holds by then.
-func TestUnpackTakesOnlyTheVerifiedFiles(t *testing.T) {
+// TestStagedRunIsCheckedAgain: the staged run folder is verified as a run
+// folder before it moves in; one changed there is refused and nothing is
+// imported.
+func TestStagedRunIsCheckedAgain(t *testing.T) {
+	for name, change := range map[string]func(dir string) error{
+		"a changed file": func(dir string) error {
+			p := filepath.Join(dir, "eval_results.json")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, bytes.Replace(b, []byte(`"fail"`), []byte(`"pass"`), 1), 0o644)
+		},
+		"an extra file": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "extra.py"), []byte("x"), 0o644)
+		},
+		"a missing file": func(dir string) error { return os.Remove(filepath.Join(dir, "eval_results.json")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			bundle, tf, id := submission(t)
+			home := maintainer(t)
+			betweenChecks = func(dir string) {
+				if err := change(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer func() { betweenChecks = func(string) {} }()
+			if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "does not verify as a run folder") {
+				t.Errorf("staged folder with %s: %v", name, err)
+			}
+			nothingLeft(t, home, id)
+		})
+	}
+}
+
+// TestImportTakesOnlyTheVerifiedFiles: a bundle with more than its record
+// names, a path out of its folder, a longer file, a link or a duplicate
+// is refused by the one reader that checks it, and nothing is imported.
+func TestImportTakesOnlyTheVerifiedFiles(t *testing.T) {
 	for name, tc := range map[string]struct {
 		entry tar.Header
 		data  string
-		want  string
 	}{
-		"a file the record does not name": {tar.Header{Typeflag: tar.TypeReg, Name: "run/extra.py"}, "x", "not a file of the verified record"},
-		"a path out of the folder":        {tar.Header{Typeflag: tar.TypeReg, Name: "run/../../x"}, "x", "not a file of the verified record"},
-		"a larger file":                   {tar.Header{Typeflag: tar.TypeReg, Name: "run/eval_results.json"}, strings.Repeat("x", 1<<16), "the record names"},
-		"a symbolic link":                 {tar.Header{Typeflag: tar.TypeSymlink, Name: "run/eval_results.json", Linkname: "/etc/passwd"}, "", "not a regular file"},
-		"a duplicate":                     {tar.Header{Typeflag: tar.TypeReg, Name: "run/record.json"}, "{}", "appears twice"},
+		"a file the record does not name": {tar.Header{Typeflag: tar.TypeReg, Name: "run/extra.py"}, "x"},
+		"a path out of the folder":        {tar.Header{Typeflag: tar.TypeReg, Name: "run/../../x"}, "x"},
+		"a larger file":                   {tar.Header{Typeflag: tar.TypeReg, Name: "run/eval_results.json"}, strings.Repeat("x", 1<<16)},
+		"a symbolic link":                 {tar.Header{Typeflag: tar.TypeSymlink, Name: "run/eval_results.json", Linkname: "/etc/passwd"}, ""},
+		"a duplicate":                     {tar.Header{Typeflag: tar.TypeReg, Name: "run/record.json"}, "{}"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			bundle, tf, _ := submission(t)
-			v, err := runs.VerifyBundle(bundle, tf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			bundle, tf, id := submission(t)
 			if name == "a larger file" {
 				rewrite(t, bundle, func(h *tar.Header, d []byte) []byte {
 					if h.Name == tc.entry.Name {
@@ -242,12 +289,13 @@ func TestUnpackTakesOnlyTheVerifiedFiles(t *testing.T) {
 			} else {
 				rewrite(t, bundle, func(_ *tar.Header, d []byte) []byte { return d }, entry{tc.entry, tc.data})
 			}
-			dir := filepath.Join(t.TempDir(), "run")
-			if _, err := unpack(bundle, dir, v.Record); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("unpack: %v, want %q", err, tc.want)
+			home := maintainer(t)
+			if _, err := Import(home, bundle, tf, "t.json"); exitcode.Of(err) != exitcode.Integrity {
+				t.Errorf("bundle with %s: %v", name, err)
 			}
-			if _, err := os.Lstat(filepath.Join(filepath.Dir(dir), "..", "x")); err == nil {
-				t.Errorf("unpack wrote outside its folder")
+			nothingLeft(t, home, id)
+			if _, err := os.Lstat(filepath.Join(home, "..", "x")); err == nil {
+				t.Errorf("the import wrote outside its home")
 			}
 		})
 	}

@@ -238,7 +238,15 @@ func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
 		return nil, exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: %v", p, err)
 	}
 	defer f.Close()
-	b, err := readBundle(bufio.NewReaderSize(f, 1<<20), out)
+	dr := digest.NewReader(f)
+	b, err := readBundle(bufio.NewReaderSize(dr, 1<<20), out)
+	if err == nil {
+		// The reader refuses anything but zero padding after the end
+		// marker; what it left unread is that padding.
+		if _, cerr := io.Copy(io.Discard, dr); cerr != nil {
+			err = cerr
+		}
+	}
 	var xe *extractError
 	if errors.As(err, &xe) {
 		return nil, fmt.Errorf("cannot extract bundle %q: %v", p, xe.err)
@@ -251,6 +259,7 @@ func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
 	if v == nil {
 		return nil, err
 	}
+	v.BundleSHA256, _ = dr.Sum()
 	switch pub, err := keys.ParsePublic(b.SignerPub); {
 	case b.SignerPub == nil:
 		v.add(bundlePub, "missing")

@@ -121,6 +121,9 @@ type Verification struct {
 	Files          map[string]File
 	RecordSHA256   string
 	EnvelopeSHA256 string
+	// BundleSHA256 is the digest of an evidence bundle's bytes as they
+	// were read and checked (zero for a run folder).
+	BundleSHA256 digest.SHA256
 }
 
 // Verify checks the run against its signed record with home's trust file
