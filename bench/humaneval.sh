@@ -18,6 +18,7 @@
 # /usr/bin/time, plus each container's cgroup peak as the run reports it
 # (the highest container peak times PARALLEL, an upper bound of the sum).
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 cd "$(dirname "$0")/.."
 parallel=${PARALLEL:-$(nproc)}
 work=$(mktemp -d)

@@ -12,6 +12,7 @@
 #                 skipped if unset (needs python3-numpy and python3-psutil
 #                 on the host)
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 cd "$(dirname "$0")/.."
 parallel=${PARALLEL:-$(nproc)}
 work=$(mktemp -d)

@@ -11,6 +11,7 @@
 #   LOGS_DIR defaults to $REPRO_MLPERF_LOGS, else the nearest
 #   shared/data/mlperf-training-v2.1 above the repository.
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-${REPRO_MLPERF_LOGS:-}}

@@ -14,6 +14,9 @@ export REPRO_TEST_EVALPLUS_TREE="${REPRO_TEST_EVALPLUS_TREE:-$(realpath -m ../sh
 # Tests that leave artifacts (the dashboard's browser screenshot) also
 # write them here.
 export REPRO_TEST_ARTIFACTS="${REPRO_TEST_ARTIFACTS:-$PWD/test-artifacts}"
+# The upstream trees are read, never written: no Python run of the tests
+# leaves bytecode in them (their tree digests are pinned).
+export PYTHONDONTWRITEBYTECODE=1
 export MLPERF_LOGGING_DIR="${MLPERF_LOGGING_DIR:-$(realpath -m ../shared/engines/mlcommons-logging-7bbf7926)}"
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))

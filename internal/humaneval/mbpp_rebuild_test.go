@@ -83,7 +83,7 @@ func TestMBPPInputRebuildsMatchEvalPlus(t *testing.T) {
 	if err := os.WriteFile(script, []byte(rebuildCheck), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-I", script, harness, tree, filepath.Join(sharedData(t), mbppPin.file), string(rb))
+	cmd := exec.Command(py, "-B", "-I", script, harness, tree, filepath.Join(sharedData(t), mbppPin.file), string(rb))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -141,7 +141,7 @@ func TestMBPPAlternativeAnswersMatchEvalPlus(t *testing.T) {
 	if err := os.WriteFile(script, []byte(alternativeCheck), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-I", script, tree, filepath.Join(sharedData(t), mbppPin.file))
+	cmd := exec.Command(py, "-B", "-I", script, tree, filepath.Join(sharedData(t), mbppPin.file))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -57,7 +57,7 @@ func startEvalPlusReader(tb testing.TB, d *Dataset) *evalplusReader {
 	if err := os.WriteFile(promptsPath, b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(py, "-I", "-X", "utf8", filepath.Join("testdata", "evalplus_read_samples.py"), tree, promptsPath)
+	cmd := exec.Command(py, "-B", "-I", "-X", "utf8", filepath.Join("testdata", "evalplus_read_samples.py"), tree, promptsPath)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -37,7 +37,7 @@ func upstreamChecker(t *testing.T) (python, dir string) {
 // upstreamVerdict runs the compliance checker on one file.
 func upstreamVerdict(t *testing.T, python, dir, file string) (bool, string) {
 	t.Helper()
-	cmd := exec.Command(python, "-m", "mlperf_logging.compliance_checker", "--usage", "training", "--ruleset", "2.1.0",
+	cmd := exec.Command(python, "-B", "-m", "mlperf_logging.compliance_checker", "--usage", "training", "--ruleset", "2.1.0",
 		"--log_output", filepath.Join(t.TempDir(), "cc.log"), file)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -93,7 +93,7 @@ print(repr(score))
 
 func upstreamScore(t *testing.T, python, dir, benchmark, folder string) *float64 {
 	t.Helper()
-	cmd := exec.Command(python, "-c", summarizerScript, benchmark, folder)
+	cmd := exec.Command(python, "-B", "-c", summarizerScript, benchmark, folder)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
