@@ -81,7 +81,7 @@ func launcherOf(t Transport) Launcher {
 func frameOf(kind byte, body []byte) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(body))), body...)
 }
-func hello() []byte { return frameOf('H', []byte(`{"protocol":2,"python":"3.11"}`)) }
+func hello() []byte { return frameOf('H', []byte(`{"protocol":3,"python":"3.11"}`)) }
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }

@@ -126,6 +126,9 @@ func (t *sandboxTransport) Stderr() string {
 func (t *sandboxTransport) Write(p []byte) (int, error) { return t.c.Stdin().Write(p) }
 func (t *sandboxTransport) Read(p []byte) (int, error)  { return t.c.Stdout().Read(p) }
 
+// CPUUsage is the container's CPU usage as the host reads it.
+func (t *sandboxTransport) CPUUsage() (time.Duration, error) { return t.c.CPUUsage() }
+
 func (t *sandboxTransport) Abort() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
