@@ -977,7 +977,17 @@ def sweep(skip):
             if owner not in (uid, 0):
                 continue
             st = proc_state(name)
-            if st is None or st[0] == b"Z":
+            if st is None:
+                continue
+            if st[0] == b"Z":
+                # A zombie, or a process whose first thread exited while its
+                # other threads run on (its state is the first thread's):
+                # the signal ends the latter and does nothing to the former,
+                # which its parent reaps (see leftovers).
+                try:
+                    os.kill(int(name), signal.SIGKILL)
+                except OSError:
+                    pass
                 continue
             found = True
             try:
