@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:5270ed205ddca003944ec6be5fdb72deb841ca9b1e297d5bc8460fa3c0f6122d")
+var HarnessDigest = digest.MustParse("sha256:e8caefd1abef578fd9ffe60b3ff3c381f3677ecedbb956d1e06aca3a15913aea")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
