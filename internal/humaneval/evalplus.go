@@ -46,8 +46,9 @@ const (
 const EvalPlusWeakness = "verdicts are EvalPlus's own (evalplus@26d6d00 untrusted_check, run in repro's sandbox): " +
 	"each sample runs in a process forked from the one that holds the expected outputs and reports its result through " +
 	"shared memory it can write itself, so a sample can read the expected outputs, return an object that equals " +
-	"anything, or forge its own result; repro accepts a result only for the sample being scored, so a sample can forge " +
-	"no other sample's verdict, but its own verdict is only as trustworthy as EvalPlus's"
+	"anything, change its inputs before they are checked (find_zero), or forge its own result; the driver's results " +
+	"reach repro tagged on a channel no sample holds, so a sample can forge no other sample's verdict, but its own " +
+	"verdict is only as trustworthy as EvalPlus's"
 
 // EvalPlusConfig is one run of EvalPlus's scoring core in the sandbox.
 type EvalPlusConfig struct {
