@@ -405,24 +405,70 @@ import os, signal, time
 # against 1 s per input, in workers of 0.5 s each: a /proc clock sees at
 # most the one that runs.
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def burn(seconds):
+    # One worker; this process blocks on a pipe (using no CPU) until the
+    # worker is done.
+    r, w = os.pipe()
+    if os.fork() == 0:
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # end of file when the worker exits
+    os.close(r)
 done = False
 def fib(n):
     global done
     if not done:
         done = True
         for _ in range(24):
-            pid = os.fork()
-            if pid == 0:
-                t = time.process_time()
-                while time.process_time() - t < 0.5:
-                    pass
-                os._exit(0)
-            time.sleep(0.55)  # the worker runs meanwhile (the container has one CPU)
+            burn(0.5)
     a, b = 0, 1
     for _ in range(n):
         a, b = b, a + b
     return a
 `, []Status{StatusTimeout}},
+		// Attacks on the host's clock and the process-table check.
+		{"CPU in workers nobody waits for, a little in every input", `
+import os, signal, time
+# The host's clock holds the job's total, not each input: 2.5 CPU-s hidden
+# in every input (each within what a /proc clock sees at once) is 12.5 s in
+# all, over the sum of the limits.
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def burn(seconds):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    os.close(r)
+def fib(n):
+    for _ in range(5):
+        burn(0.5)
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, []Status{StatusTimeout}},
+		{"a stopped process, a zombie and a new session left behind", `
+import os, signal, time
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os._exit(0)
+os.fork() == 0 and os._exit(0)  # never waited for: a zombie until its parent goes
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(3600)
+    os._exit(0)
+time.sleep(0.1)
+def fib(n):
+    return -1
+`, failOrTime},
 		{"a process whose first thread exited, left for the next job", `
 import ctypes, os, threading, time
 # The first thread of a process ends (the exit call, not exit_group): the
