@@ -226,6 +226,14 @@ const rotateAge = 45 * time.Minute
 // it sends a heartbeat at least every second.
 const heartbeatTimeout = 20 * time.Second
 
+// heartbeatCPU is the container CPU time after which a silent supervisor
+// is taken for stopped or wedged; heartbeatWallMax is how long a silent
+// supervisor whose container got less is waited for.
+const (
+	heartbeatCPU     = 2 * time.Second
+	heartbeatWallMax = 90 * time.Second
+)
+
 // helloTimeout bounds the start of a supervisor.
 const helloTimeout = 60 * time.Second
 
@@ -398,15 +406,38 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			t.Abort()
 		}
 	})
-	// A supervisor that sends nothing, not even a heartbeat, is stopped or
-	// starved: it is killed well before the job's own limits pass.
-	alive := time.AfterFunc(heartbeatTimeout, func() {
+	// A supervisor that sends nothing, not even a heartbeat, for
+	// heartbeatTimeout is stopped, wedged or starved. With the host's clock
+	// the three are told apart by the container's CPU time: a supervisor
+	// that runs sends a frame each second, at a priority above the job's,
+	// so one silent while its container used heartbeatCPU is stopped or
+	// wedged and is killed; one whose container got less was starved by a
+	// loaded host and is waited for, up to heartbeatWallMax. (A job gains
+	// nothing by stopping the supervisor: its job ends as lost.)
+	clk, _ := t.(cpuClock)
+	if !hostClockOn {
+		clk = nil
+	}
+	lastFrame := time.Now()
+	var lastCPU time.Duration
+	if clk != nil {
+		lastCPU, _ = clk.CPUUsage()
+	}
+	var alive *time.Timer
+	alive = time.AfterFunc(heartbeatTimeout, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !finished {
-			expired = true
-			t.Abort()
+		if finished {
+			return
 		}
+		if clk != nil && time.Since(lastFrame) < heartbeatWallMax {
+			if u, err := clk.CPUUsage(); err == nil && u-lastCPU < heartbeatCPU {
+				alive.Reset(heartbeatTimeout / 4)
+				return
+			}
+		}
+		expired = true
+		t.Abort()
 	})
 	defer func() {
 		mu.Lock()
@@ -445,10 +476,6 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	// hostBudget by it is stopped, whatever the supervisor's own clock saw
 	// (under gVisor that clock sums /proc, which misses a process nobody
 	// waits for).
-	clk, _ := t.(cpuClock)
-	if !hostClockOn {
-		clk = nil
-	}
 	var cpuStart, cpuUsed time.Duration
 	loaded := false
 	budget := hostBudget(j)
@@ -457,6 +484,14 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			cpuUsed.Seconds(), budget.Seconds())
 	}
 	for {
+		mu.Lock()
+		lastFrame = time.Now()
+		if clk != nil {
+			if u, err := clk.CPUUsage(); err == nil {
+				lastCPU = u
+			}
+		}
+		mu.Unlock()
 		alive.Reset(heartbeatTimeout)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
