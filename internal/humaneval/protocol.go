@@ -231,7 +231,7 @@ const heartbeatTimeout = 20 * time.Second
 // supervisor whose container got less is waited for.
 const (
 	heartbeatCPU     = 2 * time.Second
-	heartbeatWallMax = 90 * time.Second
+	heartbeatWallMax = 45 * time.Second
 )
 
 // helloTimeout bounds the start of a supervisor.
