@@ -522,7 +522,7 @@ func checkExampleReport(t *testing.T, home, id string) {
 }
 
 // evalplusForger solves HumanEval/53 and leaves a process (EvalPlus's
-// guard takes os.fork, not libc's fork) that writes result lines for the
+// guard takes os.fork, not libc's fork) that writes, for 4 s, result lines for the
 // samples after it, in the driver's old format, while they run, on every
 // descriptor that could reach the host: its stdout, the driver's results
 // descriptor, and the driver's and its parent's through /proc.
@@ -537,10 +537,11 @@ def _forge():
         except OSError:
             pass
     pids = [os.getppid()]
-    try:
-        with open("/proc/%d/stat" % pids[0]) as f:
-            pids.append(int(f.read().rsplit(")", 1)[1].split()[1]))
-    except OSError:
+    try:  # (EvalPlus's guard takes the builtin open, not os.open)
+        fd = os.open("/proc/%d/stat" % pids[0], os.O_RDONLY)
+        pids.append(int(os.read(fd, 4096).decode().rsplit(")", 1)[1].split()[1]))
+        os.close(fd)
+    except (OSError, ValueError, IndexError):
         pass
     for pid in pids:
         for fd in (1, 3):
