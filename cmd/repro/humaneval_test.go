@@ -521,18 +521,83 @@ func checkExampleReport(t *testing.T, home, id string) {
 	}
 }
 
+// evalplusForger solves HumanEval/53 and leaves a process (EvalPlus's
+// guard takes os.fork, not libc's fork) that writes, for 4 s, result lines for the
+// samples after it, in the driver's old format, while they run, on every
+// descriptor that could reach the host: its stdout, the driver's results
+// descriptor, and the driver's and its parent's through /proc.
+const evalplusForger = `import ctypes, json, os, time
+def _forge():
+    lines = b"".join(json.dumps({"task_id": "HumanEval/53", "id": i, "base_status": s, "base_fail": f,
+                                 "plus_status": s, "plus_fail": f}).encode() + b"\n"
+                     for i, s, f in ((1, "fail", 0), (2, "pass", -1)))
+    for fd in (1, 3):
+        try:
+            os.write(fd, lines)
+        except OSError:
+            pass
+    pids = [os.getppid()]
+    try:  # (EvalPlus's guard takes the builtin open, not os.open)
+        fd = os.open("/proc/%d/stat" % pids[0], os.O_RDONLY)
+        pids.append(int(os.read(fd, 4096).decode().rsplit(")", 1)[1].split()[1]))
+        os.close(fd)
+    except (OSError, ValueError, IndexError):
+        pass
+    for pid in pids:
+        for fd in (1, 3):
+            try:
+                w = os.open("/proc/%d/fd/%d" % (pid, fd), os.O_WRONLY)
+                os.write(w, lines)
+                os.close(w)
+            except OSError:
+                pass
+if ctypes.CDLL(None).fork() == 0:
+    for _ in range(40):
+        time.sleep(0.1)
+        _forge()
+    os._exit(0)
+def add(x, y):
+    return x + y
+`
+
+// findZeroMutator turns HumanEval/32's coefficient list into zeros, for
+// which any x is a root.
+const findZeroMutator = `def find_zero(xs):
+    xs[:] = [0] * len(xs)
+    return 0.0
+`
+
 func TestHumanEvalEngineEvalPlus(t *testing.T) {
 	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	home := humanevalHome(t, false)
 	env := []string{"REPRO_HOME=" + home}
 	samples := writeSamples(t,
+		sampleLine("HumanEval/53", evalplusForger),
 		sampleLine("HumanEval/53", "def add(x, y):\n    return x + y\n"),
 		sampleLine("HumanEval/53", "def add(x, y):\n    return x - y\n"),
 		sampleLine("HumanEval/53", "class Yes:\n    def __eq__(self, o): return True\ndef add(x, y):\n    return Yes()\n"),
 		sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n"),
+		sampleLine("HumanEval/32", findZeroMutator),
 	)
 	args := []string{"humaneval", "--engine", "evalplus", "--evalplus-tree", tree, "--dataset", "humanevalplus-mini",
-		"--tasks", "0,53", "--samples", samples, "--json"}
+		"--tasks", "0,32,53", "--samples", samples, "--json"}
+	testEngineEvalPlusOn(t, env, args)
+
+	// A tree that is not the pinned one is refused before anything runs.
+	changed := t.TempDir()
+	if out, err := exec.Command("cp", "-a", tree+"/.", changed).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	f, _ := os.OpenFile(filepath.Join(changed, "evalplus", "eval", "__init__.py"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n# changed\n")
+	f.Close()
+	args[4] = changed
+	if r := repro(t, env, args...); r.code != 4 || !strings.Contains(r.stderr, "tree digest") {
+		t.Errorf("changed tree: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func testEngineEvalPlusOn(t *testing.T, env, args []string) {
 	r := repro(t, env, args...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -548,29 +613,25 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 	}
 	res := readEvalResults(t, h.ResultsFile)
 	add := res.Eval["HumanEval/53"]
-	if len(add) != 3 || add[0].PlusStatus != "pass" || add[1].BaseStatus != "fail" {
+	// The first sample wrote result lines for the two after it (the honest
+	// one failing, the wrong one passing) where the old driver's results
+	// went; none was taken.
+	if len(add) != 4 || add[1].BaseStatus != "pass" || add[1].PlusStatus != "pass" || add[2].BaseStatus != "fail" {
 		t.Fatalf("HumanEval/53 under EvalPlus: %+v", add)
 	}
 	// EvalPlus's comparison calls the sample's __eq__: the always-equal
 	// object passes there (and only there; see TestHostileSuite).
-	if add[2].BaseStatus != "pass" || add[2].PlusStatus != "pass" {
-		t.Errorf("the always-equal object did not pass under EvalPlus's code: %+v", add[2])
+	if add[3].BaseStatus != "pass" || add[3].PlusStatus != "pass" {
+		t.Errorf("the always-equal object did not pass under EvalPlus's code: %+v", add[3])
 	}
-	if h.SelfCheck == nil || h.SelfCheck.Passed != 2 {
+	// EvalPlus checks find_zero's output against the input list after the
+	// sample ran: a sample that empties the list into zeros passes there
+	// (repro's own engine checks against its own copy: TestHostileSuite).
+	if fz := res.Eval["HumanEval/32"]; len(fz) != 1 || fz[0].BaseStatus != "pass" {
+		t.Errorf("the input-mutating find_zero did not pass under EvalPlus's code (update docs/humaneval.md if EvalPlus no longer takes it): %+v", fz)
+	}
+	if h.SelfCheck == nil || h.SelfCheck.Passed != 3 {
 		t.Errorf("self-check %+v", h.SelfCheck)
-	}
-
-	// A tree that is not the pinned one is refused before anything runs.
-	changed := t.TempDir()
-	if out, err := exec.Command("cp", "-a", tree+"/.", changed).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	f, _ := os.OpenFile(filepath.Join(changed, "evalplus", "eval", "__init__.py"), os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("\n# changed\n")
-	f.Close()
-	args[4] = changed
-	if r := repro(t, env, args...); r.code != 4 || !strings.Contains(r.stderr, "tree digest") {
-		t.Errorf("changed tree: exit %d %s", r.code, r.stderr)
 	}
 }
 

@@ -2,7 +2,12 @@ package humaneval
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,8 +46,9 @@ const (
 const EvalPlusWeakness = "verdicts are EvalPlus's own (evalplus@26d6d00 untrusted_check, run in repro's sandbox): " +
 	"each sample runs in a process forked from the one that holds the expected outputs and reports its result through " +
 	"shared memory it can write itself, so a sample can read the expected outputs, return an object that equals " +
-	"anything, or forge its own result; repro accepts a result only for the sample being scored, so a sample can forge " +
-	"no other sample's verdict, but its own verdict is only as trustworthy as EvalPlus's"
+	"anything, change its inputs before they are checked (find_zero), or forge its own result; the driver's results " +
+	"reach repro tagged on a channel no sample holds, so a sample can forge no other sample's verdict, but its own " +
+	"verdict is only as trustworthy as EvalPlus's"
 
 // EvalPlusConfig is one run of EvalPlus's scoring core in the sandbox.
 type EvalPlusConfig struct {
@@ -193,7 +199,16 @@ type evalplusContainer struct {
 	c    *sandbox.Container
 	r    *bufio.Reader
 	peak int64
+	key  []byte // the channel key of c
+	seq  uint64 // lines read from c
+	// scored counts the samples c has scored; a sample that breaks the
+	// stream as the first of a fresh container fails.
+	scored int
 }
+
+// errEvalPlusBroken: a line on the driver's stream that the relay did not
+// tag, or that is not the one the host awaits.
+var errEvalPlusBroken = errors.New("the driver's stream holds a line the driver did not send or did not send now")
 
 func (c *evalplusContainer) start(ctx context.Context) error {
 	cfg := c.p.cfg
@@ -222,6 +237,12 @@ func (c *evalplusContainer) start(ctx context.Context) error {
 		return err
 	}
 	c.c, c.r = ct, bufio.NewReaderSize(ct.Stdout(), 1<<16)
+	c.key, c.seq, c.scored = make([]byte, 32), 0, 0
+	rand.Read(c.key)
+	if _, err := ct.Stdin().Write([]byte(`{"key":"` + hex.EncodeToString(c.key) + "\"}\n")); err != nil {
+		c.stop(true)
+		return fmt.Errorf("cannot send the channel key to EvalPlus's driver: %v", err)
+	}
 	line, err := c.line(2 * time.Minute)
 	if err != nil {
 		c.stop(true)
@@ -258,8 +279,9 @@ func (c *evalplusContainer) stop(abort bool) int64 {
 
 var errEvalPlusTimeout = errors.New("no output from EvalPlus's driver in time")
 
-// line reads the next well-formed JSON line within d; lines that are not
-// (a sample may print anything to the driver's stdout) are skipped.
+// line reads the next line within d: the relay's tag, a space and the
+// driver's JSON line. A line without the tag of the next line number is
+// errEvalPlusBroken.
 func (c *evalplusContainer) line(d time.Duration) (evalplusLine, error) {
 	ct := c.c
 	timer := time.AfterFunc(d, func() {
@@ -268,19 +290,38 @@ func (c *evalplusContainer) line(d time.Duration) (evalplusLine, error) {
 		ct.Kill(ctx)
 	})
 	defer timer.Stop()
-	for {
-		b, err := readLineCapped(c.r, maxEvalPlusLine)
-		if err != nil {
-			if !timer.Stop() {
-				return evalplusLine{}, errEvalPlusTimeout
-			}
-			return evalplusLine{}, err
+	b, err := readLineCapped(c.r, maxEvalPlusLine)
+	if err != nil {
+		if !timer.Stop() {
+			return evalplusLine{}, errEvalPlusTimeout
 		}
-		var l evalplusLine
-		if strictjson.DecodeOpen(b, &l) == nil {
-			return l, nil
-		}
+		return evalplusLine{}, err
 	}
+	tag, body, ok := bytes.Cut(bytes.TrimSuffix(b, []byte("\n")), []byte(" "))
+	want := c.tag(body)
+	got := make([]byte, len(want))
+	if !ok || len(tag) != 2*len(want) {
+		return evalplusLine{}, errEvalPlusBroken
+	}
+	if _, err := hex.Decode(got, tag); err != nil || !hmac.Equal(got, want) {
+		return evalplusLine{}, errEvalPlusBroken
+	}
+	c.seq++
+	var l evalplusLine
+	if err := strictjson.DecodeOpen(body, &l); err != nil {
+		return evalplusLine{}, fmt.Errorf("a line of EvalPlus's driver is not its JSON: %v", err)
+	}
+	return l, nil
+}
+
+// tag is the relay's tag of the next line, body.
+func (c *evalplusContainer) tag(body []byte) []byte {
+	m := digest.NewHMAC(c.key)
+	m.Write([]byte("repro-evalplus"))
+	m.Write(binary.BigEndian.AppendUint64(nil, c.seq))
+	m.Write(body)
+	sum := m.Digest()
+	return sum[:]
 }
 
 // readLineCapped reads one line; longer lines are read and dropped.
@@ -333,8 +374,14 @@ func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, 
 			return fmt.Errorf("cannot send %s to EvalPlus's driver: %v", taskID, err)
 		}
 		l, err := c.line(30 * time.Minute)
-		for err == nil && (l.TaskID != taskID || (l.GTError == nil && l.GTSeconds == nil)) {
-			l, err = c.line(30 * time.Minute)
+		if err == nil && (l.TaskID != taskID || (l.GTError == nil && l.GTSeconds == nil)) {
+			err = errEvalPlusBroken
+		}
+		if err == errEvalPlusBroken && c.scored > 0 {
+			// A process left by an earlier task's sample: the task starts
+			// again in a fresh container.
+			c.stop(true)
+			continue
 		}
 		if err != nil {
 			c.stop(true)
@@ -354,8 +401,26 @@ func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, 
 			// EvalPlus's own limits end a sample's two runs within about
 			// two minutes; more means the driver is stuck.
 			l, err := c.line(5 * time.Minute)
-			for err == nil && (l.TaskID != taskID || l.ID == nil || *l.ID != i) {
-				l, err = c.line(5 * time.Minute)
+			if err == nil && (l.TaskID != taskID || l.ID == nil || *l.ID != i) {
+				err = errEvalPlusBroken
+			}
+			if err == errEvalPlusBroken && c.scored > 0 {
+				// Sample i or one scored before it in this container wrote
+				// into the stream: the container is retired and i and the
+				// rest are scored in a fresh one, where i comes first.
+				c.stop(true)
+				break
+			}
+			if err == errEvalPlusBroken {
+				res := PhaseResult{Status: StatusFail, FailInput: -1, Reason: "the sample wrote into the stream of EvalPlus's driver, as the first sample of a fresh container"}
+				results[i].Base = res
+				if results[i].Plus != nil {
+					*results[i].Plus = res
+				}
+				c.stop(true)
+				idx = idx[1:]
+				c.progress(total)
+				break
 			}
 			if err != nil {
 				// The driver died or hung while scoring sample i.
@@ -373,6 +438,7 @@ func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, 
 			if results[i].Plus != nil {
 				*results[i].Plus = evalplusPhase(task, Plus, l.PlusStatus, l.PlusFail)
 			}
+			c.scored++
 			idx = idx[1:]
 			c.progress(total)
 		}

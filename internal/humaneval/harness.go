@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:bebce93bea447b774682fba7cc626627ad154e50ccc658f85b9142d4953297a5")
+var HarnessDigest = digest.MustParse("sha256:e8caefd1abef578fd9ffe60b3ff3c381f3677ecedbb956d1e06aca3a15913aea")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -43,6 +43,23 @@ assert resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY, "R
 _big = bytearray(100 << 20)
 del _big
 assert os.listdir("/tmp") == ["job"] and os.listdir(".") == [], "left behind: %r" % os.listdir("/tmp")
+# The container's processes are init, the holder, the supervisor, the
+# zygote and this one, none a zombie; /dev/mqueue and the loopback's
+# sockets are empty.
+def _stat(p):
+    with open("/proc/%s/stat" % p) as f:
+        s = f.read()
+    return s[s.index("(") + 1 : s.rindex(")")], s[s.rindex(")") + 2]
+_procs = {p: _stat(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()}
+assert len(_procs) == 4 and all(st != "Z" for _, st in _procs.values()), "processes: %r" % _procs
+assert not os.path.isdir("/dev/mqueue") or os.listdir("/dev/mqueue") == [], "mqueue: %r" % os.listdir("/dev/mqueue")
+for _f in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
+    try:
+        with open(_f) as f:
+            _lines = f.read().splitlines()[1:]
+    except OSError:
+        continue
+    assert not _lines, "%s: %r" % (_f, _lines[:4])
 `
 
 // framing writes frames as the supervisor's channel carries them, without
@@ -381,6 +398,112 @@ if os.fork() == 0:
         os._exit(0)
 {canon}
 `, anyStatus},
+		{"CPU in workers nobody waits for", `
+import os, signal, time
+# Short-lived workers the kernel reaps by itself: their CPU time reaches no
+# parent's cutime and leaves /proc with them. 12 CPU-s in the first call,
+# against 1 s per input, in workers of 0.5 s each: a /proc clock sees at
+# most the one that runs.
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def burn(seconds):
+    # One worker; this process blocks on a pipe (using no CPU) until the
+    # worker is done.
+    r, w = os.pipe()
+    if os.fork() == 0:
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # end of file when the worker exits
+    os.close(r)
+done = False
+def fib(n):
+    global done
+    if not done:
+        done = True
+        for _ in range(24):
+            burn(0.5)
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, []Status{StatusTimeout}},
+		// Attacks on the host's clock and the process-table check.
+		{"CPU in workers nobody waits for, a little in every input", `
+import os, signal, time
+# The host's clock holds the job's total, not each input: 2.5 CPU-s hidden
+# in every input (each within what a /proc clock sees at once) is 12.5 s in
+# all, over the sum of the limits.
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def burn(seconds):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    os.close(r)
+def fib(n):
+    for _ in range(5):
+        burn(0.5)
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, []Status{StatusTimeout}},
+		{"a stopped process, a zombie and a new session left behind", `
+import os, signal, time
+if os.fork() == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os._exit(0)
+os.fork() == 0 and os._exit(0)  # never waited for: a zombie until its parent goes
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(3600)
+    os._exit(0)
+time.sleep(0.1)
+def fib(n):
+    return -1
+`, failOrTime},
+		{"a process whose first thread exited, left for the next job", `
+import ctypes, os, threading, time
+# The first thread of a process ends (the exit call, not exit_group): the
+# process shows as a zombie while its other thread runs on, and a sweep
+# that passes over zombies leaves it for the next job.
+if os.fork() == 0:
+    def spin():
+        while True:
+            time.sleep(0.01)
+    threading.Thread(target=spin).start()
+    libc = ctypes.CDLL(None)
+    libc.syscall(60 if os.uname().machine == "x86_64" else 93, 0)
+time.sleep(0.2)
+def fib(n):
+    return -1
+`, onlyFail},
+		{"a name in /dev/mqueue and a socket on the loopback", `
+import os, socket
+try:
+    os.close(os.open("/dev/mqueue/left-behind", os.O_CREAT | os.O_RDWR, 0o600))
+except OSError:
+    pass
+try:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    cli = socket.create_connection(srv.getsockname())
+    conn, _ = srv.accept()
+    cli.close()  # the side that closes first holds TIME_WAIT for a minute
+    conn.close()
+    srv.close()
+except OSError:
+    pass
+{canon}
+`, anyStatus},
 		{"files and a daemon left for the next job", `
 import os, signal, time
 with open("/tmp/planted", "w") as f:
@@ -490,9 +613,20 @@ func runAttackThenHonest(t *testing.T, launch Launcher, d *Dataset, truth *Truth
 // and the integrity case that must then fail.
 var harnessControls = []struct {
 	control, test string
-	edits         [][2]string // old, new
+	edits         [][2]string     // old, new
+	runtime       sandbox.Runtime // the runtime where the case shows the control ("" the default)
+	host          *bool           // a control of the host's, turned off for the row
 }{
-	{"clean zygote", "memory scan for any record of an earlier job", [][2]string{
+	// Under runc the supervisor's clock is the container's cgroup too;
+	// under runsc it sums /proc, and the host's clock is what stops the job.
+	{control: "host's job clock", test: "CPU in workers nobody waits for", runtime: sandbox.Runsc, host: &hostClockOn},
+	// The sweep of round 2 passed over processes in state Z; the process
+	// table after the job is what shows one that still runs.
+	{control: "process table after each job", test: "a process whose first thread exited, left for the next job", edits: [][2]string{
+		{"            if st[0] == b\"Z\":\n", "            if st[0] == b\"Z\":\n                continue\n"},
+		{"    elif clean:\n", "    elif False:\n"},
+	}},
+	{control: "clean zygote", test: "memory scan for any record of an earlier job", edits: [][2]string{
 		{"    zyg = Zygote()\n", "    zyg = LocalZygote()\n"},
 		{"\n\n# The inode of the initial PID namespace", `
 
@@ -520,7 +654,7 @@ class LocalZygote:
 
 # The inode of the initial PID namespace`},
 	}},
-	{"CPU time of the whole job", "CPU work in grandchildren while the child waits at nice 19", [][2]string{
+	{control: "CPU time of the whole job", test: "CPU work in grandchildren while the child waits at nice 19", edits: [][2]string{
 		{"                c = clock()\n", "                c = child_cpu(pid)\n"},
 		{"            c = clock()\n", "            c = child_cpu(pid)\n"},
 		{"\n\n# The inode of the initial PID namespace", `
@@ -534,7 +668,7 @@ def child_cpu(pid):
 
 # The inode of the initial PID namespace`},
 	}},
-	{"stopped zygote fails the job", "stop the zygote", [][2]string{
+	{control: "stopped zygote fails the job", test: "stop the zygote", edits: [][2]string{
 		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\"):\n            return None\n", ""},
 	}},
 }
@@ -542,8 +676,8 @@ def child_cpu(pid):
 // TestHarnessControlsAreNeeded takes one control at a time out of the
 // supervisor and requires the named integrity case to notice.
 func TestHarnessControlsAreNeeded(t *testing.T) {
-	e := sandboxtest.Engine(t)
-	img := sandboxtest.Image(t, e)
+	e0 := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e0)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	task := d.Task(integrityTask)
 	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
@@ -554,6 +688,14 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range harnessControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
+			e := e0
+			if m.runtime != "" {
+				e = sandboxtest.EngineRuntime(t, m.runtime)
+			}
+			if m.host != nil {
+				*m.host = false
+				t.Cleanup(func() { *m.host = true })
+			}
 			code := string(src)
 			for _, ed := range m.edits {
 				if strings.Count(code, ed[0]) != 1 {

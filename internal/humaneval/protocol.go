@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 2
+	protocolVersion = 3
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 )
@@ -46,6 +46,38 @@ type Transport interface {
 	// Stderr returns the start of what the supervisor wrote to stderr,
 	// once it has ended (for error messages).
 	Stderr() string
+}
+
+// cpuClock is a Transport whose container's CPU usage the host reads
+// itself, from the container's cgroup (sandbox.Container.CPUUsage): the
+// clock no process of a job can hide from.
+type cpuClock interface {
+	CPUUsage() (time.Duration, error)
+}
+
+// hostClockOn: the host holds jobs to their limits by its own clock. Only
+// TestHarnessControlsAreNeeded turns it off, to show that the integrity
+// suite needs it.
+var hostClockOn = true
+
+// hostClockSlack is what the host's clock allows a job beyond its own
+// limits: the supervisor's and the zygote's work for the job (relaying
+// records, the sweep), and the job's first milliseconds before the L frame
+// reached the host.
+func hostClockSlack(budget time.Duration) time.Duration {
+	return 500*time.Millisecond + budget/10
+}
+
+// hostBudget is the CPU time the host's clock allows a job from its L
+// frame to its end: its load allowance and the smaller of its phase limit
+// and the sum of its inputs' limits, plus hostClockSlack.
+func hostBudget(j *job) time.Duration {
+	sum := 0.0
+	for _, l := range j.Limits {
+		sum += l
+	}
+	b := time.Duration((j.FirstExtra + min(j.PhaseLimit, sum)) * float64(time.Second))
+	return b + hostClockSlack(b)
 }
 
 // Launcher starts a supervisor (python3 -I /harness/supervisor.py with the
@@ -111,6 +143,7 @@ type endStatus string
 const (
 	endDone    endStatus = "done"    // every input ran
 	endTimeout endStatus = "timeout" // the per-input or phase limit struck
+	endStopped endStatus = "stopped" // a record failed the job (raised, unencodable)
 	endSetup   endStatus = "setup"   // the sandbox failed before the program ran
 	endLost    endStatus = "lost"    // Go lost the supervisor
 )
@@ -192,6 +225,14 @@ const rotateAge = 45 * time.Minute
 // heartbeatTimeout is how long a supervisor running a job may stay silent;
 // it sends a heartbeat at least every second.
 const heartbeatTimeout = 20 * time.Second
+
+// heartbeatCPU is the container CPU time after which a silent supervisor
+// is taken for stopped or wedged; heartbeatWallMax is how long a silent
+// supervisor whose container got less is waited for.
+const (
+	heartbeatCPU     = 2 * time.Second
+	heartbeatWallMax = 45 * time.Second
+)
 
 // helloTimeout bounds the start of a supervisor.
 const helloTimeout = 60 * time.Second
@@ -365,15 +406,38 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			t.Abort()
 		}
 	})
-	// A supervisor that sends nothing, not even a heartbeat, is stopped or
-	// starved: it is killed well before the job's own limits pass.
-	alive := time.AfterFunc(heartbeatTimeout, func() {
+	// A supervisor that sends nothing, not even a heartbeat, for
+	// heartbeatTimeout is stopped, wedged or starved. With the host's clock
+	// the three are told apart by the container's CPU time: a supervisor
+	// that runs sends a frame each second, at a priority above the job's,
+	// so one silent while its container used heartbeatCPU is stopped or
+	// wedged and is killed; one whose container got less was starved by a
+	// loaded host and is waited for, up to heartbeatWallMax. (A job gains
+	// nothing by stopping the supervisor: its job ends as lost.)
+	clk, _ := t.(cpuClock)
+	if !hostClockOn {
+		clk = nil
+	}
+	lastFrame := time.Now()
+	var lastCPU time.Duration
+	if clk != nil {
+		lastCPU, _ = clk.CPUUsage()
+	}
+	var alive *time.Timer
+	alive = time.AfterFunc(heartbeatTimeout, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !finished {
-			expired = true
-			t.Abort()
+		if finished {
+			return
 		}
+		if clk != nil && time.Since(lastFrame) < heartbeatWallMax {
+			if u, err := clk.CPUUsage(); err == nil && u-lastCPU < heartbeatCPU {
+				alive.Reset(heartbeatTimeout / 4)
+				return
+			}
+		}
+		expired = true
+		t.Abort()
 	})
 	defer func() {
 		mu.Lock()
@@ -407,14 +471,57 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	k := 0
 	cancelled := false
 	maxRecord := j.RecordCap + 16
+	// The host's clock of the job: the container's CPU usage, read at the L
+	// frame and at every frame after it. A job that uses more than
+	// hostBudget by it is stopped, whatever the supervisor's own clock saw
+	// (under gVisor that clock sums /proc, which misses a process nobody
+	// waits for).
+	var cpuStart, cpuUsed time.Duration
+	loaded := false
+	budget := hostBudget(j)
+	overBudget := func() string {
+		return fmt.Sprintf("the job used %.2f s of CPU time as the host measures its container, over the %.2f s its limits allow",
+			cpuUsed.Seconds(), budget.Seconds())
+	}
 	for {
+		mu.Lock()
+		lastFrame = time.Now()
+		if clk != nil {
+			if u, err := clk.CPUUsage(); err == nil {
+				lastCPU = u
+			}
+		}
+		mu.Unlock()
 		alive.Reset(heartbeatTimeout)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
 			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
 		}
+		if loaded && clk != nil {
+			u, err := clk.CPUUsage()
+			if err != nil {
+				return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
+			}
+			if cpuUsed = u - cpuStart; cpuUsed > budget && kind != 'E' {
+				w.stop()
+				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true}, nil
+			}
+		}
 		switch kind {
+		case 'L':
+			if loaded || len(body) != 0 {
+				return lost(k, "a second or malformed L frame")
+			}
+			loaded = true
+			if clk != nil {
+				if cpuStart, err = clk.CPUUsage(); err != nil {
+					return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
+				}
+			}
 		case 'R':
+			if clk != nil && !loaded {
+				return lost(k, "a record before the L frame: the host's clock of the job never started")
+			}
 			if len(body) < 17 {
 				return lost(k, "short record frame")
 			}
@@ -458,6 +565,11 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			var end jobEnd
 			if err := strictjson.DecodeOpen(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
+			}
+			if loaded && clk != nil && cpuUsed > budget && (end.Status == endDone || end.Status == endStopped) {
+				// Every record came within the supervisor's clock, but not
+				// within the host's: the job hid CPU time.
+				end.Status, end.Detail = endTimeout, overBudget()
 			}
 			if end.Status == endSetup || end.Last {
 				// The supervisor stops after this job: the next one gets a

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprolab/repro/internal/digest"
 )
@@ -81,7 +82,7 @@ func launcherOf(t Transport) Launcher {
 func frameOf(kind byte, body []byte) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(body))), body...)
 }
-func hello() []byte { return frameOf('H', []byte(`{"protocol":2,"python":"3.11"}`)) }
+func hello() []byte { return frameOf('H', []byte(`{"protocol":3,"python":"3.11"}`)) }
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
@@ -299,5 +300,52 @@ func TestSupervisorFailingBeforeTheKey(t *testing.T) {
 	end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return true })
 	if err != nil || end.Status != endLost || strings.Contains(end.Detail, "non-dumpable") {
 		t.Errorf("a zero-tagged fatal frame after the hello: end %+v, err %v", end, err)
+	}
+}
+
+// clockedStream is a supervisorStream whose container's CPU usage, as the
+// host reads it, grows by step at each read.
+type clockedStream struct {
+	supervisorStream
+	now, step time.Duration
+}
+
+func (c *clockedStream) CPUUsage() (time.Duration, error) {
+	c.now += c.step
+	return c.now, nil
+}
+
+// TestHostClockHoldsTheJob: a job whose every record came within the
+// supervisor's clock but whose container used more CPU than its limits
+// allow, by the host's reading, is a timeout; a supervisor that sends a
+// record before the L frame (the host's clock never started) is lost.
+func TestHostClockHoldsTheJob(t *testing.T) {
+	j := testJob(2) // 1 s load allowance, 1 s per input: 3 s, 3.8 s with the slack
+	if b := hostBudget(j); b != 3800*time.Millisecond {
+		t.Fatalf("budget %v", b)
+	}
+	run := func(step time.Duration, frames []byte) jobEnd {
+		t.Helper()
+		s := &clockedStream{supervisorStream: supervisorStream{frames: append(hello(), frames...)}, step: step}
+		w := &worker{launch: launcherOf(s)}
+		end, err := w.run(context.Background(), testJob(2), func(int, record) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return end
+	}
+	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
+	job = append(job, recordFrame('V', intv(2))...)
+	job = append(job, endFrame(7, 2, "done")...)
+	if end := run(10*time.Millisecond, job); end.Status != endDone {
+		t.Errorf("within the budget: %+v", end)
+	}
+	// Each read finds 1 s more: by the end the job has used about 6 s.
+	if end := run(time.Second, job); end.Status != endTimeout || !strings.Contains(end.Detail, "as the host measures") {
+		t.Errorf("over the budget: %+v", end)
+	}
+	noL := append(recordFrame('V', intv(1)), recordFrame('V', intv(2))...)
+	if end := run(time.Millisecond, append(noL, endFrame(7, 2, "done")...)); end.Status != endLost {
+		t.Errorf("records before L: %+v", end)
 	}
 }

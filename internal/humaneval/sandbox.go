@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
 )
 
@@ -87,6 +88,13 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		}
 		t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
 		go t.drainStderr()
+		// The host's clock of every job (see cpuClock) must be readable:
+		// without it no job runs.
+		if _, err := c.CPUUsage(); err != nil {
+			t.Abort()
+			t.Close()
+			return nil, exitcode.Errorf(exitcode.Precondition, "repro cannot read the sandbox container's CPU usage on this host, which it holds every job to: %v (repro must run on the engine's host, in its cgroup namespace)", err)
+		}
 		return t, nil
 	}
 }
@@ -125,6 +133,9 @@ func (t *sandboxTransport) Stderr() string {
 
 func (t *sandboxTransport) Write(p []byte) (int, error) { return t.c.Stdin().Write(p) }
 func (t *sandboxTransport) Read(p []byte) (int, error)  { return t.c.Stdout().Read(p) }
+
+// CPUUsage is the container's CPU usage as the host reads it.
+func (t *sandboxTransport) CPUUsage() (time.Duration, error) { return t.c.CPUUsage() }
 
 func (t *sandboxTransport) Abort() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -37,6 +37,14 @@ func RemoveControl(e *Engine, control string) {
 		}
 	case "seccomp SysV IPC":
 		f = func(p *policy) { p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowSysV) }
+	case "seccomp INET": // every socket family but AF_VSOCK, as before
+		f = func(p *policy) { p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowINET) }
+	case "seccomp CLONE_PARENT": // clone refuses only the namespace flags
+		f = func(p *policy) {
+			p.host.SecurityOpt, p.launchProfile = swapProfile(p.host.SecurityOpt, allowCloneParent)
+		}
+	case "mqueue": // the engine's own /dev/mqueue, writable by all
+		f = func(p *policy) { delete(p.host.Tmpfs, MqueueDir) }
 	case "seccomp launcher": // under runsc, programs start without the launcher's filter
 		f = func(p *policy) { p.launcher = false }
 	case "launcher only": // the launcher's filter in place of the engine's profile, under either runtime
@@ -122,6 +130,32 @@ func allowSysV(rules []map[string]any) []map[string]any {
 	return append(rules, map[string]any{"names": []string{"shmget", "shmat", "shmctl", "shmdt", "semget", "semop",
 		"semtimedop", "semctl", "msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
 		"mq_timedreceive", "mq_notify", "mq_getsetattr"}, "action": "SCMP_ACT_ALLOW"})
+}
+
+// allowINET lets socket make any family but AF_VSOCK.
+func allowINET(rules []map[string]any) []map[string]any {
+	return editArgs(rules, "socket", []any{map[string]any{"index": 0, "value": 40, "valueTwo": 0, "op": "SCMP_CMP_NE"}})
+}
+
+// allowCloneParent lets clone take CLONE_PARENT.
+func allowCloneParent(rules []map[string]any) []map[string]any {
+	return editArgs(rules, "clone", []any{map[string]any{"index": 0, "value": 0x7E020000, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}})
+}
+
+// editArgs replaces the argument rules of the rule that names only call.
+func editArgs(rules []map[string]any, call string, args []any) []map[string]any {
+	found := false
+	for _, r := range rules {
+		names, _ := r["names"].([]any)
+		if len(names) == 1 && names[0] == call {
+			r["args"] = args
+			found = true
+		}
+	}
+	if !found {
+		panic("no rule for " + call)
+	}
+	return rules
 }
 
 func slicesContainsAny(list []string, v any) bool {

@@ -60,7 +60,8 @@ def report(**kw):
     print(json.dumps(kw), flush=True)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
-NR = {"x86_64": {"ptrace": 101, "io_uring_setup": 425}, "aarch64": {"ptrace": 117, "io_uring_setup": 425}}[platform.machine()]
+NR = {"x86_64": {"ptrace": 101, "io_uring_setup": 425, "clone": 56, "clone3": 435},
+      "aarch64": {"ptrace": 117, "io_uring_setup": 425, "clone": 220, "clone3": 435}}[platform.machine()]
 def sys_errno(*args):
     r = libc.syscall(*args)
     return ctypes.get_errno() if r == -1 else 0
@@ -326,8 +327,10 @@ report(interfaces=sorted(os.listdir("/sys/class/net")), public=attempt(lambda: c
 		if ifs != "[lo]" {
 			errs = append(errs, fmt.Errorf("network interfaces %s, want only lo", ifs))
 		}
-		return all(append(errs, r.wantUnder("public", syscall.ENETUNREACH, syscall.EHOSTUNREACH),
-			r.wantUnder("gateway", syscall.ENETUNREACH, syscall.EHOSTUNREACH), r.want("dns", 0))...)
+		// seccomp refuses INET sockets (EPERM); without that rule the
+		// network's absence answers (ENETUNREACH, EHOSTUNREACH).
+		return all(append(errs, r.wantUnder("public", syscall.EPERM, syscall.ENETUNREACH, syscall.EHOSTUNREACH),
+			r.wantUnder("gateway", syscall.EPERM, syscall.ENETUNREACH, syscall.EHOSTUNREACH), r.want("dns", 0))...)
 	}},
 	{name: "read proc 1 environ", code: `
 def read():
@@ -663,6 +666,49 @@ report(shm=call(libc.shmget, 0, 1 << 20, 0o1600), sem=call(libc.semget, 0, 1, 0o
 params = ctypes.create_string_buffer(120)
 report(errno=sys_errno(NR["io_uring_setup"], 4, params))
 `, verdict: func(r *result) error { return r.wantUnder("errno", syscall.EPERM, syscall.ENOSYS) }},
+	// Nothing of a job may outlive it: an INET socket on the loopback
+	// leaves a TIME_WAIT entry in /proc/net/tcp that the next program
+	// reads, so seccomp allows AF_UNIX sockets only.
+	{name: "INET sockets", code: `
+report(inet=attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()),
+       inet6=attempt(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()),
+       unix=attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()))
+`, verdict: func(r *result) error {
+		return all(r.want("inet", syscall.EPERM), r.want("inet6", syscall.EPERM), r.want("unix", 0))
+	}},
+	// A sibling made with CLONE_PARENT has the caller's parent as its
+	// own: the zygote's children could then outlive their job.
+	{name: "CLONE_PARENT", code: `
+libc.syscall.restype = ctypes.c_long
+CLONE_PARENT = 0x8000
+r = libc.syscall(NR["clone"], CLONE_PARENT | signal.SIGCHLD, 0, 0, 0, 0)
+if r == 0:
+    os._exit(0)
+report(errno=0 if r > 0 else ctypes.get_errno(), clone3=sys_errno(NR["clone3"], 0, 0))
+`, verdict: func(r *result) error { return all(r.want("errno", syscall.EPERM), r.want("clone3", syscall.ENOSYS)) }},
+	// /dev/mqueue is the one place besides /tmp where a program could
+	// leave a name for the next: it is not writable.
+	{name: "dev mqueue", code: `
+def create():
+    fd = os.open("/dev/mqueue/left-behind", os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(fd)
+opts = [l.split()[3] for l in open("/proc/self/mounts") if l.split()[1] == "/dev/mqueue"]
+report(errno=attempt(create), exists=int(os.path.exists("/dev/mqueue/left-behind")),
+       ro=int(bool(opts) and all("ro" in o.split(",") for o in opts)), mounted=len(opts))
+`, verdict: func(r *result) error {
+		if r.num("exists") != 0 {
+			return fmt.Errorf("/dev/mqueue holds what the program made")
+		}
+		if r.num("mounted") > 0 && r.num("ro") != 1 {
+			return fmt.Errorf("/dev/mqueue is mounted writable")
+		}
+		// Read-only (EROFS; gVisor checks the mode first: EACCES), or not
+		// there at all (ENOENT).
+		if e := r.errno("errno"); e != syscall.EROFS && e != syscall.ENOENT && !(r.rt == sandbox.Runsc && e == syscall.EACCES) {
+			return fmt.Errorf("creating an entry in /dev/mqueue: errno %d (%v), want EROFS or ENOENT", int(e), e)
+		}
+		return nil
+	}},
 	{name: "AF_VSOCK", code: `
 report(errno=attempt(lambda: socket.socket(40, socket.SOCK_STREAM).close()))
 `, verdict: func(r *result) error { return r.wantUnder("errno", syscall.EPERM, syscall.EAFNOSUPPORT) }},
@@ -995,6 +1041,10 @@ func testControlsAreNeeded(t *testing.T, e0 *sandbox.Engine) {
 		{"seccomp entirely", "process_vm_readv", nil, false}, // Docker's default profile denies it too
 		{"seccomp", "io_uring", nil, false},
 		{"seccomp", "AF_VSOCK", nil, false},
+		{"seccomp INET", "INET sockets", nil, true},
+		{"seccomp CLONE_PARENT", "CLONE_PARENT", nil, true},
+		// gVisor mounts no mqueue file system of its own.
+		{"mqueue", "dev mqueue", nil, false},
 		{"seccomp", "limits and scheduling of the parent", nil, false},
 		{"seccomp", "SysV IPC", nil, false},
 		{"seccomp caller-only arguments", "limits and scheduling of the parent", nil, true},

@@ -238,6 +238,7 @@ func TestLauncherFilterMatchesEngineProfile(t *testing.T) {
 	add("sched_setaffinity", 0, 0, 0)
 	add("setpriority", 0, self, 0)
 	add("socket", 40, 1, 0)
+	add("socket", 2, 1, 0)
 	add("socket", 1, 1, 0)
 	add("personality", 0xffffffff)
 	add("unshare", 0)
@@ -292,7 +293,7 @@ report(rows=out)
 	if open == engine {
 		t.Errorf("the probe answers the same with no filter at all: it does not test the filter\n%s", open)
 	}
-	for _, want := range []string{`["clone3",[0,0],38]`, `["shmget",[0,0,0],1]`, `["prlimit64",[-1,7,0,0],1]`, `["prlimit64",[0,7,0,0],0]`, `["socket",[40,1,0],1]`} {
+	for _, want := range []string{`["clone3",[0,0],38]`, `["shmget",[0,0,0],1]`, `["prlimit64",[-1,7,0,0],1]`, `["prlimit64",[0,7,0,0],0]`, `["socket",[40,1,0],1]`, `["socket",[2,1,0],1]`} {
 		if !bytes.Contains([]byte(launched), []byte(want)) {
 			t.Errorf("launcher probe lacks %s: %s", want, launched)
 		}

@@ -110,7 +110,10 @@ func (l Limits) Validate() error {
 
 // Paths inside the container.
 const (
-	TmpDir     = "/tmp"
+	TmpDir = "/tmp"
+	// MqueueDir is where the engine would mount the container's message
+	// queue file system; the policy mounts an empty read-only tmpfs there.
+	MqueueDir  = "/dev/mqueue"
 	ResultsDir = "/results"
 )
 
@@ -280,6 +283,10 @@ func buildPolicy(s Spec, rt Runtime, imageID, resultsVolume string, labels map[s
 		Runtime:        string(rt),
 		Tmpfs: map[string]string{
 			TmpDir: tmpfsOptions(l.TmpfsSize, l.TmpfsInodes, "1777", ""),
+			// In place of the engine's mqueue mount, writable by all, where
+			// open(O_CREAT) would leave a name for the next program: an
+			// empty read-only tmpfs (the mq_* calls are refused by seccomp).
+			MqueueDir: mqueueOptions,
 		},
 		Mounts: mounts,
 		Resources: container.Resources{
@@ -292,6 +299,9 @@ func buildPolicy(s Spec, rt Runtime, imageID, resultsVolume string, labels map[s
 	}
 	return &policy{config: cfg, host: host, execUser: progUser, env: env, workdir: workdir, launcher: rt == Runsc, launchProfile: string(seccompProfile)}, nil
 }
+
+// mqueueOptions are the mount options of MqueueDir.
+const mqueueOptions = "ro,noexec,nosuid,nodev,size=4096,nr_inodes=16,mode=0555"
 
 // tmpfsOptions formats mount options for a tmpfs that never allows
 // executables, setuid files or devices.

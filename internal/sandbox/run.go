@@ -87,6 +87,10 @@ type Container struct {
 	demuxed  chan struct{}
 	demuxErr error
 	timer    *time.Timer
+	// cgroup is the container's cgroup on the host, found at start
+	// (cgroupErr says why not).
+	cgroup    *liveCgroup
+	cgroupErr error
 
 	mu       sync.Mutex
 	timedOut bool
@@ -231,6 +235,7 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 	if err != nil {
 		return nil, err
 	}
+	cg, cgErr := e.cgroupOf(ctx, created.ID)
 	ex, err := e.cli.ExecCreate(ctx, created.ID, client.ExecCreateOptions{
 		User:         p.execUser,
 		AttachStdin:  s.Stdin,
@@ -250,7 +255,7 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 	c = &Container{
 		e: e, id: created.ID, vol: vol, spec: s, execID: ex.ID, conn: conn.HijackedResponse,
 		stdout: newCapBuffer(s.Limits.OutputCap, keep), stderr: newCapBuffer(s.Limits.OutputCap, keep),
-		started: time.Now(), demuxed: make(chan struct{}),
+		started: time.Now(), demuxed: make(chan struct{}), cgroup: cg, cgroupErr: cgErr,
 	}
 	c.timer = time.AfterFunc(s.Limits.Deadline, c.expire)
 	go func() {
@@ -409,6 +414,15 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	}
 	o.ContainerEnded = !running && !o.TimedOut && !killedByCaller
 
+	// The OOM killer's count, read on the host while the cgroup is still
+	// there (under runc a killed program leaves its container running; under
+	// runsc the kill takes the sandbox and the cgroup goes with it, and the
+	// engine's record below is what tells).
+	var oomKills int64
+	if c.cgroup != nil {
+		oomKills, _ = c.cgroup.oomKills()
+		c.cgroup.close()
+	}
 	// Stop the container so that the engine records the OOM state, then
 	// remove it.
 	c.e.kill(c.id)
@@ -420,9 +434,14 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	case <-wctx.Done():
 	}
 	wcancel()
-	if inspect, err := c.e.cli.ContainerInspect(ictx, c.id, client.ContainerInspectOptions{}); err == nil && inspect.Container.State != nil {
-		o.OOMKilled = inspect.Container.State.OOMKilled
+	// The engine's record, read with a context of its own: the one above
+	// may be spent on a loaded host, and a failed read is no "not OOM".
+	oom, err := c.e.oomKilled(c.id)
+	if err != nil {
+		cleanup()
+		return nil, err
 	}
+	o.OOMKilled = oom || oomKills > 0
 	o.OutputCapHit = c.stdout.capHit() || c.stderr.capHit()
 	if err := cleanup(); err != nil {
 		return nil, err
@@ -439,6 +458,28 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	return o, nil
+}
+
+// oomKilled reads, once the engine has the container stopped, whether it
+// records an OOM kill (State.OOMKilled, from the runtime's OOM event).
+func (e *Engine) oomKilled(id string) (bool, error) {
+	var last error
+	for attempt := 0; attempt < 5; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		inspect, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		cancel()
+		if err == nil && inspect.Container.State != nil {
+			st := inspect.Container.State
+			if !st.Running || attempt == 4 {
+				return st.OOMKilled, nil
+			}
+			last = errors.New("the container still runs after it was killed")
+		} else if err != nil {
+			last = err
+		}
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
+	}
+	return false, fmt.Errorf("failed to read the sandbox container's OOM state: %v", last)
 }
 
 // execExit waits until the exec has ended and returns its exit code.

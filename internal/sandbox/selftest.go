@@ -87,7 +87,8 @@ func (e *Engine) SelfTest(ctx context.Context, img Image) ([]Control, error) {
 	}
 	runsc := e.runtime.Name == Runsc
 	// gVisor has no route rather than no network.
-	unreachable := p.ConnectErrno == int(syscall.ENETUNREACH) || runsc && p.ConnectErrno == int(syscall.EHOSTUNREACH)
+	// seccomp refuses INET sockets first (EPERM).
+	unreachable := p.ConnectErrno == int(syscall.EPERM) || p.ConnectErrno == int(syscall.ENETUNREACH) || runsc && p.ConnectErrno == int(syscall.EHOSTUNREACH)
 	add("network none", string(hc.NetworkMode) == "none" && slices.Equal(p.Interfaces, []string{"lo"}) && unreachable,
 		"mode %s, interfaces %v, connect errno %d", hc.NetworkMode, p.Interfaces, p.ConnectErrno)
 	add("read-only root", hc.ReadonlyRootfs && p.RootfsWriteErrno == int(syscall.EROFS),

@@ -15,8 +15,28 @@ evalplus.data are not imported: they pull in packages the scoring does not need
 
 The verdicts are EvalPlus's, with EvalPlus's weakness: the sample runs in a
 process forked from this one, which holds the expected outputs, and reports
-through shared memory it can write itself. The host therefore accepts a result
-only for the sample being scored, so that a sample can forge at most its own.
+through shared memory it can write itself, so a sample can forge its own
+verdict. No sample can write another's: two processes take part.
+
+  relay   the program the host starts (this file, no argument). It reads the
+          channel key, the host's first line, before anything else runs, and
+          never forks a sample: it execs the driver with a fresh program
+          image, its stdin and stdout two sockets (which no process can
+          reopen through /proc), passes the host's lines to it, and writes
+          each line the driver sends to the host as "tag json", the tag
+          HMAC-SHA256 under the key of b"repro-evalplus", the line's number
+          (u64, big-endian) and the line. It is non-dumpable.
+  driver  this file with the argument "driver": EvalPlus's code, from which
+          every sample's process is forked. Its results go on a descriptor
+          that each forked process closes before any of its code runs (an
+          at-fork hook), with its stdin; its stdout is /dev/null, so what a
+          sample prints goes nowhere.
+
+A line on the relay's stdout without a valid tag (a sample that found the
+relay's stdout, as gVisor lets a process of the same user open another's
+/proc/PID/fd), or a tagged line for another sample than the one the host
+awaits, breaks the stream: the host retires the container and scores the
+remaining samples in a fresh one.
 
 One compatibility shim: the sandbox has no /dev/shm (IPC namespace "none"),
 where multiprocessing keeps shared memory and the semaphores of locked shared
@@ -31,16 +51,117 @@ sample {"task_id", "id", "base_status", "base_fail", "plus_status", "plus_fail"}
 where *_fail is the index of the failing input EvalPlus reports (-1 for none).
 """
 
+import hashlib
+import hmac
 import json
 import multiprocessing
 import os
+import select
+import socket
+import struct
 import sys
 import time
 
+RESULTS = None  # the driver's descriptor for its results (a socket to the relay)
+
 
 def out(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    data = (json.dumps(obj) + "\n").encode()
+    view = memoryview(data)
+    while view:
+        n = os.write(RESULTS, view)
+        view = view[n:]
+
+
+def set_nondumpable():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
+        sys.stderr.write("evalplus_driver.py: cannot become non-dumpable\n")
+        os._exit(2)
+
+
+MAX_LINE = 1 << 24
+
+
+def relay():
+    """The relay (see the module comment)."""
+    set_nondumpable()
+    head = b""
+    while not head.endswith(b"\n"):
+        b = os.read(0, 1)
+        if not b:
+            return 0
+        head += b
+        if len(head) > 256:
+            sys.stderr.write("evalplus_driver.py: the host's first line is not the key\n")
+            return 2
+    try:
+        key = bytes.fromhex(json.loads(head)["key"])
+    except (ValueError, KeyError, TypeError):
+        key = b""
+    if len(key) != 32:
+        sys.stderr.write("evalplus_driver.py: the host's first line is not the key\n")
+        return 2
+    jobs, jobs_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    res, res_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(jobs_child.fileno(), 0)
+            os.dup2(res_child.fileno(), 3)
+            null = os.open("/dev/null", os.O_WRONLY)
+            os.dup2(null, 1)
+            os.closerange(4, 1 << 16)
+            os.execv(sys.executable, [sys.executable, "-I", os.path.abspath(__file__), "driver"])
+        finally:
+            os._exit(9)
+    jobs_child.close()
+    res_child.close()
+    mac = hmac.new(key, b"repro-evalplus", "sha256")
+    del key
+    seq = 0
+    buf = b""
+    host_open = True
+    while True:
+        r, _, _ = select.select(([0] if host_open else []) + [res], [], [])
+        if 0 in r:
+            b = os.read(0, 1 << 16)
+            if b:
+                jobs.sendall(b)
+            else:
+                host_open = False
+                jobs.shutdown(socket.SHUT_WR)
+        if res in r:
+            b = res.recv(1 << 16)
+            if not b:
+                break
+            buf += b
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                m = mac.copy()
+                m.update(struct.pack(">Q", seq) + line)
+                seq += 1
+                data = m.hexdigest().encode() + b" " + line + b"\n"
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(1, view) :]
+            if len(buf) > MAX_LINE:
+                break
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def close_channels():
+    """In every process forked from the driver, before its code runs."""
+    try:
+        os.close(RESULTS)
+    except OSError:
+        pass
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
 
 
 def failed_index(stat, details, pass_status):
@@ -75,9 +196,14 @@ def load_mbpp_module(tree):
 
 
 def main():
+    global RESULTS
     if os.environ.get("REPRO_SANDBOX") != "1":
         sys.stderr.write("evalplus_driver.py runs only inside repro's sandbox\n")
         os._exit(2)
+    if sys.argv[1:] != ["driver"]:
+        return relay()
+    RESULTS = 3
+    os.register_at_fork(after_in_child=close_channels)
     tree = os.environ["REPRO_EVALPLUS_TREE"]
     sys.path.insert(0, tree)
     if not os.path.isdir("/dev/shm"):

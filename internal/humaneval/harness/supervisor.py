@@ -32,7 +32,13 @@ Three kinds of process take part, all of one uid:
 
 The CPU time of a job is the container's cgroup CPU usage less the
 supervisor's and the zygote's own: jobs run one at a time, so this counts
-every process the job starts, whatever it forks. A job that is neither
+every process the job starts, whatever it forks. (Under gVisor, where no
+cgroup is visible inside, it is the sum over /proc, which misses a process
+that nobody waits for; the host's own reading of the container's cgroup,
+from the L frame to the end of the job, holds the job to its limits there
+too.) After every job the container's process table must be what it was
+before it: init, the holder, the supervisor and the zygote, no zombie and
+no other pid; else the job fails and the supervisor stops. A job that is neither
 running nor runnable (every process of it sleeping or blocked) is idle; a job
 idle for wall_factor times its CPU limit is stopped.
 
@@ -59,6 +65,11 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
   'R' u32 len f64 gap rec   one record of the running job's child; gap is the
                             job's CPU time since the previous record (or since
                             the child finished reading its job), measured here
+  'L' u32 0                 the job's child has read its job: its program
+                            runs from now (sent at once, not batched); the
+                            host reads the container's CPU usage when this
+                            frame comes and when the job ends, and holds
+                            the job to its limits by that clock too
   'E' u32 len JSON          end of a job: status, counts, child exit, stderr;
                             "last": true when the supervisor stops after it
   'P' u32 0                 heartbeat: a job is running (at least every second)
@@ -125,7 +136,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 2
+PROTOCOL = 3
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -751,7 +762,18 @@ def zygote():
         for fd in fds:
             os.close(fd)
         sock.send(b"P" + U32.pack(pid))
-        _, status, usage = os.wait4(pid, 0)
+        # Every child is reaped, not only the job's: no zombie of the
+        # zygote outlives the job (seccomp refuses CLONE_PARENT, so the
+        # job's child is the only one there can be).
+        while True:
+            wpid, status, usage = os.wait4(-1, 0)
+            if wpid == pid:
+                break
+        try:
+            while os.wait4(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
         sock.send(b"W" + WAIT.pack(status, usage.ru_maxrss))
 
 
@@ -955,7 +977,17 @@ def sweep(skip):
             if owner not in (uid, 0):
                 continue
             st = proc_state(name)
-            if st is None or st[0] == b"Z":
+            if st is None:
+                continue
+            if st[0] == b"Z":
+                # A zombie, or a process whose first thread exited while its
+                # other threads run on (its state is the first thread's):
+                # the signal ends the latter and does nothing to the former,
+                # which its parent reaps (see leftovers).
+                try:
+                    os.kill(int(name), signal.SIGKILL)
+                except OSError:
+                    pass
                 continue
             found = True
             try:
@@ -968,6 +1000,40 @@ def sweep(skip):
             return True
         time.sleep(0.002)
     return False
+
+
+def process_table():
+    """Every pid of the container, whatever its state (zombies included)."""
+    return frozenset(int(n) for n in os.listdir("/proc") if n.isdigit())
+
+
+# The container's processes between jobs: init, the holder, the supervisor
+# and the zygote (set in main).
+BASELINE = frozenset()
+SETTLE_WAIT = 5.0  # seconds for the processes a sweep killed to be reaped
+
+
+def leftovers():
+    """After a job's processes were killed: the pids by which the
+    container's process table differs from BASELINE once init and the
+    zygote had SETTLE_WAIT to reap what was killed, or an empty set. (A
+    killed process stays as a zombie until its parent reaps it.)"""
+    deadline = time.monotonic() + SETTLE_WAIT
+    while True:
+        now = process_table()
+        if now == BASELINE:
+            return frozenset()
+        if time.monotonic() >= deadline:
+            return now ^ BASELINE
+        time.sleep(0.002)
+
+
+def describe_pids(pids):
+    out = []
+    for pid in sorted(pids)[:8]:
+        st = proc_state(str(pid))
+        out.append("%d (%s)" % (pid, st[0].decode() if st else "gone"))
+    return ", ".join(out)
 
 
 def empty_tmp():
@@ -1231,6 +1297,11 @@ def run_job(job, header, body, zyg, clock):
                             status, detail = "protocol", "the first record is not L"
                             break
                         loaded = True
+                        # The host's clock of the job starts here: it
+                        # reads the container's CPU usage when this
+                        # frame comes (see the module comment).
+                        out.add(b"L", b"")
+                        out.flush()
                         wall_last, cpu_last, cpu_start = now, c, c
                         tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
@@ -1286,6 +1357,13 @@ def run_job(job, header, body, zyg, clock):
         # starts a new container for the next job.
         status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
         waited = (0, 0)
+    elif clean:
+        # The process table is as it was before the job (init, holder,
+        # supervisor, zygote; no zombie, no other pid), or the job fails
+        # and this container serves no other.
+        left = leftovers()
+        if left:
+            status, detail, last = "leftover", "processes outlived the job: %s" % describe_pids(left), True
     if clean and status not in ("hostgone", "channel"):
         # No process of the job is left: what stdin holds now is the
         # host's, or the job's doing.
@@ -1362,6 +1440,10 @@ def main():
         empty_tmp()
     zyg = Zygote()
     clock = JobClock(zyg)
+    global BASELINE
+    BASELINE = process_table()
+    if len(BASELINE) != 4 or not {1, os.getpid(), zyg.pid} <= BASELINE:
+        fatal("the container holds processes other than init, the holder, the supervisor and the zygote: %s" % describe_pids(BASELINE))
     send_json(
         b"H",
         {
