@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -336,10 +337,10 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{}, err
 	}
 	defer func() { exp.close() }()
-	orc := newOracle(task)
+	orc := judge.NewOracle(task.Atol, task.Rules.Oracle)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
-	judge := func(k int, r record) bool {
+	decide := func(k int, r record) bool {
 		switch r.Kind {
 		case 'M':
 			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+clipString(string(r.Data))
@@ -358,26 +359,26 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			fatal = err
 			return false
 		}
-		var got Value
+		var got judge.Value
 		if r.Kind == 'U' {
 			// Not None (None always encodes): all the not-None oracle asks.
-			got = Value{tagOther, 0, 0, 0, 0}
-		} else if got, err = ParseValue(r.Data, DefaultBounds); err != nil {
+			got = judge.UnknownObject()
+		} else if got, err = judge.ParseValue(r.Data, judge.DefaultBounds); err != nil {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
 			return false
 		}
-		if got[0] == tagOther && !task.Rules.NotNone {
+		if got.IsOther() && !task.Rules.NotNone {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
-		if ok, why := orc.check(inputs[k], got, want); !ok {
+		if ok, why := orc.Check(inputs[k], got, want); !ok {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, why
 			return false
 		}
 		return true
 	}
 	for attempt := 0; ; attempt++ {
-		end, err := run(ctx, j, judge)
+		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, err
 		}
@@ -405,7 +406,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				if exp, err = s.Truth.open(task, p); err != nil {
 					return PhaseResult{}, err
 				}
-				orc = newOracle(task)
+				orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
 				j.ID = nextJobID()
 				continue
 			}

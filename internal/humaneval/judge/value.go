@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"encoding/binary"
@@ -353,3 +353,43 @@ func (n number) bigInt() *big.Int {
 	}
 	return big.NewInt(n.small)
 }
+
+// Bool is the value True or False.
+func Bool(b bool) Value {
+	if b {
+		return Value{tagTrue}
+	}
+	return Value{tagFalse}
+}
+
+// UnknownObject is an "other" marker without a type name: an object the
+// harness did not encode, for the oracles that ask only whether an output
+// is None.
+func UnknownObject() Value { return Value{tagOther, 0, 0, 0, 0} }
+
+// IsNone reports whether v is None.
+func (v Value) IsNone() bool { return len(v) == 1 && v[0] == tagNone }
+
+// IsOther reports whether v is an "other" marker: an object that is not
+// plain data.
+func (v Value) IsOther() bool { return v[0] == tagOther }
+
+// Items returns the items of a list, tuple, set or frozenset v, each a
+// value of its own, and nil for any other kind.
+func (v Value) Items() []Value {
+	switch v[0] {
+	case tagList, tagTuple, tagSet, tagFrozenset:
+	default:
+		return nil
+	}
+	var out []Value
+	for _, p := range items(v, 0) {
+		out = append(out, v[p:skip(v, p)])
+	}
+	return out
+}
+
+// Key returns the canonical key of v: values equal in Python have equal
+// keys. ok is false where v holds a NaN, an "other" marker, or a set or
+// dict with two equal members.
+func Key(v Value) (key []byte, ok bool) { return canonKey(v, 0) }

@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // special returns EvalPlus's exact_match for the oracle's task: Python
 // equality, or what the task's special oracle makes of it. why is set when
 // the oracle raises in EvalPlus (the input fails).
-func (o *oracle) special(args json.RawMessage, out, exp Value) (exact bool, why string) {
+func (o *Oracle) special(args json.RawMessage, out, exp Value) (exact bool, why string) {
 	switch o.kind {
 	case OracleNotNone:
 		// The ground truth is a bool: whether the canonical output was not
