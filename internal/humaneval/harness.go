@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:bebce93bea447b774682fba7cc626627ad154e50ccc658f85b9142d4953297a5")
+var HarnessDigest = digest.MustParse("sha256:220c69f7db18e940a3558cae7651ba63b6023839ac0481632be01667ff0c961a")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

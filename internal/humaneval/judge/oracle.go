@@ -136,6 +136,7 @@ func toArray(v []byte) (*array, error) {
 			}
 			return nil
 		}
+		i = base(v, i)
 		if v[i] != tagList && v[i] != tagTuple {
 			return fmt.Errorf("%s cannot be compared with a tolerance", kindName(v, i))
 		}

@@ -84,6 +84,9 @@ func pySet(v Value) ([][]byte, string) {
 		keys = append(keys, k)
 		return ""
 	}
+	if _, inner := wrapped(v, 0); inner != 0 {
+		v = v[inner:] // a subclass's value, an iterator's or a view's items
+	}
 	switch v[0] {
 	case tagList, tagTuple, tagSet, tagFrozenset:
 		for _, p := range items(v, 0) {
@@ -123,6 +126,14 @@ func pySet(v Value) ([][]byte, string) {
 
 // hashable reports whether the value at i can be a set element.
 func hashable(b []byte, i int) bool {
+	switch mode, inner := wrapped(b, i); mode {
+	case wrapView:
+		return false
+	case wrapIter:
+		return true // by identity
+	case wrapBase:
+		i = inner
+	}
 	switch b[i] {
 	case tagList, tagDict, tagSet:
 		return false

@@ -201,3 +201,12 @@ func EqualityTable() []Case {
 		{"{'a': 1} == [('a', 1)]", Dict(Str("a"), Int(1)), List(Tuple(Str("a"), Int(1))), false},
 	}
 }
+
+// Wrapped encodes a 'Y' value: a value of the type named name that
+// Python compares in mode ('b' as its base type's value inner, 'i' as an
+// iterator of the items in the list inner, 'v' as a keys or items view).
+func Wrapped(mode byte, name string, inner V) V {
+	b := V{'Y', mode}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(name)))
+	return append(append(b, name...), inner...)
+}
