@@ -60,6 +60,7 @@ func FuzzParseValue(f *testing.F) {
 	for _, b := range []v{
 		none(), intv(-300), floatv(0.5), listv(intv(1), floatv(1)), dictv(intv(1), setv(strv("a"))),
 		tuplev(frozensetv(intv(1)), complexv(0, 1)), strv(strings.Repeat("y", 5000)),
+		wrapv('b', "P", tuplev(intv(1))), wrapv('i', "generator", listv(intv(1))), wrapv('v', "dict_keys", listv(intv(1))),
 	} {
 		f.Add([]byte(b), []byte(listv(b)))
 	}
