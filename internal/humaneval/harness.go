@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:220c69f7db18e940a3558cae7651ba63b6023839ac0481632be01667ff0c961a")
+var HarnessDigest = digest.MustParse("sha256:35e5c88f7031b27d156c6984a67f14c36230472bc3d1374b8a30e7265864918f")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

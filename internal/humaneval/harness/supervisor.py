@@ -446,6 +446,10 @@ def make_encoder(cap):
         iter(_d.values()), iter(_d.items()), _range(0), _d.values())])
     _views = _frozenset([_type(_d.keys()), _type(_d.items())])
     _hasattr, _slice = hasattr, slice
+    # UserDict, UserList and UserString compare as the builtin value they
+    # hold in their data attribute, read from the instance's own dict.
+    _users = ((collections.UserDict, _dict), (collections.UserList, _list), (collections.UserString, _str))
+    _vars = object.__getattribute__
     MAX_ITEMS = 1 << 20
     i8 = b"i" + U32.pack(8)
     tags = {_list: b"l", _tuple: b"t", _set: b"S", _frozenset: b"Z"}
@@ -598,6 +602,11 @@ def make_encoder(cap):
         if _issub(_dict, t):
             # a dict subclass, as dict's own methods see it
             return b"b", _dict(_list(_dict_items(v)))
+        for user, base in _users:
+            if _issub(user, t):
+                data = _dict.get(_vars(v, "__dict__"), "data")
+                if _issub(base, _type(data)):
+                    return b"b", data if _type(data) is base else wrapped(data, _type(data))[1]
         return None, None
 
     _marshal = marshal.dumps
