@@ -54,6 +54,7 @@ func hostileCandidates() []candidate {
 		{"syntax error", "HumanEval/12", "def longest(strings)\n    return None\n", onlyFail},
 		{"missing entry point", "HumanEval/12", "def shortest(strings):\n    return None\n", onlyFail},
 		{"too slow", "HumanEval/53", "def add(x, y):\n    while True:\n        pass\n", onlyTimeout},
+		{"too slow from the second input: EvalPlus's alarm fails it", "HumanEval/53", "n = 0\ndef add(x, y):\n    global n\n    n += 1\n    while n > 1:\n        pass\n    return x + y\n", onlyFail},
 
 		// Cheats: never pass.
 		{"always-equal object", "HumanEval/53", `

@@ -397,7 +397,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}
 		case endTimeout:
-			res.Status, res.FailInput, res.Reason = StatusTimeout, end.Records, end.Detail
+			res.Status, res.FailInput, res.Reason = timeoutStatus(end), end.Records, end.Detail
 		case endSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
@@ -433,6 +433,20 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{}, err
 	}
 	return res, nil
+}
+
+// timeoutStatus is EvalPlus's status for a job stopped at a time limit.
+// EvalPlus's per-input alarm raises inside the call, which fails the input
+// (fast_check then ends the run as "fail"); only its whole-run limit, or a
+// hang while the program loads (which no alarm covers), gives "timeout".
+// The supervisor names a per-input limit "input N ..."; input 0's limit
+// also covers loading the program, so it stays a timeout, as a hang at
+// import is under EvalPlus.
+func timeoutStatus(end jobEnd) Status {
+	if end.Records > 0 && strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
+		return StatusFail
+	}
+	return StatusTimeout
 }
 
 // failTests returns the failing inputs of a phase for the results file.
