@@ -86,6 +86,9 @@ type PhaseResult struct {
 	// Limit is the phase's time limit in seconds (PhaseLimit), 0 where
 	// none applied (no ground truth, or EvalPlus's engine).
 	Limit float64 `json:"limit,omitempty"`
+	// Near names a verdict that depends on the time limit (see NearLimit);
+	// nil where it does not.
+	Near *NearLimit `json:"near_limit,omitempty"`
 }
 
 // SampleResult is the verdict of one sample.
@@ -340,7 +343,11 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	orc := judge.NewOracle(task.Atol, task.Rules.Oracle)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
+	tally := newCPUTally(j)
 	decide := func(k int, r record) bool {
+		if r.Kind != 'M' {
+			tally.add(k, r.Gap)
+		}
 		switch r.Kind {
 		case 'M':
 			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+clipString(string(r.Data))
@@ -407,6 +414,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 					return PhaseResult{}, err
 				}
 				orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
+				tally = newCPUTally(j)
 				j.ID = nextJobID()
 				continue
 			}
@@ -424,6 +432,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				res.Reason += "; stderr: " + clipString(tail)
 			}
 		}
+		res.Near = tally.near(res, end, j.PhaseLimit)
 		break
 	}
 	if res.FailInput >= len(inputs) {
