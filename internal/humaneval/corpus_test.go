@@ -150,8 +150,8 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 				if got == ev {
 					continue
 				}
-				line := fmt.Sprintf("%s: repro %s/%s (%s; base %.2fs of %.2fs, plus %.2fs of %.2fs), EvalPlus %s/%s",
-					id, got[0], got[1], firstReason(r), r.Base.Elapsed, r.Base.Limit, r.Plus.Elapsed, r.Plus.Limit, ev[0], ev[1])
+				line := fmt.Sprintf("%s: repro %s/%s (base: %s, %.2f s wall, list limit %.2f CPU s; plus: %s, %.2f s wall, list limit %.2f CPU s), EvalPlus %s/%s",
+					id, got[0], got[1], phaseNote(&r.Base), r.Base.Elapsed, r.Base.Limit, phaseNote(r.Plus), r.Plus.Elapsed, r.Plus.Limit, ev[0], ev[1])
 				k, isKnown := listed[cs.name+" "+id]
 				if isKnown && slices.Contains(k.Repro, got[0]+"/"+got[1]) && k.EvalPlus == ev[0]+"/"+ev[1] {
 					t.Logf("known difference %s (%s)", line, k.Cause)
@@ -179,11 +179,15 @@ func pct(k, n int) float64 {
 	return 100 * float64(k) / float64(n)
 }
 
-func firstReason(r *SampleResult) string {
-	for _, p := range []*PhaseResult{&r.Base, r.Plus} {
-		if p != nil && p.Reason != "" {
-			return p.Reason
-		}
+// phaseNote is a phase's reason and, where its verdict depends on the
+// time limit, the CPU seconds against the limit.
+func phaseNote(p *PhaseResult) string {
+	note := p.Reason
+	if note == "" {
+		note = string(p.Status)
 	}
-	return "no reason"
+	if p.Near != nil {
+		note += "; " + p.Near.String()
+	}
+	return note
 }
