@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -31,7 +32,7 @@ type Task struct {
 	Atol       float64
 	// Rules are EvalPlus's task-specific rules (input rebuilding, special
 	// oracles); the zero value is plain comparison of JSON inputs.
-	Rules TaskRules
+	Rules judge.TaskRules
 }
 
 // Program returns the canonical program: prompt followed by the canonical

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/judge/judgetest"
 )
 
 // runProgram runs a program's entry point on inputs in the sandbox through
@@ -44,14 +47,14 @@ func TestEqualityTableInPython(t *testing.T) {
 	launch, _, _ := testSandbox(t)
 	w := &worker{launch: launch}
 	defer w.close()
-	table := equalityTable()
+	table := judgetest.EqualityTable()
 	var prog strings.Builder
 	prog.WriteString("PAIRS = [\n")
 	var sides, idx []string
 	for i, c := range table {
-		a, b, ok := strings.Cut(c.py, " == ")
+		a, b, ok := strings.Cut(c.Py, " == ")
 		if !ok {
-			t.Fatalf("row %q is not a == b", c.py)
+			t.Fatalf("row %q is not a == b", c.Py)
 		}
 		fmt.Fprintf(&prog, "    (lambda: %s, lambda: %s),\n", a, b)
 		sides = append(sides, fmt.Sprintf("[%d, 0]", i), fmt.Sprintf("[%d, 1]", i))
@@ -65,20 +68,20 @@ func TestEqualityTableInPython(t *testing.T) {
 	answers := runProgram(t, w, "eq", prog.String(), idx)
 	for i, c := range table {
 		py := answers[i]
-		if py.Kind != 'V' || len(py.Data) != 1 || (py.Data[0] == tagTrue) != c.eq {
-			t.Errorf("%s: CPython says %q, the table says %v", c.py, py.Data, c.eq)
+		if py.Kind != 'V' || len(py.Data) != 1 || (py.Data[0] == 'T') != c.Eq {
+			t.Errorf("%s: CPython says %q, the table says %v", c.Py, py.Data, c.Eq)
 		}
-		a, errA := ParseValue(values[2*i].Data, DefaultBounds)
-		b, errB := ParseValue(values[2*i+1].Data, DefaultBounds)
+		a, errA := judge.ParseValue(values[2*i].Data, judge.DefaultBounds)
+		b, errB := judge.ParseValue(values[2*i+1].Data, judge.DefaultBounds)
 		if errA != nil || errB != nil {
-			t.Errorf("%s: the harness sent malformed values: %v %v", c.py, errA, errB)
+			t.Errorf("%s: the harness sent malformed values: %v %v", c.Py, errA, errB)
 			continue
 		}
-		if got := Equal(a, b); got != c.eq {
-			t.Errorf("%s: Equal on the harness's encodings = %v, want %v", c.py, got, c.eq)
+		if got := judge.Equal(a, b); got != c.Eq {
+			t.Errorf("%s: Equal on the harness's encodings = %v, want %v", c.Py, got, c.Eq)
 		}
-		if got := Equal(a, mustParse(t, c.a)); !got && !strings.Contains(c.py, "nan") {
-			t.Errorf("%s: the harness's encoding of the left side does not equal the table's", c.py)
+		if got := judge.Equal(a, mustParse(t, c.A)); !got && !strings.Contains(c.Py, "nan") {
+			t.Errorf("%s: the harness's encoding of the left side does not equal the table's", c.Py)
 		}
 	}
 }
@@ -117,25 +120,24 @@ def item(i, k):
 	}
 	recs := runProgram(t, w, "get", prog, inputs)
 	for i, r := range recs {
-		v, err := ParseValue(r.Data, DefaultBounds)
+		v, err := judge.ParseValue(r.Data, judge.DefaultBounds)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		its := items(v, 0)
+		its := v.Items()
 		var single []string
 		for k := range its {
 			single = append(single, fmt.Sprintf("[%d, %d]", i, k))
 		}
 		one := runProgram(t, w, "item", prog, single)
-		for k, p := range its {
-			got := Value(v[p:skip(v, p)])
-			want, err := ParseValue(one[k].Data, DefaultBounds)
+		for k, got := range its {
+			want, err := judge.ParseValue(one[k].Data, judge.DefaultBounds)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ka, _ := canonKey(got, 0)
-			kb, _ := canonKey(want, 0)
-			sameFloat := got[0] != tagFloat || string(got) == string(want) // -0.0, inf: bit for bit
+			ka, _ := judge.Key(got)
+			kb, _ := judge.Key(want)
+			sameFloat := got[0] != 'f' || string(got) == string(want) // -0.0, inf: bit for bit
 			if got.Kind() != want.Kind() || string(ka) != string(kb) || !sameFloat {
 				t.Errorf("case %d item %d: bulk %x, single %x", i, k, []byte(got), []byte(want))
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
@@ -294,20 +295,17 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 			if task.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
 				// EvalPlus records whether the output is not None, as a
 				// bool, for these tasks (get_groundtruth's output_not_none).
-				v := Value{tagTrue}
-				if r.Kind == 'V' && len(r.Data) == 1 && r.Data[0] == tagNone {
-					v[0] = tagFalse
-				}
-				r.Kind, r.Data = 'V', v
+				isNone := r.Kind == 'V' && judge.Value(r.Data).IsNone()
+				r.Kind, r.Data = 'V', judge.Bool(!isNone)
 			}
 			switch r.Kind {
 			case 'V':
-				v, err := ParseValue(r.Data, DefaultBounds)
+				v, err := judge.ParseValue(r.Data, judge.DefaultBounds)
 				if err != nil {
 					why = fmt.Sprintf("input %d: malformed output: %v", k, err)
 					return false
 				}
-				if v[0] == tagOther {
+				if v.IsOther() {
 					why = fmt.Sprintf("input %d: output of type %s is not plain data", k, v.Kind())
 					return false
 				}
@@ -398,7 +396,7 @@ func (t *Truth) open(task *Task, p Phase) (*expected, error) {
 }
 
 // next returns the next expected output.
-func (e *expected) next() (Value, error) {
+func (e *expected) next() (judge.Value, error) {
 	if e.n >= e.pt.N {
 		return nil, e.corrupt("more outputs read than recorded")
 	}
@@ -419,7 +417,7 @@ func (e *expected) next() (Value, error) {
 	}
 	e.size += int64(4 + l)
 	e.n++
-	v, err := ParseValue(b, DefaultBounds)
+	v, err := judge.ParseValue(b, judge.DefaultBounds)
 	if err != nil {
 		return nil, e.corrupt(err.Error())
 	}

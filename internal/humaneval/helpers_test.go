@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/judge/judgetest"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -131,8 +133,23 @@ var _ = context.Background
 
 // testOracle is the oracle of a task of benchmark b with the given atol
 // and entry point.
-func testOracle(b *Benchmark, atol float64, entry string) *oracle {
+func testOracle(b *Benchmark, atol float64, entry string) *judge.Oracle {
 	t := &Task{Atol: atol, EntryPoint: entry}
 	t.Rules = rulesFor(b, t)
-	return newOracle(t)
+	return judge.NewOracle(t.Atol, t.Rules.Oracle)
+}
+
+// Short names for judgetest's builders.
+var (
+	intv   = judgetest.Int
+	floatv = judgetest.Float
+)
+
+func mustParse(t testing.TB, b []byte) judge.Value {
+	t.Helper()
+	val, err := judge.ParseValue(b, judge.DefaultBounds)
+	if err != nil {
+		t.Fatalf("ParseValue(%x): %v", b, err)
+	}
+	return val
 }

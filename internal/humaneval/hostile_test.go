@@ -54,6 +54,7 @@ func hostileCandidates() []candidate {
 		{"syntax error", "HumanEval/12", "def longest(strings)\n    return None\n", onlyFail},
 		{"missing entry point", "HumanEval/12", "def shortest(strings):\n    return None\n", onlyFail},
 		{"too slow", "HumanEval/53", "def add(x, y):\n    while True:\n        pass\n", onlyTimeout},
+		{"too slow from the second input: EvalPlus's alarm fails it", "HumanEval/53", "n = 0\ndef add(x, y):\n    global n\n    n += 1\n    while n > 1:\n        pass\n    return x + y\n", onlyFail},
 
 		// Cheats: never pass.
 		{"always-equal object", "HumanEval/53", `
@@ -92,6 +93,37 @@ class F(float):
     __hash__ = float.__hash__
 def truncate_number(number):
     return F(0.0)
+`, onlyFail},
+		{"dict subclass whose methods show the right answer", "HumanEval/53", `
+{canon}
+_f = add
+class D(dict):
+    def __eq__(self, other): return True
+    def items(self): return [(0, _f(*self.args))]
+    def keys(self): return [0]
+    def __iter__(self): return iter([0])
+    def __len__(self): return 1
+def add(x, y):
+    d = D()
+    d.args = (x, y)
+    return d
+`, onlyFail},
+		{"class posing as a numpy scalar", "HumanEval/53", `
+class int64(int):
+    __module__ = "numpy"
+    def __eq__(self, other): return True
+    def item(self): return 0
+    __hash__ = int.__hash__
+def add(x, y):
+    return int64(-1)
+`, onlyFail},
+		{"iterator that equals everything", "HumanEval/29", `
+class It:
+    def __iter__(self): return self
+    def __next__(self): raise StopIteration
+    def __eq__(self, other): return True
+def filter_by_prefix(strings, prefix):
+    return It()
 `, onlyFail},
 		{"sys.exit(0) at import", "HumanEval/53", "import sys\nsys.exit(0)\n", onlyFail},
 		{"os._exit(0) at import", "HumanEval/53", "import os\nos._exit(0)\n", onlyFail},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval/judge"
 )
 
 func TestLoadMBPPPlus(t *testing.T) {
@@ -25,12 +27,12 @@ func TestLoadMBPPPlus(t *testing.T) {
 	}
 	// The rules that apply to tasks of this dataset, counted off.
 	rebuilt := map[string][]string{}
-	oracles := map[OracleKind][]string{}
+	oracles := map[judge.OracleKind][]string{}
 	for _, task := range d.Tasks {
 		if r := task.Rules.Inputs; r != "" {
 			rebuilt[r] = append(rebuilt[r], task.ID)
 		}
-		if o := task.Rules.Oracle; o != OracleEqual {
+		if o := task.Rules.Oracle; o != judge.OracleEqual {
 			oracles[o] = append(oracles[o], task.ID)
 		}
 	}
@@ -41,11 +43,11 @@ func TestLoadMBPPPlus(t *testing.T) {
 	if n != 52 {
 		t.Errorf("%d tasks with rebuilt inputs, want 52: %v", n, rebuilt)
 	}
-	want := map[OracleKind][]string{
-		OracleSetEqual:      {"Mbpp/111", "Mbpp/140", "Mbpp/2", "Mbpp/232", "Mbpp/579", "Mbpp/7", "Mbpp/769"},
-		OracleNotNone:       {"Mbpp/737", "Mbpp/787", "Mbpp/794"},
-		OracleSurfaceArea:   {"Mbpp/581"},
-		OracleDigitDistance: {"Mbpp/558"},
+	want := map[judge.OracleKind][]string{
+		judge.OracleSetEqual:      {"Mbpp/111", "Mbpp/140", "Mbpp/2", "Mbpp/232", "Mbpp/579", "Mbpp/7", "Mbpp/769"},
+		judge.OracleNotNone:       {"Mbpp/737", "Mbpp/787", "Mbpp/794"},
+		judge.OracleSurfaceArea:   {"Mbpp/581"},
+		judge.OracleDigitDistance: {"Mbpp/558"},
 	}
 	for k, ids := range oracles {
 		sort.Strings(ids)
@@ -65,13 +67,13 @@ func TestLoadMBPPPlus(t *testing.T) {
 	if tk := d.Task("Mbpp/124"); tk.Rules.Inputs != "float_complex" || tk.Atol != 1e-4 {
 		t.Errorf("Mbpp/124: %+v atol %g", tk.Rules, tk.Atol)
 	}
-	if d.Task("Mbpp/2").Rules != (TaskRules{Inputs: "tuple_args", Oracle: OracleSetEqual}) {
+	if d.Task("Mbpp/2").Rules != (judge.TaskRules{Inputs: "tuple_args", Oracle: judge.OracleSetEqual}) {
 		t.Errorf("Mbpp/2: %+v", d.Task("Mbpp/2").Rules)
 	}
 	he := testDataset(t, "humanevalplus-v0.1.10")
 	for _, task := range he.Tasks {
-		if want := (TaskRules{}); task.ID == "HumanEval/32" {
-			if task.Rules.Oracle != OracleFindZero {
+		if want := (judge.TaskRules{}); task.ID == "HumanEval/32" {
+			if task.Rules.Oracle != judge.OracleFindZero {
 				t.Errorf("HumanEval/32: %+v", task.Rules)
 			}
 		} else if task.Rules != want {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/judge"
 )
 
 // supervisorStream stands in for a supervisor when the stream itself is
@@ -109,13 +110,12 @@ func TestWorkerReadsAJob(t *testing.T) {
 	stream = append(stream, recordFrame('V', intv(2))...)
 	stream = append(stream, endFrame(7, 2, "done")...)
 	w := &worker{launch: streamOf(stream)}
-	var got []int64
+	var got []string
 	end, err := w.run(context.Background(), testJob(2), func(k int, r record) bool {
-		n, _ := numberAt(r.Data, 0)
-		got = append(got, n.small)
+		got = append(got, string(r.Data))
 		return true
 	})
-	if err != nil || end.Status != "done" || len(got) != 2 || got[1] != 2 {
+	if err != nil || end.Status != "done" || len(got) != 2 || got[1] != string(intv(2)) {
 		t.Fatalf("end %+v, err %v, records %v", end, err, got)
 	}
 }
@@ -156,11 +156,11 @@ func FuzzSupervisorStream(f *testing.F) {
 			if r.Kind != 'V' {
 				return false
 			}
-			v, err := ParseValue(r.Data, DefaultBounds)
+			v, err := judge.ParseValue(r.Data, judge.DefaultBounds)
 			if err != nil {
 				return false
 			}
-			ok, _ := o.check([]byte("[1]"), v, exp)
+			ok, _ := o.Check([]byte("[1]"), v, exp)
 			return ok
 		})
 	})

@@ -128,14 +128,19 @@ type ResultEntry struct {
 	BaseLimit   float64 `json:"base_limit,omitempty"`
 	PlusElapsed float64 `json:"plus_elapsed,omitempty"`
 	PlusLimit   float64 `json:"plus_limit,omitempty"`
+	// A phase whose verdict depends on the time limit, with its CPU
+	// seconds against the limit (see NearLimit).
+	BaseNearLimit *NearLimit `json:"base_near_limit,omitempty"`
+	PlusNearLimit *NearLimit `json:"plus_near_limit,omitempty"`
 }
 
 // WriteResults writes an EvalPlus-compatible results file (the format of
 // evalplus.evaluate at 26d6d00: date, hash, eval per task in completion
 // order, pass_at_k for base and plus) atomically at path. Each entry also
-// carries base_reason and plus_reason when the sample did not pass, and
+// carries base_reason and plus_reason when the sample did not pass,
 // base_elapsed, base_limit, plus_elapsed and plus_limit (seconds) where
-// they were measured.
+// they were measured, and base_near_limit and plus_near_limit where the
+// phase's verdict depends on the time limit.
 func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
 	byID := make(map[string]*Task, len(tasks))
 	for _, t := range tasks {
@@ -150,7 +155,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 		e := ResultEntry{
 			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
 			BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
-			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit,
+			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit, BaseNearLimit: r.Base.Near,
 		}
 		if r.Base.Status != StatusPass {
 			e.BaseReason = r.Base.Reason
@@ -159,7 +164,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 			st := r.Plus.Status
 			e.PlusStatus = &st
 			e.PlusFailTests = failTests(t, Plus, r.Plus)
-			e.PlusElapsed, e.PlusLimit = r.Plus.Elapsed, r.Plus.Limit
+			e.PlusElapsed, e.PlusLimit, e.PlusNearLimit = r.Plus.Elapsed, r.Plus.Limit, r.Plus.Near
 			if st != StatusPass {
 				e.PlusReason = r.Plus.Reason
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -85,6 +86,9 @@ type PhaseResult struct {
 	// Limit is the phase's time limit in seconds (PhaseLimit), 0 where
 	// none applied (no ground truth, or EvalPlus's engine).
 	Limit float64 `json:"limit,omitempty"`
+	// Near names a verdict that depends on the time limit (see NearLimit);
+	// nil where it does not.
+	Near *NearLimit `json:"near_limit,omitempty"`
 }
 
 // SampleResult is the verdict of one sample.
@@ -336,10 +340,14 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{}, err
 	}
 	defer func() { exp.close() }()
-	orc := newOracle(task)
+	orc := judge.NewOracle(task.Atol, task.Rules.Oracle)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var fatal error
-	judge := func(k int, r record) bool {
+	tally := newCPUTally(j)
+	decide := func(k int, r record) bool {
+		if r.Kind != 'M' {
+			tally.add(k, r.Gap)
+		}
 		switch r.Kind {
 		case 'M':
 			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+clipString(string(r.Data))
@@ -358,26 +366,26 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			fatal = err
 			return false
 		}
-		var got Value
+		var got judge.Value
 		if r.Kind == 'U' {
 			// Not None (None always encodes): all the not-None oracle asks.
-			got = Value{tagOther, 0, 0, 0, 0}
-		} else if got, err = ParseValue(r.Data, DefaultBounds); err != nil {
+			got = judge.UnknownObject()
+		} else if got, err = judge.ParseValue(r.Data, judge.DefaultBounds); err != nil {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
 			return false
 		}
-		if got[0] == tagOther && !task.Rules.NotNone {
+		if got.IsOther() && !task.Rules.NotNone {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
-		if ok, why := orc.check(inputs[k], got, want); !ok {
+		if ok, why := orc.Check(inputs[k], got, want); !ok {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, why
 			return false
 		}
 		return true
 	}
 	for attempt := 0; ; attempt++ {
-		end, err := run(ctx, j, judge)
+		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, err
 		}
@@ -396,7 +404,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}
 		case endTimeout:
-			res.Status, res.FailInput, res.Reason = StatusTimeout, end.Records, end.Detail
+			res.Status, res.FailInput, res.Reason = timeoutStatus(end), end.Records, end.Detail
 		case endSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
@@ -405,7 +413,8 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				if exp, err = s.Truth.open(task, p); err != nil {
 					return PhaseResult{}, err
 				}
-				orc = newOracle(task)
+				orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
+				tally = newCPUTally(j)
 				j.ID = nextJobID()
 				continue
 			}
@@ -423,6 +432,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				res.Reason += "; stderr: " + clipString(tail)
 			}
 		}
+		res.Near = tally.near(res, end, j.PhaseLimit)
 		break
 	}
 	if res.FailInput >= len(inputs) {
@@ -432,6 +442,20 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{}, err
 	}
 	return res, nil
+}
+
+// timeoutStatus is EvalPlus's status for a job stopped at a time limit.
+// EvalPlus's per-input alarm raises inside the call, which fails the input
+// (fast_check then ends the run as "fail"); only its whole-run limit, or a
+// hang while the program loads (which no alarm covers), gives "timeout".
+// The supervisor names a per-input limit "input N ..."; input 0's limit
+// also covers loading the program, so it stays a timeout, as a hang at
+// import is under EvalPlus.
+func timeoutStatus(end jobEnd) Status {
+	if end.Records > 0 && strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
+		return StatusFail
+	}
+	return StatusTimeout
 }
 
 // failTests returns the failing inputs of a phase for the results file.

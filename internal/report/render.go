@@ -32,6 +32,7 @@ var funcs = map[string]any{
 	"md":     mdText,
 	"time":   func(t interface{ Format(string) string }) string { return t.Format("2006-01-02 15:04:05Z07:00") },
 	"charts": charts,
+	"near":   nearLimitRows,
 	"short":  shortDigest,
 	"kOf":    kOf,
 	"orderOf": func(desc bool) string {
@@ -266,4 +267,15 @@ func timeChart(rows []TaskRow) (Chart, bool) {
 		{Class: "limitline", Label: "limit", Line: true}}
 	c.Caption = caption
 	return c, true
+}
+
+// nearLimitRows are the rows whose verdict depends on the time limit.
+func nearLimitRows(rows []TaskRow) []TaskRow {
+	var out []TaskRow
+	for _, r := range rows {
+		if r.NearLimit != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -155,6 +155,10 @@ type TaskRow struct {
 	// not record them.
 	Seconds      float64 `json:"seconds,omitempty"`
 	LimitSeconds float64 `json:"limit_seconds,omitempty"`
+	// NearLimit names, for the first sample whose verdict depends on the
+	// time limit (a pass within 20 % of it, a timeout), the phase and its
+	// CPU seconds against the limit; "" where none does.
+	NearLimit string `json:"near_limit,omitempty"`
 }
 
 // TimeShare is Seconds over LimitSeconds (0 without a limit).
@@ -425,6 +429,13 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 		for _, ph := range [][2]float64{{e.BaseElapsed, e.BaseLimit}, {e.PlusElapsed, e.PlusLimit}} {
 			if ph[1] > 0 && ph[0] >= 0 && (row.LimitSeconds == 0 || ph[0]/ph[1] > row.TimeShare()) {
 				row.Seconds, row.LimitSeconds = ph[0], ph[1]
+			}
+		}
+		if row.NearLimit == "" {
+			if e.BaseNearLimit != nil {
+				row.NearLimit = "base: " + e.BaseNearLimit.String()
+			} else if e.PlusNearLimit != nil {
+				row.NearLimit = "plus: " + e.PlusNearLimit.String()
 			}
 		}
 		basePass := e.BaseStatus == humaneval.StatusPass

@@ -103,8 +103,8 @@ child -> supervisor, on the result pipe: u32 len, kind byte, payload
   'U' f64 t text            the output could not be encoded
   'M' text                  the program failed before the first call
 
-Value encoding: see value.go in the Go package (tags N T F i f c s h b H l t d
-S Z X). Long str and bytes travel as length and SHA-256.
+Value encoding: see judge/value.go in the Go package (tags N T F i f c s h b
+H l t d S Z X Y). Long str and bytes travel as length and SHA-256.
 """
 
 import ctypes
@@ -402,8 +402,12 @@ class Unencodable(Exception):
 def make_encoder(cap):
     """Returns encode(v) -> bytes, bound to the builtins as they are now, so
     that a program that replaces them later changes nothing here. Only the
-    exact builtin types are encoded as themselves; any other object,
-    subclasses included, becomes an "other" marker with its type's name."""
+    exact builtin types are encoded as themselves. A subclass of one of
+    them, a numpy scalar or array, an iterator or a dict view travels as a
+    'Y' value: its type's name and what Python's comparison makes of it,
+    read through the base type's own slots (or numpy's own C methods),
+    never through a method the object's class can override. Any other
+    object becomes an "other" marker with its type's name."""
     _type = type
     _len = len
     _map = map
@@ -426,6 +430,38 @@ def make_encoder(cap):
     _little = sys.byteorder == "little"
     _name = type.__dict__["__name__"].__get__
     _imin, _imax = -(1 << 63), (1 << 63) - 1
+    # 'Y' values: what a non-builtin type is to EvalPlus's comparison.
+    _issub = type.__subclasscheck__
+    _module = type.__dict__["__module__"].__get__
+    _flags = type.__dict__["__flags__"].__get__
+    _heap = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code
+    _real = complex.__dict__["real"].__get__
+    _imag = complex.__dict__["imag"].__get__
+    _bases = (
+        (_int, _int.__int__),
+        (_float, _float.__float__),
+        (_complex, lambda v: _complex(_real(v), _imag(v))),
+        (_str, _str.__str__),
+        (_bytes, lambda v: _bytes.__getitem__(v, _slice(None))),
+        (_list, lambda v: _list(_list.__iter__(v))),
+        (_tuple, lambda v: _tuple(_tuple.__iter__(v))),
+        (_set, lambda v: _set(_set.__iter__(v))),
+        (_frozenset, lambda v: _frozenset(_frozenset.__iter__(v))),
+    )
+    _d = {1: 2}
+    # Iterators and views: EvalPlus's == compares them by identity (or, for
+    # keys and items views, as sets), and set(out) iterates them.
+    _iterators = _frozenset([_type(x) for x in (
+        (x for x in ()), filter(None, ()), map(abs, ()), zip(), _enumerate(()), reversed(()),
+        iter([]), iter(()), iter(_set()), iter(""), iter(b""), iter(_range(0)), iter(_d),
+        iter(_d.values()), iter(_d.items()), _range(0), _d.values())])
+    _views = _frozenset([_type(_d.keys()), _type(_d.items())])
+    _hasattr, _slice = hasattr, slice
+    # UserDict, UserList and UserString compare as the builtin value they
+    # hold in their data attribute, read from the instance's own dict.
+    _users = ((collections.UserDict, _dict), (collections.UserList, _list), (collections.UserString, _str))
+    _vars = object.__getattribute__
+    MAX_ITEMS = 1 << 20
     i8 = b"i" + U32.pack(8)
     tags = {_list: b"l", _tuple: b"t", _set: b"S", _frozenset: b"Z"}
 
@@ -521,12 +557,68 @@ def make_encoder(cap):
             name = _name(t)
             if _type(name) is not _str:
                 name = "?"
-            nb = name.encode("utf-8", "replace")[:200]
-            out += b"X"
-            out += _u32(_len(nb))
-            out += nb
+            mode, inner = wrapped(v, t)
+            if mode is not None:
+                if depth >= MAX_DEPTH:
+                    raise Unencodable("nested deeper than %d" % MAX_DEPTH)
+                if mode == b"b" and _module(t) == "numpy":
+                    name = "numpy." + name
+                nb = name.encode("utf-8", "replace")[:200]
+                out += b"Y"
+                out += mode
+                out += _u32(_len(nb))
+                out += nb
+                enc(inner, out, depth + 1)
+            else:
+                nb = name.encode("utf-8", "replace")[:200]
+                out += b"X"
+                out += _u32(_len(nb))
+                out += nb
         if _len(out) > cap:
             raise Unencodable("output larger than %d bytes" % cap)
+
+    def drain(it):
+        # The items of an iterator, as many as set(out) would take.
+        got = []
+        for x in it:
+            got.append(x)
+            if _len(got) > MAX_ITEMS:
+                raise Unencodable("an iterator of more than %d items" % MAX_ITEMS)
+        return got
+
+    def wrapped(v, t):
+        # (mode, plain value) for a 'Y' value, or (None, None): mode b is a
+        # value compared as its base type's value, i an object equal only
+        # to itself whose items set() takes, v a keys or items view, equal
+        # to a set of the same items.
+        if t in _iterators:
+            return b"i", drain(v)
+        if t in _views:
+            return b"v", drain(v)
+        if _module(t) == "numpy" and not _flags(t) & _heap:
+            # numpy's own C types (a class written in Python is a heap
+            # type): a scalar is its Python value, an array its items.
+            if _name(t) == "ndarray":
+                x = t.tolist(v)
+                return (b"i", x) if _type(x) is _list else (b"b", x)
+            if not _hasattr(t, "item"):
+                return None, None
+            x = t.item(v)
+            if _type(x) in (_int, _float, _bool, _complex, _str, _bytes):
+                return b"b", x
+            return None, None
+        for base, read in _bases:
+            if _issub(base, t):
+                return b"b", read(v)
+        if _issub(_dict, t):
+            # a dict subclass, as dict's own methods see it
+            return b"b", _dict(_list(_dict_items(v)))
+        for user, base in _users:
+            if _issub(user, t):
+                data = _dict.get(_vars(v, "__dict__"), "data")
+                if _issub(base, _type(data)):
+                    return b"b", data if _type(data) is base else wrapped(data, _type(data))[1]
+        return None, None
 
     _marshal = marshal.dumps
     _set = set

@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ const (
 // evalplus/eval/__init__.py) applied on the host to plain data:
 //
 //  1. exact = out == exp, with Python equality (see Equal), or what the
-//     task's special oracle (TaskRules.Oracle, see mbpp.go) makes of it;
+//     task's special oracle (TaskRules.Oracle, see rules.go) makes of it;
 //  2. for find_zero (HumanEval/32) only |poly(xs, out)| <= atol counts;
 //  3. if atol is 0 and exp is a float or a non-empty list or tuple of floats,
 //     atol becomes 1e-6 and stays so for the following inputs;
@@ -32,19 +32,21 @@ const (
 //     of equal length, and numpy.allclose(out, exp, rtol=1e-7, atol) true;
 //  5. otherwise exact decides.
 //
-// An oracle is used for one run of one program over one input list.
-type oracle struct {
+// An Oracle is used for one run of one program over one input list.
+type Oracle struct {
 	atol float64
 	kind OracleKind
 }
 
-func newOracle(t *Task) *oracle {
-	return &oracle{atol: t.Atol, kind: t.Rules.Oracle}
+// NewOracle returns the oracle of a task whose dataset atol is atol and
+// whose special oracle is kind, for one run over one input list.
+func NewOracle(atol float64, kind OracleKind) *Oracle {
+	return &Oracle{atol: atol, kind: kind}
 }
 
-// check returns whether out is correct for the input args given exp, and
+// Check returns whether out is correct for the input args given exp, and
 // why not. out may be an "other" marker only for the not-None oracle.
-func (o *oracle) check(args json.RawMessage, out, exp Value) (bool, string) {
+func (o *Oracle) Check(args json.RawMessage, out, exp Value) (bool, string) {
 	if o.kind == OracleFindZero {
 		return findZeroOK(args, out, o.atol)
 	}
@@ -134,6 +136,7 @@ func toArray(v []byte) (*array, error) {
 			}
 			return nil
 		}
+		i = base(v, i)
 		if v[i] != tagList && v[i] != tagTuple {
 			return fmt.Errorf("%s cannot be compared with a tolerance", kindName(v, i))
 		}

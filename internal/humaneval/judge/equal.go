@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"bytes"
@@ -20,6 +20,10 @@ import (
 func Equal(a, b Value) bool { return eqAt(a, 0, b, 0) }
 
 func eqAt(a []byte, i int, b []byte, j int) bool {
+	i, j = base(a, i), base(b, j)
+	if a[i] == tagWrapped || b[j] == tagWrapped {
+		return viewEqual(a, i, b, j)
+	}
 	na, oka := numberAt(a, i)
 	nb, okb := numberAt(b, j)
 	if oka || okb {
@@ -68,6 +72,32 @@ func eqAt(a []byte, i int, b []byte, j int) bool {
 		return tb == tagDigest && bytes.Equal(a[i:i+digestLen], b[j:j+digestLen])
 	}
 	return false // tagOther
+}
+
+// viewEqual compares values of which one is an iterator or a view (mode
+// 'i' or 'v'): an iterator equals nothing; a keys or items view equals a
+// set, a frozenset or another such view of the same elements.
+func viewEqual(a []byte, i int, b []byte, j int) bool {
+	ma, ia := wrapped(a, i)
+	mb, jb := wrapped(b, j)
+	setLike := func(m, t byte) bool { return m == wrapView || (m == 0 && (t == tagSet || t == tagFrozenset)) }
+	if !setLike(ma, a[i]) || !setLike(mb, b[j]) {
+		return false
+	}
+	ka, ok := elementKeys(a, ia)
+	if !ok {
+		return false
+	}
+	kb, ok := elementKeys(b, jb)
+	if !ok || len(ka) != len(kb) {
+		return false
+	}
+	for k := range ka {
+		if !bytes.Equal(ka[k], kb[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // dictEqual compares two dicts: same number of keys, every key of a matched
@@ -120,13 +150,14 @@ func pairs(b []byte, i int) []int {
 }
 
 // elementKeys returns the sorted canonical keys of the elements of a set,
-// or false if one of them can equal nothing (NaN, other) or two are equal.
+// or false if one of them can equal nothing (NaN, other), cannot be hashed,
+// or two are equal.
 func elementKeys(b []byte, i int) ([][]byte, bool) {
 	its := items(b, i)
 	keys := make([][]byte, len(its))
 	for k, p := range its {
 		key, ok := canonKey(b, p)
-		if !ok {
+		if !ok || !hashable(b, p) {
 			return nil, false
 		}
 		keys[k] = key
@@ -207,6 +238,7 @@ func canonKey(b []byte, i int) ([]byte, bool) {
 }
 
 func appendKey(dst []byte, b []byte, i int) ([]byte, bool) {
+	i = base(b, i)
 	if n, ok := numberAt(b, i); ok {
 		return appendNumberKey(dst, n)
 	}

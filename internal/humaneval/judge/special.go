@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // special returns EvalPlus's exact_match for the oracle's task: Python
 // equality, or what the task's special oracle makes of it. why is set when
 // the oracle raises in EvalPlus (the input fails).
-func (o *oracle) special(args json.RawMessage, out, exp Value) (exact bool, why string) {
+func (o *Oracle) special(args json.RawMessage, out, exp Value) (exact bool, why string) {
 	switch o.kind {
 	case OracleNotNone:
 		// The ground truth is a bool: whether the canonical output was not
@@ -84,6 +84,9 @@ func pySet(v Value) ([][]byte, string) {
 		keys = append(keys, k)
 		return ""
 	}
+	if _, inner := wrapped(v, 0); inner != 0 {
+		v = v[inner:] // a subclass's value, an iterator's or a view's items
+	}
 	switch v[0] {
 	case tagList, tagTuple, tagSet, tagFrozenset:
 		for _, p := range items(v, 0) {
@@ -123,6 +126,14 @@ func pySet(v Value) ([][]byte, string) {
 
 // hashable reports whether the value at i can be a set element.
 func hashable(b []byte, i int) bool {
+	switch mode, inner := wrapped(b, i); mode {
+	case wrapView:
+		return false
+	case wrapIter:
+		return true // by identity
+	case wrapBase:
+		i = inner
+	}
 	switch b[i] {
 	case tagList, tagDict, tagSet:
 		return false

@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"math"
@@ -16,9 +16,9 @@ type oracleStep struct {
 
 func runOracle(t *testing.T, name string, atol float64, entry string, args string, steps []oracleStep) {
 	t.Helper()
-	o := testOracle(HumanEvalPlus, atol, entry)
+	o := heOracle(atol, entry)
 	for i, s := range steps {
-		ok, why := o.check([]byte(args), mustParse(t, s.out), mustParse(t, s.exp))
+		ok, why := o.Check([]byte(args), mustParse(t, s.out), mustParse(t, s.exp))
 		if ok != s.pass {
 			t.Errorf("%s, step %d: pass = %v (%s), want %v", name, i, ok, why, s.pass)
 		}

@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"testing"
@@ -8,9 +8,9 @@ import (
 // entry point.
 func runMBPPOracle(t *testing.T, entry string, atol float64, args string, steps []oracleStep) {
 	t.Helper()
-	o := testOracle(MBPPPlus, atol, entry)
+	o := mbppOracle(atol, entry)
 	for i, s := range steps {
-		ok, why := o.check([]byte(args), mustParse(t, s.out), mustParse(t, s.exp))
+		ok, why := o.Check([]byte(args), mustParse(t, s.out), mustParse(t, s.exp))
 		if ok != s.pass {
 			t.Errorf("step %d: pass = %v (%s), want %v", i, ok, why, s.pass)
 		}
@@ -116,7 +116,7 @@ func TestMBPPSpecialOracles(t *testing.T) {
 	})
 	// find_zero's oracle is HumanEval's only.
 	t.Run("no find_zero oracle in MBPP+", func(t *testing.T) {
-		if testOracle(MBPPPlus, 0, "find_zero").kind != OracleEqual {
+		if mbppOracle(0, "find_zero").kind != OracleEqual {
 			t.Fatal("find_zero oracle applied to an MBPP+ task")
 		}
 	})

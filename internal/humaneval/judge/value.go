@@ -1,4 +1,4 @@
-package humaneval
+package judge
 
 import (
 	"encoding/binary"
@@ -27,6 +27,9 @@ import (
 //	'S' n values             set
 //	'Z' n values             frozenset
 //	'X' len bytes            any other object: the name of its type, for the report
+//	'Y' mode len name value  an object of another type that Python's comparison
+//	                         sees as plain data (see below): its mode, the name
+//	                         of its type, and that plain data
 //	'D' k n size sha256      a large list (k 'l') or tuple (k 't') of n lists and
 //	                         tuples, as the length (8 bytes) and SHA-256 of its
 //	                         marshal version 2 bytes; only as a whole value
@@ -39,6 +42,22 @@ import (
 // references). Values of equal digests are equal in Python; the converse
 // fails only where Python equates different types or float spellings
 // inside such a value (1 == True == 1.0, -0.0 == 0.0), see docs/evalplus.md.
+//
+// A 'Y' value is what EvalPlus's comparison makes of an object that is not
+// of an exact builtin type, read by the harness through the base type's own
+// slots (numpy's own C methods for numpy), never through a method its class
+// can override, so that a class that lies about its equality is judged by
+// what it holds. Its mode says how Python compares it:
+//
+//	'b'  a subclass of a builtin type (OrderedDict, defaultdict, a
+//	     namedtuple, a str subclass) or a numpy scalar: == is the base
+//	     type's == on the value; its type is its own (type(out) == type(exp)
+//	     fails, so a tolerance does not apply to it)
+//	'i'  an iterator, a generator, range, dict.values(), a numpy array: ==
+//	     is identity (never true across processes); the value is the list of
+//	     its items, which set(out) takes
+//	'v'  dict.keys() or dict.items(): == is set equality with a set, a
+//	     frozenset or another such view; the value is the list of its items
 //
 // Long strings travel as digests because equality of two str (or bytes)
 // values is equality of their encodings, and SHA-256 keeps that without
@@ -62,6 +81,14 @@ const (
 	tagFrozenset = 'Z'
 	tagOther     = 'X'
 	tagDigest    = 'D'
+	tagWrapped   = 'Y'
+)
+
+// The modes of a 'Y' value.
+const (
+	wrapBase = 'b'
+	wrapIter = 'i'
+	wrapView = 'v'
 )
 
 // digestLen is the length of a 'D' value.
@@ -169,6 +196,38 @@ func validate(b []byte, i, depth int, bd Bounds) (int, error) {
 		}
 		i += 4
 		return need(n)
+	case tagWrapped:
+		if depth >= bd.MaxDepth {
+			return 0, fmt.Errorf("value: nested deeper than %d at byte %d", bd.MaxDepth, i)
+		}
+		if len(b)-i < 5 {
+			return 0, fmt.Errorf("value: truncated %q at byte %d", tag, i)
+		}
+		mode := b[i]
+		if mode != wrapBase && mode != wrapIter && mode != wrapView {
+			return 0, fmt.Errorf("value: wrapped value of mode 0x%02x at byte %d", mode, i)
+		}
+		n, err := u32(b, i+1)
+		if err != nil {
+			return 0, err
+		}
+		if n > bd.MaxOther {
+			return 0, fmt.Errorf("value: type name of %d bytes at byte %d", n, i)
+		}
+		i += 5
+		if i, err = need(n); err != nil {
+			return 0, err
+		}
+		if i >= len(b) {
+			return 0, fmt.Errorf("value: truncated %q at byte %d", tag, i)
+		}
+		switch inner := b[i]; {
+		case mode != wrapBase && inner != tagList:
+			return 0, fmt.Errorf("value: wrapped iterable holds 0x%02x at byte %d", inner, i)
+		case inner == tagWrapped || inner == tagOther || inner == tagDigest:
+			return 0, fmt.Errorf("value: wrapped value holds 0x%02x at byte %d", inner, i)
+		}
+		return validate(b, i, depth+1, bd)
 	case tagDigest:
 		if depth != 0 {
 			return 0, fmt.Errorf("value: digest inside a container at byte %d", i-1)
@@ -223,6 +282,8 @@ func skip(b []byte, i int) int {
 		return i + 4 + 32
 	case tagDigest:
 		return i + digestLen - 1
+	case tagWrapped:
+		return skip(b, i+5+int(binary.BigEndian.Uint32(b[i+1:])))
 	}
 	n := int(binary.BigEndian.Uint32(b[i:]))
 	i += 4
@@ -292,8 +353,29 @@ func kindName(b []byte, i int) string {
 	case tagOther:
 		n := binary.BigEndian.Uint32(b[i+1:])
 		return string(b[i+5 : i+5+int(n)])
+	case tagWrapped:
+		n := binary.BigEndian.Uint32(b[i+2:])
+		return string(b[i+6 : i+6+int(n)])
 	}
 	return "?"
+}
+
+// wrapped returns the mode of the 'Y' value at i and the start of the
+// plain data it holds, or 0 and i for any other value.
+func wrapped(b []byte, i int) (mode byte, inner int) {
+	if b[i] != tagWrapped {
+		return 0, i
+	}
+	return b[i+1], i + 6 + int(binary.BigEndian.Uint32(b[i+2:]))
+}
+
+// base returns where the value at i is read as its base type's value: the
+// plain data of a 'Y' value of mode 'b', else i.
+func base(b []byte, i int) int {
+	if mode, inner := wrapped(b, i); mode == wrapBase {
+		return inner
+	}
+	return i
 }
 
 // number is a numeric value: an int (small or big), a float, or a complex.
@@ -308,6 +390,7 @@ type number struct {
 
 // numberAt decodes the number at i, or reports false for a non-number.
 func numberAt(b []byte, i int) (number, bool) {
+	i = base(b, i)
 	switch b[i] {
 	case tagTrue:
 		return number{kind: 'i', small: 1, isBool: true}, true
@@ -353,3 +436,43 @@ func (n number) bigInt() *big.Int {
 	}
 	return big.NewInt(n.small)
 }
+
+// Bool is the value True or False.
+func Bool(b bool) Value {
+	if b {
+		return Value{tagTrue}
+	}
+	return Value{tagFalse}
+}
+
+// UnknownObject is an "other" marker without a type name: an object the
+// harness did not encode, for the oracles that ask only whether an output
+// is None.
+func UnknownObject() Value { return Value{tagOther, 0, 0, 0, 0} }
+
+// IsNone reports whether v is None.
+func (v Value) IsNone() bool { return len(v) == 1 && v[0] == tagNone }
+
+// IsOther reports whether v is an "other" marker: an object that is not
+// plain data (a 'Y' value is plain data of another type).
+func (v Value) IsOther() bool { return v[0] == tagOther }
+
+// Items returns the items of a list, tuple, set or frozenset v, each a
+// value of its own, and nil for any other kind.
+func (v Value) Items() []Value {
+	switch v[0] {
+	case tagList, tagTuple, tagSet, tagFrozenset:
+	default:
+		return nil
+	}
+	var out []Value
+	for _, p := range items(v, 0) {
+		out = append(out, v[p:skip(v, p)])
+	}
+	return out
+}
+
+// Key returns the canonical key of v: values equal in Python have equal
+// keys. ok is false where v holds a NaN, an "other" marker, or a set or
+// dict with two equal members.
+func Key(v Value) (key []byte, ok bool) { return canonKey(v, 0) }

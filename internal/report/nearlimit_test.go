@@ -1,0 +1,29 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval"
+)
+
+// A task whose verdict depends on the time limit is named, with its CPU
+// seconds against the limit, from the results file's near_limit fields.
+func TestNearLimitRows(t *testing.T) {
+	pass := humaneval.StatusPass
+	near := &humaneval.NearLimit{Status: pass, Input: 1, CPU: 3.5, Limit: 4}
+	rows := []TaskRow{
+		taskRow("Mbpp/2", []humaneval.ResultEntry{{BaseStatus: pass, PlusStatus: &pass}}),
+		taskRow("Mbpp/123", []humaneval.ResultEntry{{BaseStatus: pass, PlusStatus: &pass, PlusNearLimit: near}}),
+	}
+	got := nearLimitRows(rows)
+	if len(got) != 1 || got[0].Task != "Mbpp/123" {
+		t.Fatalf("near-limit rows %+v", got)
+	}
+	if want := "plus: passed near the limit: input 1 used 3.50 of 4.00 CPU s (88%)"; got[0].NearLimit != want {
+		t.Errorf("%q, want %q", got[0].NearLimit, want)
+	}
+	if !strings.Contains(got[0].NearLimit, "CPU s") {
+		t.Error("no CPU seconds")
+	}
+}
