@@ -26,7 +26,7 @@ import (
 // entry is the run's identity (RunIdentity); a resumed run's journal is
 // the journal it resumed, byte for byte, then a resume entry, then its own
 // verdicts. The record signs it with every other file of the folder.
-const JournalFile = "journal.jsonl"
+const JournalFile = runs.JournalFile
 
 // RunIdentity is what a run's verdicts depend on. A run resumes another
 // only when the two are equal, field for field.
