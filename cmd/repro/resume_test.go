@@ -7,12 +7,16 @@ import (
 	"math/rand"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reprolab/repro/internal/sandbox"
 )
 
 // resumeJSON is the part of humaneval --json that resuming and sharing
@@ -47,15 +51,30 @@ func parseResumeJSON(t *testing.T, r result) resumeJSON {
 	return h
 }
 
-// resumeSamples are shardSamples over 6 tasks with every task's samples
-// given twice more, as low-temperature sampling repeats programs.
+// resumeSamples are shardSamples over 6 tasks plus, per task, the
+// canonical solution after a 0.4 s sleep (so that a run lasts long enough
+// to be stopped while it scores), every task's samples given twice more, as
+// low-temperature sampling repeats programs.
 func resumeSamples(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(shardSamples(t, 6))
-	if err != nil {
-		t.Fatal(err)
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, shardSamples(t, 6))), "\n") {
+		lines = append(lines, l)
+		var s struct {
+			TaskID   string `json:"task_id"`
+			Solution string `json:"solution"`
+		}
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatal(err)
+		}
+		if !seen[s.TaskID] {
+			seen[s.TaskID] = true
+			lines = append(lines, sampleLine(s.TaskID, "import time\ntime.sleep(0.4)\n"+s.Solution))
+		}
 	}
-	return writeSamples(t, strings.TrimSpace(string(b)), strings.TrimSpace(string(b)), strings.TrimSpace(string(b)))
+	one := strings.Join(lines, "\n")
+	return writeSamples(t, one, one, one)
 }
 
 // journalVerdicts counts the verdict entries of a journal as it is on
@@ -71,8 +90,13 @@ func journalVerdicts(path string) int {
 // will exit); it returns the run's id.
 func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process)) string {
 	t.Helper()
-	cmd, _, stderr := startHumanEval(t, home, "--samples", samples, "--json", "--parallel", "2")
-	cmd.Env = append(cmd.Env, env...)
+	cmd := exec.Command(reproBin, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
+	cmd.Env = append(append(os.Environ(), "REPRO_HOME="+home), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	before, _ := filepath.Glob(filepath.Join(home, "runs", "humaneval-*", "journal.jsonl"))
 	seen := map[string]bool{}
 	for _, p := range before {
@@ -97,9 +121,12 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 	if path == "" || journalVerdicts(path) < n {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("the run's journal did not reach %d verdicts: %s", n, stderr)
+		t.Fatalf("the run's journal did not reach %d verdicts: %s", n, stderr.String())
 	}
 	stop(cmd.Process)
+	// What the engine held for the run is gone with it (a killed run's
+	// containers would live on until their deadline).
+	removeContainersOf(t, cmd.Process.Pid)
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	select {
@@ -107,7 +134,7 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 	case <-time.After(3 * time.Minute):
 		cmd.Process.Kill()
 		<-exited
-		t.Fatalf("the run did not end after it was stopped: %s", stderr)
+		t.Fatalf("the run did not end after it was stopped: %s", stderr.String())
 	}
 	t.Logf("stopped after %d journaled verdicts: %s", journalVerdicts(path), strings.TrimSpace(stderr.String()))
 	return filepath.Base(filepath.Dir(path))
@@ -115,7 +142,8 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 
 // engineProxy stands between repro and the Docker engine's socket, so
 // that a test can take the engine away from a run (every connection cut,
-// no new one accepted) without stopping the engine other work shares.
+// no new one accepted; killAt then removes the run's containers, as a
+// stopped engine does) without stopping the engine other work shares.
 type engineProxy struct {
 	ln    net.Listener
 	mu    sync.Mutex
@@ -187,15 +215,15 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 	env := []string{"REPRO_HOME=" + home}
 	samples := resumeSamples(t)
 
-	r := repro(t, env, "humaneval", "--samples", samples, "--json", "--parallel", "2")
+	r := repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
 	if r.code != 0 {
 		t.Fatalf("uninterrupted run: %d %s", r.code, r.stderr)
 	}
 	whole := parseResumeJSON(t, r)
 	want := readShardEvalResults(t, whole.ResultsFile)
-	// 6 tasks × 3 programs + 1, each given 3 times, two phases.
-	if whole.Scoring == nil || whole.Scoring.Jobs != 2*19 || whole.Scoring.Shared != 2*2*19 {
-		t.Fatalf("scoring %+v: want 38 executions and 76 shared verdicts", whole.Scoring)
+	// 6 tasks × 4 programs + 1, each given 3 times, two phases.
+	if whole.Scoring == nil || whole.Scoring.Jobs != 2*25 || whole.Scoring.Shared != 2*2*25 {
+		t.Fatalf("scoring %+v: want 50 executions and 100 shared verdicts", whole.Scoring)
 	}
 	total := whole.Journal.Entries - 1
 	for task, es := range want.Eval {
@@ -235,7 +263,7 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 	}
 
 	t.Run("SIGKILL", func(t *testing.T) {
-		n := 1 + rng.Intn(total-20)
+		n := 1 + rng.Intn(total/2)
 		own := writeSamples(t, strings.TrimSpace(readFile(t, samples)))
 		stopped := killAt(t, home, nil, n, own, func(p *os.Process) { p.Signal(syscall.SIGKILL) })
 		// What differs is refused, naming it.
@@ -257,13 +285,13 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 
 	t.Run("EngineStopped", func(t *testing.T) {
 		proxy, host := newEngineProxy(t)
-		n := 1 + rng.Intn(total-20)
+		n := 1 + rng.Intn(total/2)
 		stopped := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) { proxy.stop() })
 		resume(t, stopped)
 	})
 
 	t.Run("Cache", func(t *testing.T) {
-		r := repro(t, env, "humaneval", "--samples", samples, "--json", "--cache")
+		r := repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache")
 		if r.code != 0 {
 			t.Fatalf("run with --cache: %d %s", r.code, r.stderr)
 		}
@@ -276,6 +304,21 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 			t.Errorf("runs verify of the cached run: %d %s", r.code, r.stderr)
 		}
 	})
+}
+
+// removeContainersOf removes the sandbox containers the repro process pid
+// created, through the engine's own socket.
+func removeContainersOf(t *testing.T, pid int) {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelOwner+"="+strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		if out, err := exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).CombinedOutput(); err != nil {
+			t.Fatalf("docker rm: %v %s", err, out)
+		}
+	}
 }
 
 func readFile(t *testing.T, p string) string {

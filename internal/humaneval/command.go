@@ -337,7 +337,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
 			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
-			Known: jr.known, Decided: jr.decided,
+			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr

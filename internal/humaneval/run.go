@@ -31,6 +31,9 @@ type Config struct {
 	// full in every process) and each verdict as it is decided.
 	Known   func(i int, smp *Sample, p Phase) (PhaseResult, bool)
 	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	// EngineUp is the Scorer's (see Scorer), for the self-check and the
+	// candidates.
+	EngineUp func(ctx context.Context) error
 }
 
 // TruthReport describes the ground truth a run used.
@@ -194,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Self-check: the canonical solutions through exactly the candidate path.
 	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
-		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true}
+		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true, EngineUp: cfg.EngineUp}
 	defer func() {
 		peak := sc.Close()
 		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)

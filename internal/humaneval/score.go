@@ -142,6 +142,11 @@ type Scorer struct {
 	// sample (shared: served by the execution of another sample's equal
 	// program), as it is decided; an error stops the pass.
 	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	// EngineUp, if set, is asked whether the container engine still
+	// answers when a job loses its supervisor: with the engine gone the
+	// loss is the run's failure (which a resume continues), not the
+	// sample's verdict.
+	EngineUp func(ctx context.Context) error
 	// Keep keeps the supervisors between calls of Score (until Close), so
 	// that a second pass does not wait for new containers. Nothing of a
 	// job is left for the next but in the supervisor's memory, which no
@@ -475,6 +480,11 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			}
 			return PhaseResult{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
 		case endLost:
+			if s.EngineUp != nil {
+				if err := s.EngineUp(ctx); err != nil {
+					return PhaseResult{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, task.ID, end.Detail, err)
+				}
+			}
 			if end.Detail == "the supervisor did not finish the job in time" {
 				res.Status = StatusTimeout
 			} else {
