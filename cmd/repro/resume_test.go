@@ -329,4 +329,3 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
-
