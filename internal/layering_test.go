@@ -16,7 +16,7 @@ import (
 var allowed = map[string][]string{
 	"catalog":    {"digest", "exitcode", "strictjson"},
 	"layout":     {"exitcode"},
-	"journal":    {"atomicfile", "strictjson"},
+	"journal":    {"atomicfile", "digest", "strictjson"},
 	"store":      {"atomicfile", "catalog", "digest", "exitcode", "layout", "safefile", "strictjson"},
 	"pickle":     {"atomicfile", "digest", "exitcode", "safefile", "strictjson", "ui"},
 	"mllog":      {"exitcode", "safefile", "ui", "workpool"},

@@ -20,8 +20,6 @@ package journal
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +31,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -63,14 +62,14 @@ type Entry struct {
 // Hash is the chain hash of an entry with sequence seq, previous hash
 // prev and body.
 func Hash(seq int, prev string, body []byte) string {
-	h := sha256.New()
+	h := digest.NewHash()
 	h.Write([]byte(Domain))
 	h.Write([]byte(prev))
 	h.Write([]byte{'\n'})
 	h.Write([]byte(strconv.Itoa(seq)))
 	h.Write([]byte{'\n'})
 	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	return h.Digest().Hex()
 }
 
 // Contents is what Read found in a journal.
