@@ -12,6 +12,9 @@
 #   RATE        share of samples repeating an earlier one of their task
 #               (default 0.282)
 #   PARALLEL    containers at once (default: repro's default)
+#   ROUNDS      byte-distinct and shared runs alternate this many times
+#               (default 3), so that both see the same load; the ratio is
+#               of the medians
 #
 # Ground truth is computed (and cached) by a first, untimed run. Each timed
 # run includes the self-check; the table gives the scoring stage's wall
@@ -47,24 +50,30 @@ s = r["scoring"]
 print("%-22s %10.1f %10.1f %14d %10d %10d" % (sys.argv[2], s["wall_ns"] / 1e9, r["wall_seconds"], s["jobs"], s["shared_executions"], s.get("reused_verdicts", 0)))
 PY
 }
-"$work/repro" humaneval --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/unique.json" 2>>"$work/progress.jsonl"
-row "$work/unique.json" "byte-distinct"
-"$work/repro" humaneval --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/shared.json" 2>>"$work/progress.jsonl"
-row "$work/shared.json" "shared executions"
+rounds=${ROUNDS:-3}
+for r in $(seq "$rounds"); do
+  "$work/repro" humaneval --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/unique-$r.json" 2>>"$work/progress.jsonl"
+  row "$work/unique-$r.json" "byte-distinct $r"
+  "$work/repro" humaneval --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/shared-$r.json" 2>>"$work/progress.jsonl"
+  row "$work/shared-$r.json" "shared executions $r"
+done
 "$work/repro" humaneval --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --cache --json >"$work/cache.json" 2>>"$work/progress.jsonl"
-row "$work/cache.json" "--cache, second run"
-/usr/bin/python3 - "$work/unique.json" "$work/shared.json" "$work/cache.json" <<'PY'
-import json, sys
-runs = [json.load(open(p)) for p in sys.argv[1:]]
-verdicts = []
-for r in runs:
+row "$work/cache.json" "--cache, next run"
+/usr/bin/python3 - "$work" "$rounds" <<'PY'
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+load = lambda p: json.load(open(p))
+unique = [load("%s/unique-%d.json" % (work, r)) for r in range(1, rounds + 1)]
+shared = [load("%s/shared-%d.json" % (work, r)) for r in range(1, rounds + 1)]
+cache = load(work + "/cache.json")
+def verdicts(r):
     ev = json.load(open(r["results_file"]))["eval"]
-    verdicts.append({t: [(e["base_status"], e["plus_status"]) for e in es] for t, es in ev.items()})
-same = verdicts[1] == verdicts[2] and all(len(v) == len(verdicts[0][t]) for t, v in verdicts[1].items())
-flips = sum(a != b for t in verdicts[0] for a, b in zip(verdicts[0][t], verdicts[1][t]))
-print("verdicts: shared and cached runs %s; byte-distinct against shared: %d of %d differ"
-      % ("agree" if same else "DIFFER", flips, sum(len(v) for v in verdicts[0].values())))
-w = [r["scoring"]["wall_ns"] / 1e9 for r in runs]
-print("scoring time: shared %.2fx, --cache %.2fx of byte-distinct" % (w[1] / w[0], w[2] / w[0]))
+    return {t: [(e["base_status"], e["plus_status"]) for e in es] for t, es in ev.items()}
+base = verdicts(unique[0])
+flips = sum(a != b for r in unique[1:] + shared + [cache] for t, v in verdicts(r).items() for a, b in zip(base[t], v))
+print("verdicts: %d of %d differ from the first byte-distinct run, over %d runs" % (flips, sum(map(len, base.values())), 2 * rounds))
+wall = lambda rs: statistics.median(r["scoring"]["wall_ns"] / 1e9 for r in rs)
+print("scoring time, medians: byte-distinct %.1f s, shared %.1f s (%.2fx; executions %.2fx), --cache %.1f s"
+      % (wall(unique), wall(shared), wall(shared) / wall(unique), shared[0]["scoring"]["jobs"] / unique[0]["scoring"]["jobs"], cache["scoring"]["wall_ns"] / 1e9))
 PY
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"

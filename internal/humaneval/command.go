@@ -535,5 +535,11 @@ func (rep *RunReport) WriteText(w io.Writer) {
 		ui.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
 			rep.WallSeconds, truth, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
 	}
+	if sc := rep.Scoring; sc != nil && (sc.Shared > 0 || sc.Reused > 0) {
+		ui.Fprintf(w, "executions: %d run, %d verdicts shared by equal programs, %d taken from earlier runs\n", sc.Jobs, sc.Shared, sc.Reused)
+	}
+	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
+		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
+	}
 	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)
 }
