@@ -29,7 +29,7 @@ examples=(--samples examples/humaneval-samples.jsonl --tasks "0,2,12,32,53,55")
 score() { "$work/repro" humaneval "$@" --json 2>>"$work/progress.jsonl" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["run_id"], r["scoring"]["wall_ns"]/1e9)'; }
 echo "== warm-up for ground truth, not timed"
 score "${canon[@]}" >/dev/null
-printf '%-10s %-10s %10s %10s %8s\n' set load scoring_s scoring_s flipped
+printf '%-10s %-10s %10s %10s %8s\n' set loops quiet_s loaded_s flipped
 for set in canonical examples; do
   if [ "$set" = canonical ]; then args=("${canon[@]}"); else args=("${examples[@]}"); fi
   read -r a wa < <(score "${args[@]}")
@@ -42,4 +42,4 @@ for set in canonical examples; do
   flips=$("$work/repro" runs diff "$a" "$b" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["flipped"]))')
   printf '%-10s %-10s %10.1f %10.1f %8s\n' "$set" "0/$load" "$wa" "$wb" "$flips"
 done
-echo "machine: $(nproc) cores, load before the last loops stopped: see the second column; now $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, load now $(cut -d' ' -f1-3 /proc/loadavg) (busy loops stopped)"
