@@ -303,6 +303,15 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		if r := repro(t, env, "runs", "verify", got.RunID); r.code != 0 {
 			t.Errorf("runs verify of the cached run: %d %s", r.code, r.stderr)
 		}
+		// Other limits: no earlier run matches, everything runs.
+		r = repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache", "--min-time-limit", "4.5")
+		if r.code != 0 {
+			t.Fatalf("run with --cache and other limits: %d %s", r.code, r.stderr)
+		}
+		other := parseResumeJSON(t, r)
+		if other.Journal.Cached != 0 || other.Scoring.Jobs != whole.Scoring.Jobs {
+			t.Errorf("--cache with other limits: journal %+v, scoring %+v: want nothing reused", other.Journal, other.Scoring)
+		}
 	})
 }
 
