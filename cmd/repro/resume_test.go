@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand"
 	"net"
@@ -303,8 +304,10 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		if r := repro(t, env, "runs", "verify", got.RunID); r.code != 0 {
 			t.Errorf("runs verify of the cached run: %d %s", r.code, r.stderr)
 		}
-		// Other limits: no earlier run matches, everything runs.
-		r = repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache", "--min-time-limit", "4.5")
+		// Other limits (a value no earlier run in the shared home used):
+		// no earlier run matches, everything runs.
+		limit := fmt.Sprintf("%.6f", 4.5+float64(time.Now().UnixNano()%1e6)/1e7)
+		r = repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache", "--min-time-limit", limit)
 		if r.code != 0 {
 			t.Fatalf("run with --cache and other limits: %d %s", r.code, r.stderr)
 		}
