@@ -25,12 +25,14 @@ type humanevalOptions struct {
 	label       string
 	model       string
 	sampling    string
+	resume      string
+	cache       bool
 }
 
 func newHumanEvalCommand() *cobra.Command {
 	o := humanevalOptions{}
 	cmd := &cobra.Command{
-		Use:   "humaneval (--samples PATH | --canonical)",
+		Use:   "humaneval (--samples PATH | --canonical | --resume RUN_ID)",
 		Short: "Score HumanEval+ or MBPP+ samples in the sandbox",
 		Long: `humaneval scores code samples on EvalPlus's code benchmarks, HumanEval+ (or
 its Mini variant, or the original HumanEval) and MBPP+ (--dataset mbppplus),
@@ -52,6 +54,22 @@ the candidates. Results go to an EvalPlus-compatible eval_results.json in the
 run folder, with a signed run record.
 
 --canonical scores the canonical solutions as if they were candidates.
+
+Every verdict is journaled in the run folder (journal.jsonl, hash-chained,
+fsynced in batches) as it is decided. --resume RUN_ID continues a run that
+was stopped (Ctrl-C, a kill, a reboot, a lost engine) in a new run: after
+its own self-check it scores only the samples the journal has no verdict
+for. It takes the samples, dataset, tasks and limits from that run; flags
+given must agree, and the dataset, samples digest, image, runtime,
+harness, limits, CPU model and repro version must be the same, or it stops
+with exit 4 naming what differs.
+
+Samples of a task whose programs are byte for byte equal (EvalPlus applies
+no normalisation) share one execution; the results file still lists every
+sample. --cache (off by default, recorded) also reuses verdicts of earlier
+completed runs on this machine that verify against their signed records,
+when dataset, task, program digest, image, runtime, harness, limits and
+CPU model all match.
 
 EXIT STATUS
   0 scoring completed (whatever the scores), 2 bad flags or samples,
@@ -89,6 +107,8 @@ filters by them.`,
 	f.StringVar(&o.label, "label", "", "the board row this run belongs to (default: the samples file's base name)")
 	f.StringVar(&o.model, "model", "", "the model that wrote the samples, for the record")
 	f.StringVar(&o.sampling, "sampling", "", "how the samples were drawn, e.g. temperature=0.8,n=200,top-p=0.95")
+	f.StringVar(&o.resume, "resume", "", "continue the stopped run RUN_ID: score only what its journal has no verdict for")
+	f.BoolVar(&o.cache, "cache", false, "reuse verdicts of earlier verified runs on this machine with the same dataset, task, program, image, harness, limits and CPU")
 	return cmd
 }
 
@@ -100,6 +120,21 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
 		Version: versionString(), TrustPath: o.trust, Runtime: o.runtime,
 		Subject: runlabel.Subject{Label: o.label, Model: o.model},
+	}
+	opts.Cache = o.cache
+	if o.resume != "" {
+		// What was not given is taken from the resumed run.
+		opts.Resume = o.resume
+		changed := cmd.Flags().Changed
+		if !changed("dataset") {
+			opts.Dataset = ""
+		}
+		if !changed("engine") {
+			opts.Engine = ""
+		}
+		if !changed("min-time-limit") && !changed("gt-time-limit-factor") {
+			opts.Limits = humaneval.RunLimits{}
+		}
 	}
 	sampling, err := runlabel.ParseSampling(o.sampling)
 	if err != nil {

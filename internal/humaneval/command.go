@@ -51,6 +51,20 @@ type Options struct {
 	// an empty label becomes runlabel.DefaultLabel of the samples.
 	Subject runlabel.Subject
 
+	// Resume names a run whose verdict journal (JournalFile) this run
+	// continues: only the verdicts missing from it are scored, after the
+	// self-check. Options left empty are taken from that run; the run's
+	// identity (RunIdentity) must be the same, or the run stops with exit
+	// 4 naming what differs. ResumeLatest resumes the latest unfinished run
+	// with a journal for the same samples, tasks and dataset if there is
+	// one (the shard runner on a requeue).
+	Resume       string
+	ResumeLatest bool
+	// Cache reuses the verdicts of earlier completed runs on this machine
+	// that verify against their records, for the same dataset, task,
+	// program digest, image, runtime, harness, limits and CPU model.
+	Cache bool
+
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
 	Warn     func(string)
@@ -58,17 +72,33 @@ type Options struct {
 }
 
 // Validate checks the options before anything runs (exit 2).
+//
+// With Resume set, the options to be taken from the resumed run may be
+// empty (Score checks them again once taken).
 func (o *Options) Validate() error {
-	if (o.Samples == "") == !o.Canonical {
+	resuming := o.Resume != ""
+	if (!resuming || o.Samples != "" || o.Canonical) && (o.Samples == "") == !o.Canonical {
 		return exitcode.Errorf(exitcode.Usage, "give exactly one of --samples PATH and --canonical")
 	}
-	if _, ok := DatasetChoices[o.Dataset]; !ok {
+	if resuming && o.ResumeLatest {
+		return exitcode.Errorf(exitcode.Usage, "resume one run: a run id or the latest, not both")
+	}
+	if resuming && o.Dataset == "" {
+		// taken from the resumed run
+	} else if _, ok := DatasetChoices[o.Dataset]; !ok {
 		return exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", o.Dataset, DatasetNames)
+	}
+	if (o.Resume != "" || o.ResumeLatest || o.Cache) && o.Engine == EngineEvalPlus {
+		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)
 	}
 	switch o.Engine {
+	case "":
+		if !resuming {
+			return exitcode.Errorf(exitcode.Usage, "--engine \"\": want repro or evalplus")
+		}
 	case EngineRepro:
 		if o.EvalPlusTree != "" {
 			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree goes with --engine evalplus")
@@ -80,7 +110,7 @@ func (o *Options) Validate() error {
 	default:
 		return exitcode.Errorf(exitcode.Usage, "--engine %q: want repro or evalplus", o.Engine)
 	}
-	if err := o.Limits.Validate(); err != nil {
+	if err := o.Limits.Validate(); err != nil && !(resuming && o.Limits == RunLimits{}) {
 		return exitcode.New(exitcode.Usage, err)
 	}
 	if o.Subject.Label != "" {
@@ -113,6 +143,7 @@ type RunReport struct {
 	SelfCheck   *SelfCheckReport `json:"self_check,omitempty"`
 	Truth       *TruthReport     `json:"ground_truth,omitempty"`
 	Scoring     *ScoreStats      `json:"scoring,omitempty"`
+	Journal     *JournalReport   `json:"journal,omitempty"`
 	// ImageVerification is what the trust file's image policy checked.
 	ImageVerification *imagetrust.Verification `json:"image_verification,omitempty"`
 	WallSeconds       float64                  `json:"wall_seconds"`
@@ -130,6 +161,15 @@ type RunReport struct {
 // whatever the outcome. The report is nil only when nothing ran.
 func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) {
 	start := time.Now()
+	prior, err := openPrior(st.Home(), &o)
+	if err != nil {
+		return nil, err
+	}
+	if prior != nil {
+		if err := prior.adopt(&o); err != nil {
+			return nil, err
+		}
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -183,7 +223,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	if rep.Label == "" {
 		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
 	}
-	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir})
+	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir, prior: prior})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		rep.Error = err.Error()
@@ -200,6 +240,7 @@ type runInputs struct {
 	engine    *sandbox.Engine
 	image     sandbox.Image
 	cacheDir  string
+	prior     *priorRun // the run this one resumes, or nil
 }
 
 func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, rep *RunReport, in runInputs) (err error) {
@@ -208,7 +249,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	if err != nil {
 		return err
 	}
-	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly}
+	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
 
 	var samples []*Sample
 	if o.Samples != "" {
@@ -245,6 +286,32 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		return err
 	}
 	var report *Report
+	var jr *journalRun
+	if o.Engine == EngineRepro {
+		if o.Canonical {
+			samples = CanonicalSamples(tasks)
+		}
+		id := RunIdentity{Dataset: d.ID, DatasetSHA256: d.SHA256.Hex(), Samples: absPath(o.Samples), Canonical: o.Canonical, BaseOnly: o.BaseOnly,
+			Engine: o.Engine, Image: in.image.ID, Runtime: string(in.engine.Runtime()), Harness: HarnessDigest.String(), Limits: o.Limits,
+			CPUModel: key.CPU, Repro: o.Version}
+		if o.Samples == "" {
+			id.Samples = ""
+		} else {
+			id.SamplesSHA256 = rep.Samples.SHA256.Hex()
+		}
+		for _, t := range tasks {
+			id.Tasks = append(id.Tasks, t.ID)
+		}
+		if jr, err = openJournalRun(st.Home(), run, o, id, in.prior, samples); err != nil {
+			return err
+		}
+		rep.Journal = &jr.report
+		defer func() {
+			if cerr := jr.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
 	if o.Engine == EngineEvalPlus {
 		ep, lerr := st.Catalog().Lookup(EvalPlusCatalogID)
 		if lerr != nil {
@@ -270,7 +337,11 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
 			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
+			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping,
 		})
+		if jerr := jr.failed(); jerr != nil && err == nil {
+			err = jerr
+		}
 	}
 	if report != nil {
 		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
@@ -463,6 +534,12 @@ func (rep *RunReport) WriteText(w io.Writer) {
 		}
 		ui.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
 			rep.WallSeconds, truth, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
+	}
+	if sc := rep.Scoring; sc != nil && (sc.Shared > 0 || sc.Reused > 0) {
+		ui.Fprintf(w, "executions: %d run, %d verdicts shared by equal programs, %d taken from earlier runs\n", sc.Jobs, sc.Shared, sc.Reused)
+	}
+	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
+		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
 	}
 	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)
 }

@@ -26,6 +26,14 @@ type Config struct {
 	// Progress, if set, is told the stage ("ground truth", "self-check",
 	// "scoring") and how many of its jobs are done.
 	Progress func(stage string, done, total int)
+	// Known and Decided are the candidates' Scorer hooks (see Scorer):
+	// verdicts decided before (never for the self-check, which runs in
+	// full in every process) and each verdict as it is decided.
+	Known   func(i int, smp *Sample, p Phase) (PhaseResult, bool)
+	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	// EngineUp is the Scorer's (see Scorer), for the self-check and the
+	// candidates.
+	EngineUp func(ctx context.Context) error
 }
 
 // TruthReport describes the ground truth a run used.
@@ -189,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Self-check: the canonical solutions through exactly the candidate path.
 	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
-		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true}
+		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true, EngineUp: cfg.EngineUp}
 	defer func() {
 		peak := sc.Close()
 		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
@@ -216,6 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, fmt.Errorf("no samples to score")
 	}
 	sc.Progress = progress("scoring")
+	sc.Known, sc.Decided = cfg.Known, cfg.Decided
 	results, st, err := sc.Score(ctx, samples)
 	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
 }

@@ -98,6 +98,14 @@ type SampleResult struct {
 	Plus   *PhaseResult // nil with base-only scoring
 }
 
+// phase returns the result of phase p (Plus only where scored).
+func (r *SampleResult) phase(p Phase) *PhaseResult {
+	if p == Plus {
+		return r.Plus
+	}
+	return &r.Base
+}
+
 // Passed reports whether the sample passed base and, if scored, plus.
 func (r *SampleResult) Passed() bool {
 	return r.Base.Status == StatusPass && (r.Plus == nil || r.Plus.Status == StatusPass)
@@ -105,7 +113,13 @@ func (r *SampleResult) Passed() bool {
 
 // ScoreStats describes a scoring pass.
 type ScoreStats struct {
+	// Jobs is the number of executions that ran: one per program and
+	// phase of a task, shared by every sample of the task whose program
+	// bytes are equal (Shared counts the verdicts so served beyond the
+	// first), and none for a verdict Known beforehand (Reused).
 	Jobs        int           `json:"jobs"`
+	Shared      int           `json:"shared_executions"`
+	Reused      int           `json:"reused_verdicts,omitempty"`
 	Wall        time.Duration `json:"wall_ns"`
 	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
 	Supervisors int           `json:"supervisors"`
@@ -124,6 +138,19 @@ type Scorer struct {
 	Parallel    int
 	// Progress, if set, is called after each finished job.
 	Progress func(done, total int)
+	// Known, if set, gives the verdicts decided before this pass (a
+	// resumed run's journal, verdicts reused from earlier runs), by the
+	// sample's index in the samples given to Score; those are not run.
+	Known func(i int, smp *Sample, p Phase) (PhaseResult, bool)
+	// Decided, if set, is told every verdict this pass decides, of every
+	// sample (shared: served by the execution of another sample's equal
+	// program), as it is decided; an error stops the pass.
+	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	// EngineUp, if set, is asked whether the container engine still
+	// answers when a job loses its supervisor: with the engine gone the
+	// loss is the run's failure (which a resume continues), not the
+	// sample's verdict.
+	EngineUp func(ctx context.Context) error
 	// Keep keeps the supervisors between calls of Score (until Close), so
 	// that a second pass does not wait for new containers. Nothing of a
 	// job is left for the next but in the supervisor's memory, which no
@@ -177,6 +204,20 @@ type scoreJob struct {
 	task  *Task
 	phase Phase
 	cost  float64
+	// index is res's index in the samples; also are the other samples of
+	// the task with the same program, which this job's verdict serves.
+	index int
+	also  []int
+}
+
+// shareKey names one execution: a task's phase run on a program's bytes.
+// EvalPlus runs the program as the sample gives it (its solution, or
+// prompt + completion) with no normalisation (evalplus@26d6d00,
+// evalplus/evaluate.py), so equal bytes are the only sharing.
+type shareKey struct {
+	task    string
+	phase   Phase
+	program string
 }
 
 // Score scores every sample; samples must belong to tasks of s.Dataset
@@ -187,6 +228,8 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 	start := time.Now()
 	results := make([]*SampleResult, len(samples))
 	var jobs []*scoreJob
+	shared := map[shareKey]*scoreJob{}
+	reused := 0
 	for i, smp := range samples {
 		task := s.Dataset.Task(smp.TaskID)
 		if task == nil {
@@ -204,13 +247,27 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 			phases = append(phases, Plus)
 		}
 		for _, p := range phases {
+			if s.Known != nil {
+				if pr, ok := s.Known(i, smp, p); ok {
+					*res.phase(p) = pr
+					reused++
+					continue
+				}
+			}
+			k := shareKey{task.ID, p, smp.Solution}
+			if j := shared[k]; j != nil {
+				j.also = append(j.also, i)
+				continue
+			}
 			cost := 0.0
 			if pt := tt.phase(p); pt != nil {
 				for _, t := range pt.Times {
 					cost += t
 				}
 			}
-			jobs = append(jobs, &scoreJob{res: res, task: task, phase: p, cost: cost})
+			j := &scoreJob{res: res, task: task, phase: p, cost: cost, index: i}
+			shared[k] = j
+			jobs = append(jobs, j)
 		}
 	}
 	// Longest first, so that the slowest tasks do not finish last alone.
@@ -220,8 +277,11 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 		mu   sync.Mutex
 		peak peakMemory
 		done int
-		st   = ScoreStats{Jobs: len(jobs), Supervisors: workpool.Size(s.Parallel, len(jobs))}
+		st   = ScoreStats{Jobs: len(jobs), Reused: reused, Supervisors: workpool.Size(s.Parallel, len(jobs))}
 	)
+	for _, j := range jobs {
+		st.Shared += len(j.also)
+	}
 	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*worker, *scoreJob]{
 		Start: s.take,
 		Do: func(ctx context.Context, w *worker, j *scoreJob) error {
@@ -230,14 +290,23 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 				return err
 			}
 			mu.Lock()
-			if j.phase == Plus {
-				*j.res.Plus = pr
-			} else {
-				j.res.Base = pr
+			*j.res.phase(j.phase) = pr
+			for _, i := range j.also {
+				*results[i].phase(j.phase) = pr
 			}
 			done++
 			d := done
 			mu.Unlock()
+			if s.Decided != nil {
+				if err := s.Decided(j.index, j.res.Sample, j.phase, pr, false); err != nil {
+					return err
+				}
+				for _, i := range j.also {
+					if err := s.Decided(i, results[i].Sample, j.phase, pr, true); err != nil {
+						return err
+					}
+				}
+			}
 			if s.Progress != nil {
 				s.Progress(d, len(jobs))
 			}
@@ -420,6 +489,11 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			}
 			return PhaseResult{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
 		case endLost:
+			if s.EngineUp != nil {
+				if err := s.EngineUp(ctx); err != nil {
+					return PhaseResult{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, task.ID, end.Detail, err)
+				}
+			}
 			if end.Detail == "the supervisor did not finish the job in time" {
 				res.Status = StatusTimeout
 			} else {

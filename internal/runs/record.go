@@ -14,6 +14,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/journal"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/trust"
@@ -171,7 +172,42 @@ func (r *Run) VerifyWith(t *trust.File) (*Verification, error) {
 			ev.attestations[n] = b
 		}
 	}
+	if _, ok := ev.files[JournalFile]; ok {
+		ev.problems = append(ev.problems, checkJournal(filepath.Join(r.Dir, JournalFile), recordJSON)...)
+	}
 	return ev.check(t)
+}
+
+// JournalFile is the name of a run's verdict journal (internal/journal),
+// which a workload that resumes keeps in its folder.
+const JournalFile = "journal.jsonl"
+
+// checkJournal checks a run's journal: an intact chain to its last line,
+// whose head and length are those the record states (extra.journal), when
+// it states them.
+func checkJournal(path string, recordJSON []byte) []Problem {
+	c, err := journal.ReadFile(path)
+	if err != nil {
+		return []Problem{{Path: JournalFile, What: err.Error()}}
+	}
+	if c.Torn {
+		return []Problem{{Path: JournalFile, What: "the last entry is incomplete"}}
+	}
+	var rec struct {
+		Extra struct {
+			Journal *struct {
+				Head    string `json:"head_sha256"`
+				Entries int    `json:"entries"`
+			} `json:"journal"`
+		} `json:"extra"`
+	}
+	if err := strictjson.DecodeOpen(recordJSON, &rec); err != nil || rec.Extra.Journal == nil {
+		return nil
+	}
+	if j := rec.Extra.Journal; j.Head != c.Head() || j.Entries != len(c.Entries) {
+		return []Problem{{Path: JournalFile, What: fmt.Sprintf("the chain ends at entry %d with %.16s, the record says %d and %.16s", len(c.Entries), c.Head(), j.Entries, j.Head)}}
+	}
+	return nil
 }
 
 // evidence is what a run's check reads, from a run folder or a bundle.

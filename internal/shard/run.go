@@ -73,7 +73,10 @@ func saveImage(ctx context.Context, e *sandbox.Engine, id, path string) (FilePin
 // the image and checks its ID, scores the shard through the normal
 // sandboxed path (self-check included) in the bundle's home, and writes
 // the shard's signed record, also when the scoring failed. A record left
-// by an earlier attempt is removed first, so a restarted task starts over.
+// by an earlier attempt is removed first; a restarted task (a requeue)
+// resumes the latest unfinished run of its shard in the bundle's home
+// from its verdict journal (humaneval.Options.ResumeLatest), so that only
+// what the earlier attempt had not decided is scored again.
 func RunShard(ctx context.Context, dir string, o RunOptions) (*humaneval.RunReport, error) {
 	p, err := ReadPlan(dir)
 	if err != nil {
@@ -157,7 +160,7 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 	rep, err := humaneval.Score(ctx, st, humaneval.Options{
 		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks, ","),
 		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: humaneval.EngineRepro,
-		Version: o.Version, Warn: o.Warn, Progress: o.Progress,
+		Version: o.Version, Warn: o.Warn, Progress: o.Progress, ResumeLatest: true,
 	})
 	if err == nil && (rep.SelfCheck == nil || !rep.SelfCheck.OK()) {
 		err = exitcode.Errorf(exitcode.Integrity, "shard %d: the self-check did not pass", o.Index)

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reprolab/repro/internal/sandbox"
+)
+
+// resumeJSON is the part of humaneval --json that resuming and sharing
+// report.
+type resumeJSON struct {
+	RunID       string `json:"run_id"`
+	RunDir      string `json:"run_dir"`
+	ResultsFile string `json:"results_file"`
+	Error       string `json:"error"`
+	Scoring     *struct {
+		Jobs   int `json:"jobs"`
+		Shared int `json:"shared_executions"`
+		Reused int `json:"reused_verdicts"`
+	} `json:"scoring"`
+	Journal *struct {
+		Entries     int      `json:"entries"`
+		Head        string   `json:"head_sha256"`
+		ResumedFrom string   `json:"resumed_from"`
+		Resumed     int      `json:"resumed_verdicts"`
+		Cache       bool     `json:"cache"`
+		Cached      int      `json:"cached_verdicts"`
+		CacheRuns   []string `json:"cache_runs"`
+	} `json:"journal"`
+}
+
+func parseResumeJSON(t *testing.T, r result) resumeJSON {
+	t.Helper()
+	var h resumeJSON
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	return h
+}
+
+// resumeSamples are shardSamples over 6 tasks plus, per task, the
+// canonical solution after a 0.4 s sleep (so that a run lasts long enough
+// to be stopped while it scores), every task's samples given twice more, as
+// low-temperature sampling repeats programs.
+func resumeSamples(t *testing.T) string {
+	t.Helper()
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, shardSamples(t, 6))), "\n") {
+		lines = append(lines, l)
+		var s struct {
+			TaskID   string `json:"task_id"`
+			Solution string `json:"solution"`
+		}
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatal(err)
+		}
+		if !seen[s.TaskID] {
+			seen[s.TaskID] = true
+			lines = append(lines, sampleLine(s.TaskID, "import time\ntime.sleep(0.4)\n"+s.Solution))
+		}
+	}
+	one := strings.Join(lines, "\n")
+	return writeSamples(t, one, one, one)
+}
+
+// journalVerdicts counts the verdict entries of a journal as it is on
+// disk now (only synced batches are there: the writer flushes as it
+// syncs).
+func journalVerdicts(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte(`"type":"verdict"`))
+}
+
+// killAt starts a run, waits until its journal holds at least n verdicts
+// and then stops it with stop (which returns once the process is gone or
+// will exit); it returns the run's id.
+func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process)) string {
+	t.Helper()
+	cmd := exec.Command(reproBin, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
+	cmd.Env = append(append(os.Environ(), "REPRO_HOME="+home), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := filepath.Glob(filepath.Join(home, "runs", "humaneval-*", "journal.jsonl"))
+	seen := map[string]bool{}
+	for _, p := range before {
+		seen[p] = true
+	}
+	deadline := time.Now().Add(4 * time.Minute)
+	var path string
+	for time.Now().Before(deadline) {
+		if path == "" {
+			now, _ := filepath.Glob(filepath.Join(home, "runs", "humaneval-*", "journal.jsonl"))
+			for _, p := range now {
+				if !seen[p] {
+					path = p
+				}
+			}
+		}
+		if path != "" && journalVerdicts(path) >= n {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if path == "" || journalVerdicts(path) < n {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the run's journal did not reach %d verdicts: %s", n, stderr.String())
+	}
+	stop(cmd.Process)
+	// What the engine held for the run is gone with it (a killed run's
+	// containers would live on until their deadline).
+	removeContainersOf(t, cmd.Process.Pid)
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the run did not end after it was stopped: %s", stderr.String())
+	}
+	t.Logf("stopped after %d journaled verdicts: %s", journalVerdicts(path), strings.TrimSpace(stderr.String()))
+	return filepath.Base(filepath.Dir(path))
+}
+
+// engineProxy stands between repro and the Docker engine's socket, so
+// that a test can take the engine away from a run (every connection cut,
+// no new one accepted; killAt then removes the run's containers, as a
+// stopped engine does) without stopping the engine other work shares.
+type engineProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newEngineProxy(t *testing.T) (*engineProxy, string) {
+	t.Helper()
+	target := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		target = strings.TrimPrefix(h, "unix://")
+	} else if h != "" {
+		t.Fatalf("DOCKER_HOST %q: the proxy speaks to a unix socket", h)
+	}
+	dir, err := os.MkdirTemp("", "repro-engine-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &engineProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("unix", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.stop)
+	return p, "unix://" + sock
+}
+
+// stop takes the engine away.
+func (p *engineProxy) stop() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// TestHumanEvalResumeAfterKill scores a samples file once without a stop,
+// then twice stopped at a random point of the scoring: once by SIGKILL
+// (as an OOM kill or a reboot does) and once by taking the engine away
+// from the run. Each stopped run is resumed with --resume RUN_ID alone; the
+// resumed run must decide only what the journal lacked, hold every verdict
+// of the uninterrupted run in its eval_results.json, and verify. A resume
+// whose samples or limits differ stops with exit 4 naming them; a run that
+// completed is not resumed. Equal programs share one execution, and a
+// second run with --cache runs nothing and decides the same.
+func TestHumanEvalResumeAfterKill(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	samples := resumeSamples(t)
+
+	r := repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
+	if r.code != 0 {
+		t.Fatalf("uninterrupted run: %d %s", r.code, r.stderr)
+	}
+	whole := parseResumeJSON(t, r)
+	want := readShardEvalResults(t, whole.ResultsFile)
+	// 6 tasks × 4 programs + 1, each given 3 times, two phases.
+	if whole.Scoring == nil || whole.Scoring.Jobs != 2*25 || whole.Scoring.Shared != 2*2*25 {
+		t.Fatalf("scoring %+v: want 50 executions and 100 shared verdicts", whole.Scoring)
+	}
+	total := whole.Journal.Entries - 1
+	for task, es := range want.Eval {
+		third := len(es) / 3
+		for i := 0; i < third; i++ {
+			for _, j := range []int{i + third, i + 2*third} {
+				if es[i].Solution != es[j].Solution || es[i].BaseStatus != es[j].BaseStatus || *es[i].PlusStatus != *es[j].PlusStatus {
+					t.Errorf("%s: sample %d and its copy %d: %s/%s, %s/%s", task, i, j, es[i].BaseStatus, *es[i].PlusStatus, es[j].BaseStatus, *es[j].PlusStatus)
+				}
+			}
+		}
+	}
+	if r := repro(t, env, "runs", "verify", whole.RunID); r.code != 0 {
+		t.Fatalf("runs verify of the uninterrupted run: %d %s", r.code, r.stderr)
+	}
+	if r := repro(t, env, "humaneval", "--resume", whole.RunID); r.code != 2 || !strings.Contains(r.stderr, "completed") {
+		t.Errorf("resume of a completed run: %d %s", r.code, r.stderr)
+	}
+
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	resume := func(t *testing.T, stopped string) {
+		r := repro(t, env, "humaneval", "--resume", stopped, "--json")
+		if r.code != 0 {
+			t.Fatalf("resume of %s: %d %s", stopped, r.code, r.stderr)
+		}
+		got := parseResumeJSON(t, r)
+		sameVerdicts(t, want, readShardEvalResults(t, got.ResultsFile))
+		if got.Journal == nil || got.Journal.ResumedFrom != stopped || got.Journal.Resumed < 1 {
+			t.Errorf("journal report %+v: want verdicts resumed from %s", got.Journal, stopped)
+		}
+		if got.Journal.Resumed+got.Scoring.Jobs+got.Scoring.Shared != total {
+			t.Errorf("resumed %d + executed %d + shared %d verdicts, want %d", got.Journal.Resumed, got.Scoring.Jobs, got.Scoring.Shared, total)
+		}
+		if r := repro(t, env, "runs", "verify", got.RunID); r.code != 0 {
+			t.Errorf("runs verify of the resumed run: %d %s", r.code, r.stderr)
+		}
+	}
+
+	t.Run("SIGKILL", func(t *testing.T) {
+		n := 1 + rng.Intn(total/2)
+		own := writeSamples(t, strings.TrimSpace(readFile(t, samples)))
+		stopped := killAt(t, home, nil, n, own, func(p *os.Process) { p.Signal(syscall.SIGKILL) })
+		// What differs is refused, naming it.
+		if r := repro(t, env, "humaneval", "--resume", stopped, "--min-time-limit", "5"); r.code != 4 || !strings.Contains(r.stderr, "limits") {
+			t.Errorf("resume with other limits: %d %s", r.code, r.stderr)
+		}
+		orig := readFile(t, own)
+		if err := os.WriteFile(own, []byte(orig+sampleLine("HumanEval/0", "def x(): pass\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := repro(t, env, "humaneval", "--resume", stopped); r.code != 4 || !strings.Contains(r.stderr, "samples_sha256") {
+			t.Errorf("resume with changed samples: %d %s", r.code, r.stderr)
+		}
+		if err := os.WriteFile(own, []byte(orig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		resume(t, stopped)
+	})
+
+	t.Run("EngineStopped", func(t *testing.T) {
+		proxy, host := newEngineProxy(t)
+		n := 1 + rng.Intn(total/2)
+		stopped := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) { proxy.stop() })
+		resume(t, stopped)
+	})
+
+	t.Run("Cache", func(t *testing.T) {
+		r := repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache")
+		if r.code != 0 {
+			t.Fatalf("run with --cache: %d %s", r.code, r.stderr)
+		}
+		got := parseResumeJSON(t, r)
+		sameVerdicts(t, want, readShardEvalResults(t, got.ResultsFile))
+		if got.Journal == nil || !got.Journal.Cache || got.Journal.Cached != total || got.Scoring.Jobs != 0 || len(got.Journal.CacheRuns) == 0 {
+			t.Errorf("--cache: journal %+v, scoring %+v: want all %d verdicts reused, none run", got.Journal, got.Scoring, total)
+		}
+		if r := repro(t, env, "runs", "verify", got.RunID); r.code != 0 {
+			t.Errorf("runs verify of the cached run: %d %s", r.code, r.stderr)
+		}
+		// Other limits (a value no earlier run in the shared home used):
+		// no earlier run matches, everything runs.
+		limit := fmt.Sprintf("%.6f", 4.5+float64(time.Now().UnixNano()%1e6)/1e7)
+		r = repro(t, env, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache", "--min-time-limit", limit)
+		if r.code != 0 {
+			t.Fatalf("run with --cache and other limits: %d %s", r.code, r.stderr)
+		}
+		other := parseResumeJSON(t, r)
+		if other.Journal.Cached != 0 || other.Scoring.Jobs != whole.Scoring.Jobs {
+			t.Errorf("--cache with other limits: journal %+v, scoring %+v: want nothing reused", other.Journal, other.Scoring)
+		}
+	})
+}
+
+// removeContainersOf removes the sandbox containers the repro process pid
+// created, through the engine's own socket.
+func removeContainersOf(t *testing.T, pid int) {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelOwner+"="+strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		if out, err := exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).CombinedOutput(); err != nil {
+			t.Fatalf("docker rm: %v %s", err, out)
+		}
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

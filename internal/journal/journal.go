@@ -1,0 +1,323 @@
+// Package journal is an append-only log whose entries are chained by
+// SHA-256: each entry's hash covers the previous entry's hash, its
+// sequence number and its body, so that a changed, removed or reordered
+// entry breaks the chain at that point. Entries are written as JSON
+// lines and made durable in batches (fsync after BatchEntries entries or
+// BatchInterval, whichever comes first, and on Sync and Close), so that
+// a process killed at any moment leaves every batch it synced and at most
+// a torn last line, which Read drops.
+//
+// File format (one JSON object a line):
+//
+//	{"seq":0,"prev":"","body":{...},"hash":"<hex>"}
+//	{"seq":1,"prev":"<hash of 0>","body":{...},"hash":"<hex>"}
+//
+// hash = SHA-256("repro.journal/v1\n" || prev || "\n" || decimal seq || "\n" || body),
+// body being the exact bytes written. Entry 0 is the header that says
+// what the journal belongs to.
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/strictjson"
+)
+
+// Domain separates journal hashes from any other SHA-256 repro computes.
+const Domain = "repro.journal/v1\n"
+
+// Bounds of what Read accepts.
+const (
+	MaxLine    = 1 << 20   // one entry
+	MaxEntries = 1 << 22   // entries in one journal
+	MaxBytes   = 512 << 20 // the whole file
+)
+
+// Batching of fsync.
+const (
+	BatchEntries  = 64
+	BatchInterval = 200 * time.Millisecond
+)
+
+// Entry is one line of a journal.
+type Entry struct {
+	Seq  int             `json:"seq"`
+	Prev string          `json:"prev"`
+	Body json.RawMessage `json:"body"`
+	Hash string          `json:"hash"`
+}
+
+// Hash is the chain hash of an entry with sequence seq, previous hash
+// prev and body.
+func Hash(seq int, prev string, body []byte) string {
+	h := digest.NewHash()
+	h.Write([]byte(Domain))
+	h.Write([]byte(prev))
+	h.Write([]byte{'\n'})
+	h.Write([]byte(strconv.Itoa(seq)))
+	h.Write([]byte{'\n'})
+	h.Write(body)
+	return h.Digest().Hex()
+}
+
+// Contents is what Read found in a journal.
+type Contents struct {
+	Entries []Entry
+	// Valid is the length in bytes of the intact prefix (every entry in
+	// Entries, with its newline).
+	Valid int64
+	// Torn reports an incomplete last line (a write cut short), dropped.
+	Torn bool
+}
+
+// Head is the hash of the last entry, "" for none.
+func (c *Contents) Head() string {
+	if len(c.Entries) == 0 {
+		return ""
+	}
+	return c.Entries[len(c.Entries)-1].Hash
+}
+
+// Read reads and checks a whole journal from r: every complete line must
+// be an entry with the next sequence number, the previous entry's hash
+// and its own correct hash. A last line without its newline is a torn
+// write and is dropped (Torn); anything else that does not check is an
+// error naming the line.
+func Read(r io.Reader) (*Contents, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, MaxBytes+1), 1<<16)
+	c := &Contents{}
+	prev := ""
+	var total int64
+	for line := 1; ; line++ {
+		b, err := readLine(br)
+		total += int64(len(b))
+		if total > MaxBytes {
+			return nil, fmt.Errorf("journal is larger than %d bytes", MaxBytes)
+		}
+		if err == io.EOF {
+			if len(b) > 0 {
+				c.Torn = true
+			}
+			return c, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal line %d: %v", line, err)
+		}
+		if len(c.Entries) >= MaxEntries {
+			return nil, fmt.Errorf("journal has more than %d entries", MaxEntries)
+		}
+		var e Entry
+		if err := strictjson.Decode(bytes.TrimSuffix(b, []byte{'\n'}), &e); err != nil {
+			return nil, fmt.Errorf("journal line %d: %v", line, err)
+		}
+		seq := len(c.Entries)
+		switch {
+		case e.Seq != seq:
+			return nil, fmt.Errorf("journal line %d: sequence %d, want %d", line, e.Seq, seq)
+		case e.Prev != prev:
+			return nil, fmt.Errorf("journal line %d: previous hash %.16s does not chain to entry %d", line, e.Prev, seq-1)
+		case len(e.Body) == 0:
+			return nil, fmt.Errorf("journal line %d: no body", line)
+		case !canonical(e.Body):
+			return nil, fmt.Errorf("journal line %d: body is not in the form the writer gives it", line)
+		case e.Hash != Hash(seq, prev, e.Body):
+			return nil, fmt.Errorf("journal line %d: hash does not match the entry", line)
+		}
+		c.Entries = append(c.Entries, e)
+		c.Valid = total
+		prev = e.Hash
+	}
+}
+
+// canonical reports whether body is as json.Marshal writes it (compact,
+// HTML characters escaped), so that an entry read back is written again
+// byte for byte.
+func canonical(body []byte) bool {
+	m, err := json.Marshal(json.RawMessage(body))
+	return err == nil && bytes.Equal(m, body)
+}
+
+// readLine reads up to and including '\n', at most MaxLine bytes; it
+// returns io.EOF with the bytes of an unterminated last line.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		out = append(out, frag...)
+		if len(out) > MaxLine {
+			return nil, fmt.Errorf("entry longer than %d bytes", MaxLine)
+		}
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return out, err
+		}
+	}
+}
+
+// ReadFile reads and checks the journal at path (see Read).
+func ReadFile(path string) (*Contents, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Writer appends entries to a journal file. It is safe for concurrent
+// use.
+type Writer struct {
+	mu      sync.Mutex
+	f       *os.File
+	bw      *bufio.Writer
+	seq     int
+	prev    string
+	pending int
+	synced  time.Time
+	err     error
+}
+
+// Create makes a new journal at path (which must not exist) whose header
+// (entry 0) is header, written and synced before Create returns.
+func Create(path string, header any) (*Writer, error) {
+	return Continue(path, nil, header)
+}
+
+// Continue makes a new journal at path (which must not exist) holding
+// first the entries of from, byte for byte and in their chain, then
+// next as a further entry when not nil; both are synced before Continue
+// returns. A resumed run continues the journal of the run it resumes
+// this way, so that one chain covers every verdict.
+func Continue(path string, from []Entry, next any) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<16), synced: time.Now()}
+	for _, e := range from {
+		if e.Seq != w.seq || e.Prev != w.prev || e.Hash != Hash(e.Seq, e.Prev, e.Body) {
+			f.Close()
+			return nil, fmt.Errorf("journal entry %d does not chain", e.Seq)
+		}
+		if err := w.writeEntry(e); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if next != nil {
+		if err := w.add(next); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if err := w.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) writeEntry(e Entry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if len(b)+1 > MaxLine {
+		return fmt.Errorf("journal entry of %d bytes is larger than %d", len(b)+1, MaxLine)
+	}
+	if _, err := w.bw.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	w.seq, w.prev = e.Seq+1, e.Hash
+	w.pending++
+	return nil
+}
+
+func (w *Writer) add(body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return w.writeEntry(Entry{Seq: w.seq, Prev: w.prev, Body: b, Hash: Hash(w.seq, w.prev, b)})
+}
+
+// Add appends body (marshalled as JSON) as the next entry, and syncs the
+// batch when it is full or old enough. After a failed write every call
+// returns that error.
+func (w *Writer) Add(body any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.err = w.add(body); w.err != nil {
+		return w.err
+	}
+	if w.pending >= BatchEntries || time.Since(w.synced) >= BatchInterval {
+		w.err = w.syncLocked()
+	}
+	return w.err
+}
+
+// Sync writes and fsyncs every entry added so far.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.syncLocked()
+	return w.err
+}
+
+func (w *Writer) syncLocked() error {
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	w.pending, w.synced = 0, time.Now()
+	return nil
+}
+
+// Head returns the hash of the last entry added and the number of
+// entries.
+func (w *Writer) Head() (string, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.prev, w.seq
+}
+
+// Close syncs and closes the journal.
+func (w *Writer) Close() error {
+	err := w.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,150 @@
+package journal
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeJournal(t *testing.T, n int) (string, []byte) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "journal.jsonl")
+	w, err := Create(p, map[string]string{"kind": "header"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := w.Add(map[string]int{"verdict": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, b
+}
+
+func TestRoundTripAndContinue(t *testing.T) {
+	p, _ := writeJournal(t, 100)
+	c, err := ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Entries) != 101 || c.Torn {
+		t.Fatalf("read %d entries, torn %v; want 101, false", len(c.Entries), c.Torn)
+	}
+	q := filepath.Join(t.TempDir(), "next.jsonl")
+	w, err := Continue(q, c.Entries, map[string]string{"kind": "resume"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(map[string]int{"verdict": 100}); err != nil {
+		t.Fatal(err)
+	}
+	head, n := w.Head()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := ReadFile(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c2.Entries) != 103 || n != 103 || c2.Head() != head {
+		t.Fatalf("continued journal: %d entries, head %s; writer says %d, %s", len(c2.Entries), c2.Head(), n, head)
+	}
+	if c2.Entries[100].Hash != c.Head() {
+		t.Fatal("the continued journal does not keep the first one's chain")
+	}
+	if _, err := Continue(q, c.Entries, nil); err == nil {
+		t.Fatal("Continue wrote over an existing journal")
+	}
+}
+
+// TestTornTail: a write cut at any byte leaves a journal that reads as
+// its whole lines.
+func TestTornTail(t *testing.T) {
+	_, b := writeJournal(t, 5)
+	lines := bytes.Count(b, []byte{'\n'})
+	for cut := 0; cut <= len(b); cut++ {
+		c, err := Read(bytes.NewReader(b[:cut]))
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		whole := bytes.Count(b[:cut], []byte{'\n'})
+		if len(c.Entries) != whole || c.Torn != (cut > 0 && b[cut-1] != '\n') || int(c.Valid) != bytes.LastIndexByte(b[:cut], '\n')+1 {
+			t.Fatalf("cut at %d: %d entries (torn %v, valid %d), want %d of %d", cut, len(c.Entries), c.Torn, c.Valid, whole, lines)
+		}
+	}
+}
+
+// TestTamperedEntries: a changed, removed, swapped or inserted line
+// breaks the chain.
+func TestTamperedEntries(t *testing.T) {
+	_, b := writeJournal(t, 4)
+	ls := strings.SplitAfter(string(b), "\n")
+	ls = ls[:len(ls)-1]
+	cases := map[string][]string{
+		"changed body": append(append([]string{}, ls[:2]...), append([]string{strings.Replace(ls[2], `"verdict":1`, `"verdict":7`, 1)}, ls[3:]...)...),
+		"removed":      append(append([]string{}, ls[:2]...), ls[3:]...),
+		"swapped":      {ls[0], ls[2], ls[1], ls[3], ls[4]},
+		"duplicated":   {ls[0], ls[1], ls[1], ls[2]},
+		"unknown key":  {strings.Replace(ls[0], `{"seq"`, `{"x":1,"seq"`, 1)},
+		"not JSON":     {ls[0], "garbage\n"},
+	}
+	for name, c := range cases {
+		if _, err := Read(strings.NewReader(strings.Join(c, ""))); err == nil {
+			t.Errorf("%s: the journal was accepted", name)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	_, b := func() (string, []byte) {
+		d := f.TempDir()
+		p := filepath.Join(d, "j.jsonl")
+		w, err := Create(p, "h")
+		if err != nil {
+			f.Fatal(err)
+		}
+		w.Add(1)
+		w.Close()
+		b, _ := os.ReadFile(p)
+		return p, b
+	}()
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, err := Read(bytes.NewReader(in))
+		if err != nil {
+			return
+		}
+		// What reads back continues into a journal that reads the same.
+		q := filepath.Join(t.TempDir(), "j.jsonl")
+		w, err := Continue(q, c.Entries, nil)
+		if err != nil {
+			t.Fatalf("entries that read do not continue: %v", err)
+		}
+		w.Close()
+		c2, err := ReadFile(q)
+		if err != nil || len(c2.Entries) != len(c.Entries) || c2.Head() != c.Head() {
+			t.Fatalf("continued journal reads differently: %v", err)
+		}
+	})
+}
+
+// TestFormat: a journal made from the format's definition alone (the
+// hash formula in the package comment) reads.
+func TestFormat(t *testing.T) {
+	c, err := ReadFile(filepath.Join("testdata", "format.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Entries) != 3 || c.Torn || string(c.Entries[2].Body) != `{"verdict":1}` {
+		t.Fatalf("read %+v", c)
+	}
+}
