@@ -141,6 +141,14 @@ func readJournal(home, id string) (*priorRun, error) {
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %v", r.ID, err)
 	}
+	// A run still writing its journal is not stopped: resuming it would
+	// score its samples twice, side by side.
+	if held, err := journal.Held(path); err != nil || held {
+		if err == nil {
+			err = fmt.Errorf("run %s is still running in another repro process (it holds its %s); stop it, or wait for it, before resuming it", r.ID, JournalFile)
+		}
+		return nil, exitcode.Errorf(exitcode.Precondition, "%v", err)
+	}
 	p := &priorRun{id: r.ID, contents: c}
 	if len(c.Entries) == 0 {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s holds no header", r.ID, JournalFile)
@@ -215,6 +223,9 @@ func openPrior(home string, o *Options) (*priorRun, error) {
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, JournalFile)); err != nil {
 			continue
+		}
+		if held, _ := journal.Held(filepath.Join(r.Dir, JournalFile)); held {
+			continue // still running: not a stopped run
 		}
 		p, err := readJournal(home, id)
 		if err != nil {

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/strictjson"
@@ -184,6 +186,26 @@ func ReadFile(path string) (*Contents, error) {
 	return c, nil
 }
 
+// Held reports whether a live Writer (in this or another process) holds
+// the journal at path: a journal whose writer is still running is not
+// finished, whatever it holds so far.
+func Held(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {
+	case err == nil:
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return false, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return true, nil
+	default:
+		return false, fmt.Errorf("cannot check the lock of journal %s: %v", path, err)
+	}
+}
+
 // Writer appends entries to a journal file. It is safe for concurrent
 // use.
 type Writer struct {
@@ -212,6 +234,12 @@ func Continue(path string, from []Entry, next any) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
+	}
+	// The writer holds the journal locked for its life (the kernel drops
+	// the lock when the process ends, however it ends): see Held.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock journal %s: %v", path, err)
 	}
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<16), synced: time.Now()}
 	for _, e := range from {

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +147,30 @@ func TestFormat(t *testing.T) {
 	}
 	if len(c.Entries) != 3 || c.Torn || string(c.Entries[2].Body) != `{"verdict":1}` {
 		t.Fatalf("read %+v", c)
+	}
+}
+
+// TestHeldWhileWritten: a journal is held from Create to Close, in this
+// process and as another process sees it, and free after Close.
+func TestHeldWhileWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "journal.jsonl")
+	w, err := Create(p, map[string]string{"type": "header"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := Held(p); err != nil || !held {
+		t.Errorf("Held while a writer is open: %v, %v", held, err)
+	}
+	if out, err := exec.Command("flock", "--nonblock", "--shared", p, "true").CombinedOutput(); err == nil {
+		t.Errorf("another process took the journal's lock while its writer was open (%s)", out)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := Held(p); err != nil || held {
+		t.Errorf("Held after Close: %v, %v", held, err)
+	}
+	if out, err := exec.Command("flock", "--nonblock", "--shared", p, "true").CombinedOutput(); err != nil {
+		t.Errorf("another process could not lock the closed journal: %v (%s)", err, out)
 	}
 }
