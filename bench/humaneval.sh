@@ -8,6 +8,7 @@
 #   PARALLEL      containers / EvalPlus workers (default: number of CPUs)
 #   EVALPLUS_TREE a checkout of evalplus at 26d6d00 for (b); skipped if unset
 #                 (needs python3-numpy and python3-psutil on the host)
+#   RUNTIME       the container runtime (runc, the default, or runsc: gVisor)
 #   BASELINE      a git revision (e.g. main): its repro is timed too, right
 #                 before this tree's, ROUNDS times in turn (default 1), so
 #                 that before and after see the same load
@@ -25,6 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/repro" ./cmd/repro
 rounds=${ROUNDS:-1}
+runtime=(${RUNTIME:+--runtime "$RUNTIME"})
 builds=(repro)
 if [ -n "${BASELINE:-}" ]; then
   mkdir "$work/baseline"
@@ -44,14 +46,14 @@ cp "$blob" "$data"
 
 for b in "${builds[@]}"; do
   echo "== $b: warm-up (ground truth, not timed)"
-  "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+  "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/warm.json"
 done
 
 for round in $(seq "$rounds"); do
   for b in "${builds[@]}"; do
-    echo "== $b, round $round: repro humaneval (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== $b, round $round: repro humaneval ${RUNTIME:-runc} (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
     /usr/bin/time -f "${b//-/_}_wall_s=%e ${b//-/_}_peak_rss_kib=%M" -o "$work/time.txt" \
-      "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
+      "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/run.json"
     cat "$work/time.txt"
     /usr/bin/python3 - "$work/run.json" "$parallel" <<'PY'
 import json, sys
