@@ -280,7 +280,7 @@ for _ in range(4):
 def add(x, y):
     while True:
         pass
-`, onlyTimeout},
+`, failOrTime},
 		{"fill /tmp and leave a process behind", "HumanEval/53", `
 import os
 try:
