@@ -53,7 +53,9 @@ func hostileCandidates() []candidate {
 		{"exception", "HumanEval/12", "def longest(strings):\n    raise ValueError('no')\n", onlyFail},
 		{"syntax error", "HumanEval/12", "def longest(strings)\n    return None\n", onlyFail},
 		{"missing entry point", "HumanEval/12", "def shortest(strings):\n    return None\n", onlyFail},
-		{"too slow", "HumanEval/53", "def add(x, y):\n    while True:\n        pass\n", onlyTimeout},
+		{"too slow in input 0's call: EvalPlus's alarm fails it", "HumanEval/53", "def add(x, y):\n    while True:\n        pass\n", onlyFail},
+		{"too slow while loading: a timeout, as under EvalPlus", "HumanEval/53", "def add(x, y):\n    return x + y\nwhile True:\n    pass\n", onlyTimeout},
+		{"a forged load mark, then too slow while loading", "HumanEval/53", "import os, struct\nos.write(3, struct.pack('>I', 1) + b'G')\nwhile True:\n    pass\n", onlyFail},
 		{"too slow from the second input: EvalPlus's alarm fails it", "HumanEval/53", "n = 0\ndef add(x, y):\n    global n\n    n += 1\n    while n > 1:\n        pass\n    return x + y\n", onlyFail},
 
 		// Cheats: never pass.
@@ -278,7 +280,7 @@ for _ in range(4):
 def add(x, y):
     while True:
         pass
-`, onlyTimeout},
+`, failOrTime},
 		{"fill /tmp and leave a process behind", "HumanEval/53", `
 import os
 try:
@@ -296,7 +298,7 @@ def add(x, y):
 `, onlyFail},
 		{"kill the parent (the zygote)", "HumanEval/53", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(x, y):\n    return x + y\n", onlyFail},
 		{"stop the parent (the zygote)", "HumanEval/53", "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(3600)\n", failOrTime},
-		{"sleep", "HumanEval/53", "import time\ndef add(x, y):\n    time.sleep(3600)\n", onlyTimeout},
+		{"sleep", "HumanEval/53", "import time\ndef add(x, y):\n    time.sleep(3600)\n", onlyFail},
 		{"kill everything it may", "HumanEval/53", "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\ndef add(x, y):\n    return x + y\n", onlyFail},
 	}
 }

@@ -428,7 +428,7 @@ def fib(n):
     for _ in range(n):
         a, b = b, a + b
     return a
-`, []Status{StatusTimeout}},
+`, []Status{StatusTimeout, StatusFail}},
 		// Attacks on the host's clock and the process-table check.
 		{"CPU in workers nobody waits for, a little in every input", `
 import os, signal, time
@@ -453,7 +453,7 @@ def fib(n):
     for _ in range(n):
         a, b = b, a + b
     return a
-`, []Status{StatusTimeout}},
+`, []Status{StatusTimeout, StatusFail}},
 		{"a stopped process, a zombie and a new session left behind", `
 import os, signal, time
 if os.fork() == 0:

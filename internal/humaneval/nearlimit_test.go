@@ -48,6 +48,10 @@ func TestTimeoutStatus(t *testing.T) {
 		{jobEnd{Records: 3, Detail: "input 3 used more than 4.00 s of CPU time"}, StatusFail},
 		{jobEnd{Records: 3, Detail: "input 3 was idle (sleeping or blocked) for more than 12.0 s"}, StatusFail},
 		{jobEnd{Records: 0, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusTimeout},
+		{jobEnd{Records: 0, Called: true, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusFail},
+		{jobEnd{Records: 0, Called: true, Detail: "input 0 was idle (sleeping or blocked) for more than 24.0 s"}, StatusFail},
+		{jobEnd{Records: 0, Called: true, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
+		{jobEnd{Records: 0, Called: true, Detail: "the job used 70.00 s of CPU time as the host measures its container, over the 69.00 s its limits allow"}, StatusTimeout},
 		{jobEnd{Records: 3, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
 		{jobEnd{Records: 3, Detail: "input 2 used more than 4.00 s of CPU time"}, StatusTimeout},
 	} {

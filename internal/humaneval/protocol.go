@@ -155,7 +155,12 @@ type jobEnd struct {
 	Status  endStatus `json:"status"` // done stopped timeout exited toolarge protocol channel cancelled setup zygote hostgone, or lost
 	Detail  string    `json:"detail"`
 	Records int       `json:"records"`
-	Elapsed float64   `json:"elapsed"`
+	// Called: the job's child said the program had run (its code
+	// executed, the entry point found) and input 0's call began. The
+	// program can send that record itself; it only ever turns a timeout
+	// into a fail (timeoutStatus), so forging it gains nothing.
+	Called  bool    `json:"called"`
+	Elapsed float64 `json:"elapsed"`
 	// Cancels counts the host's C frames for this job that the supervisor
 	// got, during the job or right after it.
 	Cancels     int    `json:"cancels"`

@@ -520,13 +520,19 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 
 // timeoutStatus is EvalPlus's status for a job stopped at a time limit.
 // EvalPlus's per-input alarm raises inside the call, which fails the input
-// (fast_check then ends the run as "fail"); only its whole-run limit, or a
-// hang while the program loads (which no alarm covers), gives "timeout".
-// The supervisor names a per-input limit "input N ..."; input 0's limit
-// also covers loading the program, so it stays a timeout, as a hang at
-// import is under EvalPlus.
+// (fast_check then ends the run as "fail"); only its whole-run limit, which
+// alone covers a hang while the program loads (exec runs under no alarm),
+// gives "timeout". The supervisor names a per-input limit "input N ...".
+// Input 0's limit also covers loading the program: it is a fail only when
+// the child said the program had run and input 0's call began
+// (end.Called). A program can send that mark itself, at load; it then
+// turns its own timeout into a fail and never into a pass, so the mark
+// needs no trust.
 func timeoutStatus(end jobEnd) Status {
-	if end.Records > 0 && strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
+	if !strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
+		return StatusTimeout
+	}
+	if end.Records > 0 || end.Called {
 		return StatusFail
 	}
 	return StatusTimeout

@@ -97,6 +97,15 @@ supervisor -> child, on the job pipe: u32 len header-JSON, program, inputs
 
 child -> supervisor, on the result pipe: u32 len, kind byte, payload
   'L'                       job read; the program has not run yet
+  'G'                       the program has run (its code executed, the entry
+                            point found): input 0's call begins. Sent once,
+                            before any other record after L. The program can
+                            write this record itself, so it is used only to
+                            turn a timeout into a fail (a time limit struck
+                            after it was in input 0's call, where EvalPlus's
+                            per-input alarm makes the run fail; before it, in
+                            loading, where only EvalPlus's whole-run limit
+                            strikes, it is a timeout): forging it gains nothing
   'V' f64 t value           the output for the next input; t is the child's own
                             measure of the call (trusted only for canonical code)
   'X' f64 t text            the call raised
@@ -774,6 +783,10 @@ def child(jfd, rfd, efd):
         finally:
             _exit(0)
     del program
+    try:
+        emit(b"G", b"")
+    except _base:
+        _exit(7)
 
     for args in args_list:
         t0 = _perf()
@@ -1242,6 +1255,7 @@ def run_job(job, header, body, zyg, clock):
     status = None
     detail = ""
     loaded = False
+    called = False  # the child's G record came: input 0's call has begun
     records = 0
     total = 0
     buf = bytearray()
@@ -1404,6 +1418,15 @@ def run_job(job, header, body, zyg, clock):
                         # (EvalPlus runs it too): it is done when the child
                         # ends without an M record.
                         continue
+                    if kind == b"G":
+                        # Only ever turns a timeout into a fail (see the
+                        # module comment); a second or late one is the
+                        # job's doing.
+                        if called or records:
+                            status, detail = "protocol", "a second or late G record"
+                            break
+                        called = True
+                        continue
                     if kind not in (b"V", b"X", b"U", b"M"):
                         status, detail = "protocol", "unknown record kind %r" % kind
                         break
@@ -1470,6 +1493,7 @@ def run_job(job, header, body, zyg, clock):
         "status": status,
         "detail": detail,
         "records": records,
+        "called": called,
         "elapsed": elapsed,
         "exit": os.waitstatus_to_exitcode(waited[0]),
         "stderr": stderr_keep.decode("utf-8", "replace"),
