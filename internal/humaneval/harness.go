@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:5fee69f37c19d10d57bfb3b4be8a220a81745c773333b9521a4407fa55ba2f02")
+var HarnessDigest = digest.MustParse("sha256:b6c78995db20207ff58b732bd1dba6c492e428a3e86812655914381b1ace37ce")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
