@@ -597,6 +597,24 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 	}
 }
 
+// TestHumanEvalEngineEvalPlusRunsc runs the same samples (the forger
+// included) with EvalPlus's own scoring code under runsc: the canonical
+// solutions pass the self-check and every verdict is as under runc.
+func TestHumanEvalEngineEvalPlusRunsc(t *testing.T) {
+	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
+	home := humanevalHome(t, false)
+	samples := writeSamples(t,
+		sampleLine("HumanEval/53", evalplusForger),
+		sampleLine("HumanEval/53", "def add(x, y):\n    return x + y\n"),
+		sampleLine("HumanEval/53", "def add(x, y):\n    return x - y\n"),
+		sampleLine("HumanEval/53", "class Yes:\n    def __eq__(self, o): return True\ndef add(x, y):\n    return Yes()\n"),
+		sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n"),
+		sampleLine("HumanEval/32", findZeroMutator),
+	)
+	testEngineEvalPlusOn(t, []string{"REPRO_HOME=" + home}, []string{"humaneval", "--engine", "evalplus", "--evalplus-tree", tree,
+		"--dataset", "humanevalplus-mini", "--tasks", "0,32,53", "--samples", samples, "--runtime", "runsc", "--json"})
+}
+
 func testEngineEvalPlusOn(t *testing.T, env, args []string) {
 	r := repro(t, env, args...)
 	if r.code != 0 {

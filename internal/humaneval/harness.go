@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:c558e994ef009c6f54862e520966b9e1ebe6c4a0edee35c9d8eae4539ce4c219")
+var HarnessDigest = digest.MustParse("sha256:4a80939f02373e70fab15c62c3b02022806f7f4e2a8395d8fb0e1a72479b1db1")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

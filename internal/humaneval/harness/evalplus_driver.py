@@ -38,9 +38,11 @@ relay's stdout, as gVisor lets a process of the same user open another's
 awaits, breaks the stream: the host retires the container and scores the
 remaining samples in a fresh one.
 
-One compatibility shim: the sandbox has no /dev/shm (IPC namespace "none"),
-where multiprocessing keeps shared memory and the semaphores of locked shared
-values. Shared memory goes to a file in /tmp instead, and EvalPlus's shared
+One compatibility shim: the sandbox has no writable /dev/shm (under runc
+there is none, IPC namespace "none"; under runsc gVisor mounts one that the
+sandbox's user cannot write), where multiprocessing keeps shared memory and
+the semaphores of locked shared values. Shared memory goes to a file in /tmp
+instead, under both runtimes, and EvalPlus's shared
 values, written by the child and read by the parent after join, are made
 without locks; nothing else changes.
 
@@ -206,22 +208,23 @@ def main():
     os.register_at_fork(after_in_child=close_channels)
     tree = os.environ["REPRO_EVALPLUS_TREE"]
     sys.path.insert(0, tree)
-    if not os.path.isdir("/dev/shm"):
-        import multiprocessing.heap
+    # The shim (see the module comment), whatever /dev/shm looks like:
+    # under runsc gVisor mounts a /dev/shm of its own, which the sandbox's
+    # user cannot write, so its existence says nothing.
+    import multiprocessing.heap
 
-        # Shared memory then lives in a file under /tmp instead.
-        multiprocessing.heap.Arena._dir_candidates = []
-        value, array = multiprocessing.Value, multiprocessing.Array
+    multiprocessing.heap.Arena._dir_candidates = []
+    value, array = multiprocessing.Value, multiprocessing.Array
 
-        def unlocked_value(typecode, *args, **kwargs):
-            kwargs["lock"] = False
-            return value(typecode, *args, **kwargs)
+    def unlocked_value(typecode, *args, **kwargs):
+        kwargs["lock"] = False
+        return value(typecode, *args, **kwargs)
 
-        def unlocked_array(typecode, init, **kwargs):
-            kwargs["lock"] = False
-            return array(typecode, init, **kwargs)
+    def unlocked_array(typecode, init, **kwargs):
+        kwargs["lock"] = False
+        return array(typecode, init, **kwargs)
 
-        multiprocessing.Value, multiprocessing.Array = unlocked_value, unlocked_array
+    multiprocessing.Value, multiprocessing.Array = unlocked_value, unlocked_array
     missing = []
     for mod in ("numpy", "psutil"):
         try:
