@@ -187,11 +187,11 @@ func TestCompileSeccompRefuses(t *testing.T) {
 	for name, prof := range map[string]string{
 		"unknown field":       strings.Replace(base, `"defaultAction"`, `"listenerPath": "/x", "defaultAction"`, 1),
 		"unknown action":      strings.Replace(base, `"SCMP_ACT_ALLOW"`, `"SCMP_ACT_NOTIFY"`, 1),
-		"unknown comparison":  strings.Replace(base, `"SCMP_CMP_NE"`, `"SCMP_CMP_GT"`, 1),
+		"unknown comparison":  strings.Replace(base, `"SCMP_CMP_EQ"`, `"SCMP_CMP_GT"`, 1),
 		"default allow":       strings.Replace(base, `"defaultAction": "SCMP_ACT_ERRNO"`, `"defaultAction": "SCMP_ACT_ALLOW"`, 1),
 		"no architecture":     strings.Replace(strings.Replace(base, `"SCMP_ARCH_X86_64"`, `"SCMP_ARCH_X86"`, 1), `"SCMP_ARCH_AARCH64"`, `"SCMP_ARCH_ARM"`, 1),
 		"two actions":         strings.Replace(base, `"names": [`+"\n    \"clone3\"", `"names": [`+"\n    \"clone3\", \"read\"", 1),
-		"masked with a value": strings.Replace(base, `"value": 2114060288,`+"\n     \"valueTwo\": 0", `"value": 2114060288,`+"\n     \"valueTwo\": 1", 1),
+		"masked with a value": strings.Replace(base, `"value": 2114093056,`+"\n     \"valueTwo\": 0", `"value": 2114093056,`+"\n     \"valueTwo\": 1", 1),
 		"not JSON":            base[:100],
 	} {
 		if prof == base {
