@@ -411,20 +411,13 @@ func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, 
 				c.stop(true)
 				break
 			}
-			if err == errEvalPlusBroken {
-				res := PhaseResult{Status: StatusFail, FailInput: -1, Reason: "the sample wrote into the stream of EvalPlus's driver, as the first sample of a fresh container"}
-				results[i].Base = res
-				if results[i].Plus != nil {
-					*results[i].Plus = res
-				}
-				c.stop(true)
-				idx = idx[1:]
-				c.progress(total)
-				break
-			}
 			if err != nil {
-				// The driver died or hung while scoring sample i.
+				// The driver died or hung while scoring sample i, or i broke
+				// the stream as the first sample of a fresh container.
 				res := PhaseResult{Status: StatusTimeout, FailInput: -1, Reason: "EvalPlus's driver ended while scoring this sample: " + err.Error()}
+				if err == errEvalPlusBroken {
+					res = PhaseResult{Status: StatusFail, FailInput: -1, Reason: "the sample wrote into the stream of EvalPlus's driver, as the first sample of a fresh container"}
+				}
 				results[i].Base = res
 				if results[i].Plus != nil {
 					*results[i].Plus = res
