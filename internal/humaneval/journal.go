@@ -221,11 +221,10 @@ func openPrior(home string, o *Options) (*priorRun, error) {
 		if rec, _, err := r.ReadRecord(); err == nil && rec.ExitCode == 0 {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(r.Dir, JournalFile)); err != nil {
+		// No journal (Held's error) or one still held by a running repro:
+		// not a stopped run.
+		if held, err := journal.Held(filepath.Join(r.Dir, JournalFile)); err != nil || held {
 			continue
-		}
-		if held, _ := journal.Held(filepath.Join(r.Dir, JournalFile)); held {
-			continue // still running: not a stopped run
 		}
 		p, err := readJournal(home, id)
 		if err != nil {
