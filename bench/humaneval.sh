@@ -9,12 +9,16 @@
 #   EVALPLUS_TREE a checkout of evalplus at 26d6d00 for (b); skipped if unset
 #                 (needs python3-numpy and python3-psutil on the host)
 #   RUNTIME       the container runtime (runc, the default, or runsc: gVisor)
+#   SAMPLES       a samples file (one sample per task) to score instead of
+#                 the canonical solutions, e.g. the corpus's greedy
+#                 ldb-seed-gpt-3.5-turbo-0613-he.jsonl; EvalPlus runs it
+#                 unsandboxed, so only published model outputs
 #   BASELINE      a git revision (e.g. main): its repro is timed too, right
 #                 before this tree's, ROUNDS times in turn (default 1), so
 #                 that before and after see the same load
 #
 # The samples are the 164 canonical solutions, one per task, as a samples
-# file. Ground truth is computed (and cached) by a first, untimed run; the
+# file, unless SAMPLES names others. Ground truth is computed (and cached) by a first, untimed run; the
 # timed run includes the self-check. Peak memory: repro's RSS from
 # /usr/bin/time, plus each container's cgroup peak as the run reports it
 # (the highest container peak times PARALLEL, an upper bound of the sum).
@@ -42,18 +46,22 @@ if [ -z "$blob" ]; then
   exit 3
 fi
 cp "$blob" "$data"
-/usr/bin/python3 bench/canonical_samples.py "$data" "$work/canonical.jsonl"
+if [ -n "${SAMPLES:-}" ]; then
+  cp "$SAMPLES" "$work/samples.jsonl"
+else
+  /usr/bin/python3 bench/canonical_samples.py "$data" "$work/samples.jsonl"
+fi
 
 for b in "${builds[@]}"; do
   echo "== $b: warm-up (ground truth, not timed)"
-  "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/warm.json"
+  "$work/$b" humaneval --samples "$work/samples.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/warm.json"
 done
 
 for round in $(seq "$rounds"); do
   for b in "${builds[@]}"; do
     echo "== $b, round $round: repro humaneval ${RUNTIME:-runc} (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
     /usr/bin/time -f "${b//-/_}_wall_s=%e ${b//-/_}_peak_rss_kib=%M" -o "$work/time.txt" \
-      "$work/$b" humaneval --samples "$work/canonical.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/run.json"
+      "$work/$b" humaneval --samples "$work/samples.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/run.json"
     cat "$work/time.txt"
     /usr/bin/python3 - "$work/run.json" "$parallel" <<'PY'
 import json, sys
@@ -73,7 +81,11 @@ echo "== (a) bare compute: canonical solutions on all inputs, one host process"
 
 if [ -n "${EVALPLUS_TREE:-}" ]; then
   echo "== (b) EvalPlus's scoring (evalplus@26d6d00 functions, $parallel workers, no sandbox)"
-  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/humaneval_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel"
+  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/humaneval_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel" "$work/samples.jsonl" | tee "$work/evalplus.txt"
+  # EvalPlus's evaluate with its ground truth cached is its eval time.
+  repro_s=$(sed -n 's/^repro_wall_s=\([0-9.]*\).*/\1/p' "$work/time.txt")
+  evalplus_s=$(sed -n 's/.*eval_seconds=\([0-9.]*\).*/\1/p' "$work/evalplus.txt")
+  echo "repro_over_evalplus=$(/usr/bin/python3 -c "print('%.2f' % ($repro_s / $evalplus_s))") (repro ${repro_s} s end to end, self-check included; EvalPlus ${evalplus_s} s)"
 else
   echo "== (b) skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
 fi

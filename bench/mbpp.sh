@@ -8,6 +8,10 @@
 #   REPRO_HOME    must hold the evaluator image (repro image build) and the
 #                 dataset mbppplus-v0.2.0 (repro fetch); default as repro
 #   PARALLEL      containers / EvalPlus workers (default: number of CPUs)
+#   SAMPLES       a samples file (one sample per task) to score instead of
+#                 the canonical solutions, e.g. the corpus's greedy
+#                 qwen2.5-coder-7b-base-mbpp.jsonl; EvalPlus runs it
+#                 unsandboxed, so only published model outputs
 #   EVALPLUS_TREE a checkout of evalplus at 26d6d00; EvalPlus's run is
 #                 skipped if unset (needs python3-numpy and python3-psutil
 #                 on the host)
@@ -26,13 +30,17 @@ if [ -z "$blob" ]; then
   exit 3
 fi
 cp "$blob" "$data"
-/usr/bin/python3 bench/canonical_samples.py "$data" "$work/canonical.jsonl"
+if [ -n "${SAMPLES:-}" ]; then
+  cp "$SAMPLES" "$work/samples.jsonl"
+else
+  /usr/bin/python3 bench/canonical_samples.py "$data" "$work/samples.jsonl"
+fi
 
 echo "== repro: warm-up (ground truth, not timed)"
-"$work/repro" humaneval --dataset mbppplus --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+"$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/warm.json"
 echo "== repro humaneval --dataset mbppplus (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/time -f "repro_wall_s=%e repro_peak_rss_kib=%M" -o "$work/time.txt" \
-  "$work/repro" humaneval --dataset mbppplus --samples "$work/canonical.jsonl" --parallel "$parallel" --json >"$work/run.json"
+  "$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/run.json"
 cat "$work/time.txt"
 /usr/bin/python3 - "$work/run.json" <<'PY'
 import json, sys
@@ -46,7 +54,11 @@ PY
 
 if [ -n "${EVALPLUS_TREE:-}" ]; then
   echo "== EvalPlus's scoring (evalplus@26d6d00 functions, $parallel workers, no sandbox); load $(cut -d' ' -f1-3 /proc/loadavg)"
-  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/mbpp_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel"
+  /usr/bin/time -f 'evalplus_wall_s=%e evalplus_peak_rss_kib=%M' /usr/bin/python3 bench/mbpp_evalplus.py "$EVALPLUS_TREE" "$data" "$parallel" "$work/samples.jsonl" | tee "$work/evalplus.txt"
+  # EvalPlus's evaluate with its ground truth cached is its eval time.
+  repro_s=$(sed -n 's/^repro_wall_s=\([0-9.]*\).*/\1/p' "$work/time.txt")
+  evalplus_s=$(sed -n 's/.*eval_seconds=\([0-9.]*\).*/\1/p' "$work/evalplus.txt")
+  echo "repro_over_evalplus=$(/usr/bin/python3 -c "print('%.2f' % ($repro_s / $evalplus_s))") (repro ${repro_s} s end to end, self-check included; EvalPlus ${evalplus_s} s)"
 else
   echo "== EvalPlus skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
 fi

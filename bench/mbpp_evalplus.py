@@ -8,10 +8,12 @@ untrusted_check("mbpp", ...) of every sample on the base and plus inputs in a
 process pool of PARALLEL workers. evalplus.evaluate and evalplus.data are not
 imported (they need datasets, tree_sitter, wget, ...); mbpp_deserialize_inputs
 is taken from evalplus/data/mbpp.py's source. The samples are the canonical
-solutions: trusted code, run on the host only for this measurement, as
-EvalPlus runs them.
+solutions, or those of SAMPLES (one per task; a task it lacks keeps its
+canonical solution): run on the host, without a sandbox, as EvalPlus runs
+them, so SAMPLES must be published model outputs one trusts to run (the
+corpus's), never samples of unknown origin.
 
-Usage: python3 mbpp_evalplus.py EVALPLUS_TREE MbppPlus.jsonl.gz PARALLEL
+Usage: python3 mbpp_evalplus.py EVALPLUS_TREE MbppPlus.jsonl.gz PARALLEL [SAMPLES.jsonl]
 Prints: gt_seconds=S eval_seconds=S samples=N pass_at_1_base=P pass_at_1_plus=P
 """
 import gzip
@@ -41,8 +43,23 @@ def check(args):
     return out
 
 
+def load_samples(path):
+    """The solution of each task in a samples file (task_id, solution): one
+    sample per task, as a greedy run gives."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                s = json.loads(line)
+                if s["task_id"] in out:
+                    sys.exit("%s: more than one sample of %s" % (path, s["task_id"]))
+                out[s["task_id"]] = s["solution"]
+    return out
+
+
 def main():
     tree, data, parallel = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    solutions = load_samples(sys.argv[4]) if len(sys.argv) > 4 else {}
     sys.path.insert(0, tree)
     from evalplus.eval import PASS
     from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
@@ -68,7 +85,7 @@ def main():
     gt = time.perf_counter() - start
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(check, [(p, p["prompt"] + p["canonical_solution"], e) for p, e in zip(problems, expected)]))
+        stats = list(pool.map(check, [(p, solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]), e) for p, e in zip(problems, expected)]))
     ev = time.perf_counter() - start
     base = sum(s[0] == PASS for s in stats) / len(stats)
     plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)

@@ -68,6 +68,34 @@ func hostClockSlack(budget time.Duration) time.Duration {
 	return 500*time.Millisecond + budget/10
 }
 
+// clockRefresh is how old a reading of the container's CPU usage may be
+// when the host judges a frame by it: the frames of one batch arrive
+// within microseconds, and reading the cgroup for each of them cost the
+// host more CPU than all its judging. A job gains at most clockRefresh of
+// wall time per CPU of CPU time from it, far inside hostClockSlack. (A
+// variable for the tests, whose fake clock runs faster than wall time.)
+var clockRefresh = time.Millisecond
+
+// frameClock reads the container's CPU usage at most once per
+// clockRefresh, unless a reading must be fresh (the job's start).
+type frameClock struct {
+	clk  cpuClock
+	at   time.Time
+	last time.Duration
+}
+
+func (c *frameClock) read(now time.Time, fresh bool) (time.Duration, error) {
+	if !fresh && !c.at.IsZero() && now.Sub(c.at) < clockRefresh {
+		return c.last, nil
+	}
+	u, err := c.clk.CPUUsage()
+	if err != nil {
+		return 0, err
+	}
+	c.at, c.last = now, u
+	return u, nil
+}
+
 // hostBudget is the CPU time the host's clock allows a job from its L
 // frame to its end: its load allowance and the smaller of its phase limit
 // and the sum of its inputs' limits, plus hostClockSlack.
@@ -488,11 +516,12 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return fmt.Sprintf("the job used %.2f s of CPU time as the host measures its container, over the %.2f s its limits allow",
 			cpuUsed.Seconds(), budget.Seconds())
 	}
+	fc := frameClock{clk: clk}
 	for {
 		mu.Lock()
 		lastFrame = time.Now()
 		if clk != nil {
-			if u, err := clk.CPUUsage(); err == nil {
+			if u, err := fc.read(lastFrame, false); err == nil {
 				lastCPU = u
 			}
 		}
@@ -503,7 +532,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
 		}
 		if loaded && clk != nil {
-			u, err := clk.CPUUsage()
+			u, err := fc.read(time.Now(), false)
 			if err != nil {
 				return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
 			}
@@ -519,7 +548,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			}
 			loaded = true
 			if clk != nil {
-				if cpuStart, err = clk.CPUUsage(); err != nil {
+				if cpuStart, err = fc.read(time.Now(), true); err != nil {
 					return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
 				}
 			}

@@ -320,6 +320,10 @@ func (c *clockedStream) CPUUsage() (time.Duration, error) {
 // allow, by the host's reading, is a timeout; a supervisor that sends a
 // record before the L frame (the host's clock never started) is lost.
 func TestHostClockHoldsTheJob(t *testing.T) {
+	// The fake clock grows by step at each read, not with wall time: each
+	// frame reads it.
+	defer func(r time.Duration) { clockRefresh = r }(clockRefresh)
+	clockRefresh = 0
 	j := testJob(2) // 1 s load allowance, 1 s per input: 3 s, 3.8 s with the slack
 	if b := hostBudget(j); b != 3800*time.Millisecond {
 		t.Fatalf("budget %v", b)
@@ -347,5 +351,26 @@ func TestHostClockHoldsTheJob(t *testing.T) {
 	noL := append(recordFrame('V', intv(1)), recordFrame('V', intv(2))...)
 	if end := run(time.Millisecond, append(noL, endFrame(7, 2, "done")...)); end.Status != endLost {
 		t.Errorf("records before L: %+v", end)
+	}
+}
+
+// TestFrameClockReadsAtMostOncePerRefresh: within clockRefresh the host
+// judges frames by its last reading; after it, and for the job's start,
+// it reads the cgroup again.
+func TestFrameClockReadsAtMostOncePerRefresh(t *testing.T) {
+	s := &clockedStream{step: time.Second}
+	fc := frameClock{clk: s}
+	t0 := time.Now()
+	if u, _ := fc.read(t0, false); u != time.Second {
+		t.Fatalf("first reading %v", u)
+	}
+	if u, _ := fc.read(t0.Add(clockRefresh/2), false); u != time.Second {
+		t.Errorf("within the refresh: %v, want the last reading", u)
+	}
+	if u, _ := fc.read(t0.Add(clockRefresh/2), true); u != 2*time.Second {
+		t.Errorf("a fresh reading: %v", u)
+	}
+	if u, _ := fc.read(t0.Add(2*clockRefresh), false); u != 3*time.Second {
+		t.Errorf("after the refresh: %v", u)
 	}
 }

@@ -31,6 +31,7 @@ type liveCgroup struct {
 
 	mu   sync.Mutex
 	cpuF *os.File
+	buf  []byte // usage's read buffer, kept: the host reads it at every frame
 }
 
 // cgroupRoot is where the host's cgroup file systems are mounted.
@@ -90,7 +91,10 @@ func (g *liveCgroup) usage() (time.Duration, error) {
 		}
 		g.cpuF = f
 	}
-	buf := make([]byte, 4096)
+	if g.buf == nil {
+		g.buf = make([]byte, 4096)
+	}
+	buf := g.buf
 	n, err := g.cpuF.ReadAt(buf, 0)
 	if n == 0 && err != nil {
 		return 0, err
