@@ -17,12 +17,14 @@ func TestHumanEvalRunscMatchesRunc(t *testing.T) {
 	home := humanevalHome(t, true)
 	example := filepath.Join("..", "..", "examples", "humaneval-samples.jsonl")
 	verdicts := map[string]evalResults{}
+	ids := map[string]string{}
 	for _, rt := range []string{"runc", "runsc"} {
 		r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", example, "--tasks", exampleTasks, "--runtime", rt, "--json")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", rt, r.code, r.stderr)
 		}
 		h := parseHumanEvalJSON(t, r)
+		ids[rt] = h.RunID
 		res := readEvalResults(t, h.ResultsFile)
 		if len(res.Eval) != 6 {
 			t.Fatalf("%s: %d tasks scored, want 6", rt, len(res.Eval))
@@ -46,6 +48,48 @@ func TestHumanEvalRunscMatchesRunc(t *testing.T) {
 	}
 	if failed == 0 {
 		t.Error("every example passed: the comparison would not see a difference in failures")
+	}
+	noFlipsElsewhere(t, home, ids["runc"], ids["runsc"])
+}
+
+// noFlipsElsewhere compares two runs of the same samples, made under
+// different kernels (runc: the host's; runsc: gVisor's), as a maintainer
+// who got them from two machines does: both are exported from home as
+// bundles and imported into a fresh home that trusts home's key, and
+// `repro runs diff` there must find both verified and no verdict flipped.
+func noFlipsElsewhere(t *testing.T, home, a, b string) {
+	t.Helper()
+	env := []string{"REPRO_HOME=" + home}
+	var bundles []string
+	for _, id := range []string{a, b} {
+		bundle := filepath.Join(t.TempDir(), id+".tar")
+		if r := repro(t, env, "runs", "export", id, "--out", bundle); r.code != 0 {
+			t.Fatalf("runs export %s: %d %s", id, r.code, r.stderr)
+		}
+		bundles = append(bundles, bundle)
+	}
+	r := repro(t, env, "keys", "export", "--trust-file")
+	if r.code != 0 {
+		t.Fatalf("keys export --trust-file: %d %s", r.code, r.stderr)
+	}
+	trust := filepath.Join(t.TempDir(), "trust.json")
+	if err := os.WriteFile(trust, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := []string{"REPRO_HOME=" + t.TempDir()}
+	if r := repro(t, other, append(append([]string{"runs", "import"}, bundles...), "--trust", trust)...); r.code != 0 {
+		t.Fatalf("runs import: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	d := repro(t, other, "runs", "diff", "--json", a, b)
+	var doc struct {
+		Flipped []json.RawMessage `json:"flipped"`
+		Tasks   int               `json:"tasks"`
+	}
+	if d.code != 0 || json.Unmarshal([]byte(d.stdout), &doc) != nil {
+		t.Fatalf("runs diff %s %s: exit %d\n%s%s", a, b, d.code, d.stdout, d.stderr)
+	}
+	if len(doc.Flipped) != 0 {
+		t.Errorf("runs diff %s %s: %d verdicts flipped between the two machines:\n%s", a, b, len(doc.Flipped), d.stdout)
 	}
 }
 
@@ -78,5 +122,17 @@ func TestHumanEvalCanonicalFullRunsc(t *testing.T) {
 	if !strings.Contains(r.stdout, "pass@1 (base / plus): 100.0 / 100.0") || !strings.Contains(r.stdout, "self-check 164/164 passed") {
 		t.Fatalf("stdout:\n%s", r.stdout)
 	}
+	rows, lr := listRuns(t, home, "--kind", "humaneval", "--limit", "1")
+	if lr.code != 0 || len(rows) != 1 {
+		t.Fatalf("runs list: %d %v %s", lr.code, rows, lr.stderr)
+	}
+	runsc, _ := rows[0]["id"].(string)
+	// The same set on another shape of machine: the host's kernel, one
+	// container at a time.
+	c := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--canonical", "--runtime", "runc", "--parallel", "1", "--json")
+	if c.code != 0 {
+		t.Fatalf("runc: exit %d: %s", c.code, c.stderr)
+	}
+	noFlipsElsewhere(t, home, parseHumanEvalJSON(t, c).RunID, runsc)
 	t.Logf("%s", r.stdout)
 }
