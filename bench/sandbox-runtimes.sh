@@ -5,7 +5,8 @@
 #   (BenchmarkForkServer is the per-candidate overhead of the HumanEval+
 #   execution model; BenchmarkForkServerAmortized spreads one container's
 #   start and teardown over 164 programs, one HumanEval+ pass), and
-#   200 fork+wait and a pure-Python loop inside a container of each runtime,
+#   200 fork+wait, 20,000 pipe round trips and a pure-Python loop inside a
+#   container of each runtime,
 #   and, when REPRO_BENCH_HOME names a REPRO_HOME with the evaluator image
 #   pinned and humanevalplus-v0.1.10 fetched, the 164 HumanEval+ canonical
 #   solutions end to end (repro humaneval --canonical) under each runtime
@@ -26,11 +27,17 @@ for _ in range(200):
         os._exit(0)
     os.waitpid(pid, 0)
 f = time.perf_counter() - t
+r, w = os.pipe()
+t = time.perf_counter()
+for _ in range(20000):
+    os.write(w, b"x" * 40)
+    os.read(r, 100)
+p = (time.perf_counter() - t) / 20000
 t = time.perf_counter()
 s = 0
 for i in range(3000000):
     s += i
-print("200 fork+wait %.3f s, python loop %.3f s" % (f, time.perf_counter() - t))'
+print("200 fork+wait %.3f s, 40-byte pipe write+read %.1f us, python loop %.3f s" % (f, p * 1e6, time.perf_counter() - t))'
 for rt in runc runsc; do
 	echo "== $rt (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	docker run --rm --runtime "$rt" --network none --pids-limit 2048 "$img" python3 -c "$probe"
