@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:4a80939f02373e70fab15c62c3b02022806f7f4e2a8395d8fb0e1a72479b1db1")
+var HarnessDigest = digest.MustParse("sha256:4170e66ae1b2e1bf8b8176826cf17a6f631a12b325d8e2b91f35d6d586f1a35d")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
