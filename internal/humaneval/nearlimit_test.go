@@ -29,7 +29,7 @@ func TestNearLimit(t *testing.T) {
 		for k, g := range c.gaps {
 			tl.add(k, g)
 		}
-		n := tl.near(c.res, c.end, c.limit)
+		n := tl.near(c.res, c.end, c.limit, 1-DefaultNearLimitMargin)
 		got := ""
 		if n != nil {
 			got = n.String()
@@ -57,6 +57,76 @@ func TestTimeoutStatus(t *testing.T) {
 	} {
 		if got := timeoutStatus(c.end); got != c.want {
 			t.Errorf("%q: %s, want %s", c.end.Detail, got, c.want)
+		}
+	}
+}
+
+func TestCombineRecheck(t *testing.T) {
+	near := func(st Status) *NearLimit {
+		if st == StatusPass {
+			return &NearLimit{Status: st, Input: 1, CPU: 3.5, Limit: 4}
+		}
+		return &NearLimit{Status: st, Input: 1, CPU: 4, Limit: 4}
+	}
+	pass := PhaseResult{Status: StatusPass, FailInput: -1, Records: 3, Elapsed: 1, Limit: 13}
+	timeout := PhaseResult{Status: StatusTimeout, FailInput: 1, Reason: "input 1 used more than 4.00 s of CPU time", Records: 1, Elapsed: 2, Limit: 13}
+	inputTimeout := PhaseResult{Status: StatusFail, FailInput: 1, Reason: "input 1 used more than 4.00 s of CPU time", Records: 1, Elapsed: 2, Limit: 13}
+	wrong := PhaseResult{Status: StatusFail, FailInput: 2, Reason: "wrong output", Records: 2, Elapsed: 1, Limit: 13}
+	passM := NearLimit{Status: StatusPass, Input: 2, CPU: 1, Limit: 4}
+	stopM := NearLimit{Status: StatusTimeout, Input: 1, CPU: 4, Limit: 4, AtLimit: true}
+	failStopM := NearLimit{Status: StatusFail, Input: 1, CPU: 4, Limit: 4, AtLimit: true}
+	wrongM := NearLimit{Status: StatusFail, Input: 0, CPU: 0.1, Limit: 8}
+	for _, c := range []struct {
+		name         string
+		first, again PhaseResult
+		firstStatus  Status
+		m            NearLimit
+		want         Status
+		decidedBy    string
+		from         PhaseResult
+	}{
+		{"timeout then pass", timeout, pass, StatusTimeout, passM, StatusPass, DecidedByRecheck, pass},
+		{"input timeout then pass", inputTimeout, pass, StatusFail, passM, StatusPass, DecidedByRecheck, pass},
+		{"near pass then timeout", pass, timeout, StatusPass, stopM, StatusPass, DecidedByFirst, pass},
+		{"near pass then pass", pass, pass, StatusPass, passM, StatusPass, DecidedByFirst, pass},
+		{"both timeout", timeout, timeout, StatusTimeout, stopM, StatusTimeout, DecidedByFirst, timeout},
+		{"timeout then input timeout", timeout, inputTimeout, StatusTimeout, failStopM, StatusTimeout, DecidedByFirst, timeout},
+		{"near pass then wrong output", pass, wrong, StatusPass, wrongM, StatusPass, DecidedByFirst, pass},
+		{"timeout then wrong output", timeout, wrong, StatusTimeout, wrongM, StatusTimeout, DecidedByFirst, timeout},
+	} {
+		first := c.first
+		first.Near = near(c.firstStatus)
+		got := combineRecheck(first, c.again, c.m)
+		if got.Status != c.want || got.Near == nil || got.Near.DecidedBy != c.decidedBy {
+			t.Errorf("%s: %s decided by %v, want %s decided by %s", c.name, got.Status, got.Near, c.want, c.decidedBy)
+			continue
+		}
+		if got.Reason != c.from.Reason || got.FailInput != c.from.FailInput || got.Records != c.from.Records || got.Elapsed != c.from.Elapsed {
+			t.Errorf("%s: %+v, want the verdict of %+v", c.name, got, c.from)
+		}
+		if *got.Near.Recheck != c.m || got.Near.Status != c.firstStatus || got.Near.CPU != first.Near.CPU {
+			t.Errorf("%s: measurements %+v / %+v, want first %+v and re-run %+v", c.name, *got.Near, *got.Near.Recheck, *first.Near, c.m)
+		}
+		if first.Near.Recheck != nil {
+			t.Errorf("%s: the first result's measurement was changed", c.name)
+		}
+	}
+}
+
+func TestRecheckAccount(t *testing.T) {
+	for _, c := range []struct {
+		n    NearLimit
+		want string
+	}{
+		{NearLimit{Status: StatusPass, Input: 1, CPU: 3.5, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusPass, Input: 1, CPU: 3.41, Limit: 4}},
+			"passed near the limit: input 1 used 3.50 of 4.00 CPU s (88%); re-run: pass, input 1 used 3.41 of 4.00 CPU s (85%); the first run decides"},
+		{NearLimit{Status: StatusTimeout, Input: -1, CPU: 13, Limit: 13, DecidedBy: DecidedByRecheck, Recheck: &NearLimit{Status: StatusPass, Input: -1, CPU: 11, Limit: 13}},
+			"stopped at the limit: the list used more than 13.00 CPU s; re-run: pass, the list used 11.00 of 13.00 CPU s (85%); the re-run decides"},
+		{NearLimit{Status: StatusFail, Input: 2, CPU: 4, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusFail, Input: 2, CPU: 4, Limit: 4, AtLimit: true}},
+			"stopped at the limit: input 2 used more than 4.00 CPU s; re-run: fail, stopped at the limit: input 2 used more than 4.00 CPU s; the first run decides"},
+	} {
+		if got := c.n.String(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
 		}
 	}
 }
