@@ -127,13 +127,13 @@ type ScoreStats struct {
 	Jobs        int           `json:"jobs"`
 	Shared      int           `json:"shared_executions"`
 	Reused      int           `json:"reused_verdicts,omitempty"`
+	Wall        time.Duration `json:"wall_ns"`
+	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
+	Supervisors int           `json:"supervisors"`
 	// Rechecked counts the time-sensitive verdicts run a second time
 	// (RecheckRule), RecheckChanged those the re-run decided.
 	Rechecked      int `json:"rechecked"`
 	RecheckChanged int `json:"recheck_changed"`
-	Wall        time.Duration `json:"wall_ns"`
-	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
-	Supervisors int           `json:"supervisors"`
 }
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
