@@ -1,6 +1,12 @@
 package humaneval
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/reprolab/repro/internal/strictjson"
+)
 
 func TestNearLimit(t *testing.T) {
 	j := &job{Limits: []float64{4, 4, 4}, FirstExtra: 4}
@@ -128,5 +134,57 @@ func TestRecheckAccount(t *testing.T) {
 		if got := c.n.String(); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
 		}
+	}
+}
+
+// A rechecked verdict survives the journal whole, so that a resumed run
+// or the cache reports both measurements.
+func TestRecheckedVerdictJournals(t *testing.T) {
+	first := PhaseResult{Status: StatusTimeout, FailInput: 1, Reason: "the list used more than 13.0 s of CPU time", Records: 1, Limit: 13,
+		Near: &NearLimit{Status: StatusTimeout, Input: -1, CPU: 13, Limit: 13}}
+	pr := combineRecheck(first, PhaseResult{Status: StatusPass, FailInput: -1, Records: 3, Elapsed: 11, Limit: 13}, NearLimit{Status: StatusPass, Input: -1, CPU: 11, Limit: 13})
+	v := newVerdict(4, &Sample{TaskID: "HumanEval/53", ID: 2, Solution: "def add(x, y):\n    return x + y\n"}, Plus, pr)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got journalVerdict
+	if err := strictjson.Decode(b, &got); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if !reflect.DeepEqual(got, v) || got.Result.Near.Recheck == nil || got.Result.Near.DecidedBy != DecidedByRecheck {
+		t.Errorf("journaled %+v, read back %+v", v, got)
+	}
+}
+
+// The record lists one rechecked execution per task, phase and program,
+// with the samples it served, and nothing for verdicts run once.
+func TestRechecks(t *testing.T) {
+	n := &NearLimit{Status: StatusPass, Input: 1, CPU: 3.5, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusPass, Input: 1, CPU: 3.4, Limit: 4}}
+	slow, fast := "def f():\n    slow()\n", "def f():\n    pass\n"
+	res := func(id int, prog string, base, plus *NearLimit) *SampleResult {
+		return &SampleResult{Sample: &Sample{TaskID: "HumanEval/1", ID: id, Solution: prog},
+			Base: PhaseResult{Status: StatusPass, Near: base}, Plus: &PhaseResult{Status: StatusPass, Near: plus}}
+	}
+	got := Rechecks([]*SampleResult{res(0, slow, nil, n), res(1, fast, nil, nil), res(2, slow, nil, n), res(3, fast, &NearLimit{Status: StatusPass, Input: 0, CPU: 7, Limit: 8}, nil)}, DefaultRunLimits())
+	if got.Rule != RecheckRule || got.Margin != DefaultNearLimitMargin || len(got.Rechecked) != 1 {
+		t.Fatalf("%+v", got)
+	}
+	v := got.Rechecked[0]
+	if v.Task != "HumanEval/1" || v.Phase != "plus" || !reflect.DeepEqual(v.Completions, []int{0, 2}) || v.First.Recheck != nil || v.Recheck != *n.Recheck || v.DecidedBy != DecidedByFirst || v.Status != StatusPass || len(v.ProgramSHA256) != 64 {
+		t.Errorf("%+v", v)
+	}
+}
+
+func TestNearLimitMarginIsALimit(t *testing.T) {
+	for _, m := range []float64{0, 1, -0.1, 1.5} {
+		l := DefaultRunLimits()
+		l.NearLimitMargin = m
+		if l.Validate() == nil {
+			t.Errorf("margin %v accepted", m)
+		}
+	}
+	if err := DefaultRunLimits().Validate(); err != nil {
+		t.Error(err)
 	}
 }
