@@ -123,7 +123,9 @@ type ScoreStats struct {
 	// Jobs is the number of executions that ran: one per program and
 	// phase of a task, shared by every sample of the task whose program
 	// bytes are equal (Shared counts the verdicts so served beyond the
-	// first), and none for a verdict Known beforehand (Reused).
+	// first), and none for a verdict Known beforehand (Reused). The
+	// second runs of time-sensitive verdicts are counted apart
+	// (Rechecked).
 	Jobs        int           `json:"jobs"`
 	Shared      int           `json:"shared_executions"`
 	Reused      int           `json:"reused_verdicts,omitempty"`
