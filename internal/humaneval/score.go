@@ -304,7 +304,9 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 			}
 			rechecked := pr.Near != nil && pr.Limit > 0
 			if rechecked {
-				// A fresh job: a new process forked from a clean zygote.
+				// A time-sensitive verdict is final only after a second
+				// run, as a new job: a fresh process forked from a clean
+				// zygote (RecheckRule).
 				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 				if err != nil {
 					return err
