@@ -43,9 +43,6 @@ type NearLimit struct {
 	AtLimit bool `json:"at_limit,omitempty"`
 }
 
-// stopped reports whether the measured run was stopped at a time limit.
-func (n *NearLimit) stopped() bool { return n.AtLimit || n.Status != StatusPass }
-
 // String is the one-line account in reports.
 func (n *NearLimit) String() string {
 	s := n.measure()
@@ -76,13 +73,17 @@ func (n *NearLimit) measure() string {
 
 // short is a re-run's measurement, whatever its verdict.
 func (n *NearLimit) short() string {
+	st := string(n.Status)
+	if n.Status != StatusPass {
+		st += ", not at a time limit"
+	}
 	switch {
-	case n.stopped():
+	case n.AtLimit:
 		return fmt.Sprintf("%s, stopped at the limit: %s used more than %.2f CPU s", n.Status, n.what(), n.Limit)
 	case n.Limit > 0:
-		return fmt.Sprintf("%s, %s used %.2f of %.2f CPU s (%.0f%%)", n.Status, n.what(), n.CPU, n.Limit, 100*n.CPU/n.Limit)
+		return fmt.Sprintf("%s, %s used %.2f of %.2f CPU s (%.0f%%)", st, n.what(), n.CPU, n.Limit, 100*n.CPU/n.Limit)
 	}
-	return string(n.Status)
+	return st
 }
 
 // combineRecheck is RecheckRule: first is a time-sensitive verdict

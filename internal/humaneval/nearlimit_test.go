@@ -130,6 +130,8 @@ func TestRecheckAccount(t *testing.T) {
 			"stopped at the limit: the list used more than 13.00 CPU s; re-run: pass, the list used 11.00 of 13.00 CPU s (85%); the re-run decides"},
 		{NearLimit{Status: StatusFail, Input: 2, CPU: 4, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusFail, Input: 2, CPU: 4, Limit: 4, AtLimit: true}},
 			"stopped at the limit: input 2 used more than 4.00 CPU s; re-run: fail, stopped at the limit: input 2 used more than 4.00 CPU s; the first run decides"},
+		{NearLimit{Status: StatusPass, Input: 1, CPU: 3.5, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusFail, Input: 0, CPU: 0.1, Limit: 8}},
+			"passed near the limit: input 1 used 3.50 of 4.00 CPU s (88%); re-run: fail, not at a time limit, input 0 used 0.10 of 8.00 CPU s (1%); the first run decides"},
 	} {
 		if got := c.n.String(); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
