@@ -76,6 +76,15 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if h.Scoring.Rechecked != 4 || h.Scoring.RecheckChanged != 0 {
 		t.Errorf("scoring stats %+v, want 4 rechecked, none changed", h.Scoring)
 	}
+	var full humaneval.RunReport
+	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	full.WriteText(&text)
+	if want := "time-sensitive verdicts: 4 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text output lacks %q:\n%s", want, text.String())
+	}
 
 	var res struct {
 		Eval map[string][]humaneval.ResultEntry `json:"eval"`
