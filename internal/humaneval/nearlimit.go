@@ -22,10 +22,10 @@ const (
 
 // NearLimit names a verdict that depends on the time limit, with the CPU
 // seconds against the limit: a pass whose slowest input (or whose whole
-// list) used 1 - NearLimitMargin of its limit or more, or a timeout. repro
-// stops a program at its limit, so a timeout's CPU is the limit it
-// exceeded; whether it would have finished within twice the limit is
-// measured by scoring again with a larger --gt-time-limit-factor.
+// list) used 1 - RunLimits.NearLimitMargin of its limit or more, or a
+// timeout. repro stops a program at its limit, so a timeout's CPU is the
+// limit it exceeded; whether it would have finished within twice the limit
+// is measured by scoring again with a larger --gt-time-limit-factor.
 //
 // Such a verdict is run once more in a fresh process (RecheckRule):
 // Recheck is that run's measurement, whether or not it was itself near the
