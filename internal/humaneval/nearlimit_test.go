@@ -3,8 +3,10 @@ package humaneval
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -188,5 +190,26 @@ func TestNearLimitMarginIsALimit(t *testing.T) {
 	}
 	if err := DefaultRunLimits().Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// A run journaled before the margin was a limit is not resumed under a
+// rule it was not scored by.
+func TestResumeWantsTheMargin(t *testing.T) {
+	old := DefaultRunLimits()
+	old.NearLimitMargin = 0
+	for _, c := range []struct {
+		limits RunLimits
+		refuse bool
+	}{{old, true}, {DefaultRunLimits(), false}} {
+		p := &priorRun{id: "20260101-000000-abcd", header: journalHeader{Identity: RunIdentity{Limits: c.limits}, DatasetChoice: "humanevalplus"}}
+		o := Options{}
+		err := p.adopt(&o)
+		if c.refuse && (err == nil || exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "near_limit_margin")) {
+			t.Errorf("margin %v: %v, want exit 4 naming near_limit_margin", c.limits.NearLimitMargin, err)
+		}
+		if !c.refuse && (err != nil || o.Limits != c.limits) {
+			t.Errorf("margin %v: %v, limits %+v", c.limits.NearLimitMargin, err, o.Limits)
+		}
 	}
 }
