@@ -17,6 +17,7 @@ type humanevalOptions struct {
 	tasks       string
 	minTime     float64
 	factor      float64
+	margin      float64
 	asJSON      bool
 	engine      string
 	evalplusDir string
@@ -99,6 +100,7 @@ filters by them.`,
 	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12 (Mbpp/2 or 2 with mbppplus)")
 	f.Float64Var(&o.minTime, "min-time-limit", humaneval.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
+	f.Float64Var(&o.margin, "near-limit-margin", humaneval.DefaultRunLimits().NearLimitMargin, "share of its limit within which a pass, like a timeout, is re-run once before it is final")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
 	f.StringVar(&o.trust, "trust", "", trustFlagHelp)
@@ -114,7 +116,7 @@ filters by them.`,
 
 func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	limits := humaneval.DefaultRunLimits()
-	limits.MinTimeLimit, limits.TimeFactor = o.minTime, o.factor
+	limits.MinTimeLimit, limits.TimeFactor, limits.NearLimitMargin = o.minTime, o.factor, o.margin
 	opts := humaneval.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
@@ -132,7 +134,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 		if !changed("engine") {
 			opts.Engine = ""
 		}
-		if !changed("min-time-limit") && !changed("gt-time-limit-factor") {
+		if !changed("min-time-limit") && !changed("gt-time-limit-factor") && !changed("near-limit-margin") {
 			opts.Limits = humaneval.RunLimits{}
 		}
 	}

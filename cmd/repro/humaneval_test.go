@@ -228,6 +228,7 @@ func TestHumanEvalSampleErrors(t *testing.T) {
 		"no such file":  {[]string{"--samples", filepath.Join(t.TempDir(), "absent.jsonl")}, 2, "no such file or directory"},
 		"negative task": {[]string{"--canonical", "--tasks", "-1"}, 2, `--tasks: "-1" is not a task`},
 		"bad range end": {[]string{"--canonical", "--tasks", "0,3-x"}, 2, `--tasks: "3-x" is not a task`},
+		"bad margin":    {[]string{"--canonical", "--near-limit-margin", "1"}, 2, "near-limit margin 1: want a share of the limit above 0 and below 1"},
 	} {
 		r := repro(t, env, append([]string{"humaneval"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {

@@ -91,6 +91,7 @@ func newShardPlanCommand() *cobra.Command {
 	f.BoolVar(&o.BaseOnly, "base-only", false, "score the base inputs only")
 	f.Float64Var(&o.Limits.MinTimeLimit, "min-time-limit", o.Limits.MinTimeLimit, "least CPU seconds per input")
 	f.Float64Var(&o.Limits.TimeFactor, "gt-time-limit-factor", o.Limits.TimeFactor, "per-input limit as a multiple of the canonical solution's time")
+	f.Float64Var(&o.Limits.NearLimitMargin, "near-limit-margin", o.Limits.NearLimitMargin, "share of its limit within which a pass, like a timeout, is re-run once before it is final")
 	f.StringVar(&o.Partition, "partition", "", "Slurm partition (default: the cluster's)")
 	f.IntVar(&o.CPUs, "cpus-per-task", 0, "CPUs per array task (default: Slurm's)")
 	f.StringVar(&o.Time, "time", "", "Slurm time limit per array task, e.g. 2:00:00")

@@ -144,6 +144,8 @@ type RunReport struct {
 	Truth       *TruthReport     `json:"ground_truth,omitempty"`
 	Scoring     *ScoreStats      `json:"scoring,omitempty"`
 	Journal     *JournalReport   `json:"journal,omitempty"`
+	// Recheck lists the time-sensitive verdicts that were run twice.
+	Recheck *RecheckReport `json:"recheck,omitempty"`
 	// ImageVerification is what the trust file's image policy checked.
 	ImageVerification *imagetrust.Verification `json:"image_verification,omitempty"`
 	WallSeconds       float64                  `json:"wall_seconds"`
@@ -352,6 +354,9 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		return err
 	}
 	rep.Scoring = &report.Scoring
+	if o.Engine == EngineRepro {
+		rep.Recheck = Rechecks(report.Results, o.Limits)
+	}
 	rep.Summary = &report.Summary
 	rec.Summary = report.Summary
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
@@ -537,6 +542,15 @@ func (rep *RunReport) WriteText(w io.Writer) {
 	}
 	if sc := rep.Scoring; sc != nil && (sc.Shared > 0 || sc.Reused > 0) {
 		ui.Fprintf(w, "executions: %d run, %d verdicts shared by equal programs, %d taken from earlier runs\n", sc.Jobs, sc.Shared, sc.Reused)
+	}
+	if rc := rep.Recheck; rc != nil && len(rc.Rechecked) > 0 {
+		changed := 0
+		for _, v := range rc.Rechecked {
+			if v.DecidedBy == DecidedByRecheck {
+				changed++
+			}
+		}
+		ui.Fprintf(w, "time-sensitive verdicts: %d run twice (%s, margin %.0f%%), %d decided by the re-run\n", len(rc.Rechecked), rc.Rule, 100*rc.Margin, changed)
 	}
 	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
 		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)

@@ -241,6 +241,9 @@ func openPrior(home string, o *Options) (*priorRun, error) {
 // header, and refuses those given that differ (exit 4, naming them).
 func (p *priorRun) adopt(o *Options) error {
 	h := p.header
+	if h.Identity.Limits.NearLimitMargin == 0 {
+		return exitcode.Errorf(exitcode.Integrity, "cannot resume run %s: it was scored before time-sensitive verdicts were run twice (its limits have no near_limit_margin); score its samples again", p.id)
+	}
 	var differ []string
 	take := func(name string, set bool, same bool, apply func()) {
 		if !set {

@@ -49,6 +49,10 @@ type RunLimits struct {
 	WallFactor  float64 `json:"wall_factor"`
 	ChildMemory int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
 	ChildFSize  int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
+	// NearLimitMargin is the share of its limit within which a pass is
+	// time-sensitive (see NearLimit): such a pass, and a timeout, is run
+	// once more in a fresh process before it is final (RecheckRule).
+	NearLimitMargin float64 `json:"near_limit_margin"`
 }
 
 // DefaultRunLimits are EvalPlus's current defaults (evalplus@26d6d00,
@@ -56,7 +60,7 @@ type RunLimits struct {
 func DefaultRunLimits() RunLimits {
 	return RunLimits{
 		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0, WallFactor: 3,
-		ChildMemory: 448 << 20, ChildFSize: 1 << 20,
+		ChildMemory: 448 << 20, ChildFSize: 1 << 20, NearLimitMargin: DefaultNearLimitMargin,
 	}
 }
 
@@ -72,6 +76,9 @@ func (rl RunLimits) Validate() error {
 	}
 	if rl.ChildMemory < 64<<20 || rl.ChildFSize < 1 {
 		return fmt.Errorf("child memory %d or file size %d too small", rl.ChildMemory, rl.ChildFSize)
+	}
+	if !(rl.NearLimitMargin > 0 && rl.NearLimitMargin < 1) {
+		return fmt.Errorf("near-limit margin %v: want a share of the limit above 0 and below 1, e.g. 0.2", rl.NearLimitMargin)
 	}
 	return nil
 }
@@ -116,13 +123,19 @@ type ScoreStats struct {
 	// Jobs is the number of executions that ran: one per program and
 	// phase of a task, shared by every sample of the task whose program
 	// bytes are equal (Shared counts the verdicts so served beyond the
-	// first), and none for a verdict Known beforehand (Reused).
+	// first), and none for a verdict Known beforehand (Reused). The
+	// second runs of time-sensitive verdicts are counted apart
+	// (Rechecked).
 	Jobs        int           `json:"jobs"`
 	Shared      int           `json:"shared_executions"`
 	Reused      int           `json:"reused_verdicts,omitempty"`
 	Wall        time.Duration `json:"wall_ns"`
 	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
 	Supervisors int           `json:"supervisors"`
+	// Rechecked counts the time-sensitive verdicts run a second time
+	// (RecheckRule), RecheckChanged those the re-run decided.
+	Rechecked      int `json:"rechecked"`
+	RecheckChanged int `json:"recheck_changed"`
 }
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
@@ -285,11 +298,28 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*worker, *scoreJob]{
 		Start: s.take,
 		Do: func(ctx context.Context, w *worker, j *scoreJob) error {
-			pr, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+			pr, _, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 			if err != nil {
 				return err
 			}
+			rechecked := pr.Near != nil && pr.Limit > 0
+			if rechecked {
+				// A time-sensitive verdict is final only after a second
+				// run, as a new job: a fresh process forked from a clean
+				// zygote (RecheckRule).
+				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+				if err != nil {
+					return err
+				}
+				pr = combineRecheck(pr, again, m)
+			}
 			mu.Lock()
+			if rechecked {
+				st.Rechecked++
+				if pr.Near.DecidedBy == DecidedByRecheck {
+					st.RecheckChanged++
+				}
+			}
 			*j.res.phase(j.phase) = pr
 			for _, i := range j.also {
 				*results[i].phase(j.phase) = pr
@@ -363,13 +393,17 @@ func (rl RunLimits) PhaseLimit(limits []float64) float64 {
 // runPhase runs one sample on one input list and judges it. An error is
 // returned only for what voids the run (corrupt ground truth, a sandbox
 // that does not start); anything the sample does is a verdict.
-func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Task, p Phase) (PhaseResult, error) {
+//
+// The measurement is the CPU time of the input (or list) that came nearest
+// its limit, or the limit a timeout exceeded, whether or not the verdict
+// is time-sensitive.
+func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Task, p Phase) (PhaseResult, NearLimit, error) {
 	tt, err := s.Truth.Get(task)
 	if err != nil {
-		return PhaseResult{}, err
+		return PhaseResult{}, NearLimit{}, err
 	}
 	if tt.Error != "" {
-		return PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no ground truth: " + tt.Error}, nil
+		return PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no ground truth: " + tt.Error}, NearLimit{}, nil
 	}
 	pt := tt.phase(p)
 	inputs := task.Inputs(p)
@@ -397,7 +431,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	if pt.Large {
 		lw := w.largeWorker(s.LaunchLarge)
 		if lw == nil {
-			return PhaseResult{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", task.ID, p)
+			return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", task.ID, p)
 		}
 		j.Memory = largeChildMemory(pt.PeakKB, s.Limits.ChildMemory)
 		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
@@ -406,11 +440,12 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	}
 	exp, err := s.Truth.open(task, p)
 	if err != nil {
-		return PhaseResult{}, err
+		return PhaseResult{}, NearLimit{}, err
 	}
 	defer func() { exp.close() }()
 	orc := judge.NewOracle(task.Atol, task.Rules.Oracle)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
+	var m NearLimit
 	var fatal error
 	tally := newCPUTally(j)
 	decide := func(k int, r record) bool {
@@ -456,13 +491,14 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	for attempt := 0; ; attempt++ {
 		end, err := run(ctx, j, decide)
 		if err != nil {
-			return PhaseResult{}, err
+			return PhaseResult{}, NearLimit{}, err
 		}
 		if fatal != nil {
-			return PhaseResult{}, fatal
+			return PhaseResult{}, NearLimit{}, fatal
 		}
 		res.Records, res.Elapsed = end.Records, end.Elapsed
 		if res.Status != "" {
+			m = tally.measure(res, end, j.PhaseLimit)
 			break
 		}
 		switch end.Status {
@@ -480,18 +516,18 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			if attempt == 0 {
 				exp.close()
 				if exp, err = s.Truth.open(task, p); err != nil {
-					return PhaseResult{}, err
+					return PhaseResult{}, NearLimit{}, err
 				}
 				orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
 				tally = newCPUTally(j)
 				j.ID = nextJobID()
 				continue
 			}
-			return PhaseResult{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
+			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
 		case endLost:
 			if s.EngineUp != nil {
 				if err := s.EngineUp(ctx); err != nil {
-					return PhaseResult{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, task.ID, end.Detail, err)
+					return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, task.ID, end.Detail, err)
 				}
 			}
 			if end.Detail == "the supervisor did not finish the job in time" {
@@ -506,16 +542,17 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				res.Reason += "; stderr: " + clipString(tail)
 			}
 		}
-		res.Near = tally.near(res, end, j.PhaseLimit)
+		res.Near = tally.near(res, end, j.PhaseLimit, 1-s.Limits.NearLimitMargin)
+		m = tally.measure(res, end, j.PhaseLimit)
 		break
 	}
 	if res.FailInput >= len(inputs) {
 		res.FailInput = -1
 	}
 	if err := exp.finish(); err != nil {
-		return PhaseResult{}, err
+		return PhaseResult{}, NearLimit{}, err
 	}
-	return res, nil
+	return res, m, nil
 }
 
 // timeoutStatus is EvalPlus's status for a job stopped at a time limit.

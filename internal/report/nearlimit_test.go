@@ -27,3 +27,18 @@ func TestNearLimitRows(t *testing.T) {
 		t.Error("no CPU seconds")
 	}
 }
+
+// A rechecked verdict shows both measurements and which run decided.
+func TestNearLimitRowsRecheck(t *testing.T) {
+	pass, timeout := humaneval.StatusPass, humaneval.StatusTimeout
+	near := &humaneval.NearLimit{Status: timeout, Input: -1, CPU: 13, Limit: 13, DecidedBy: humaneval.DecidedByRecheck,
+		Recheck: &humaneval.NearLimit{Status: pass, Input: -1, CPU: 11.05, Limit: 13}}
+	rows := []TaskRow{taskRow("HumanEval/0", []humaneval.ResultEntry{{BaseStatus: pass, BaseNearLimit: near}})}
+	got := nearLimitRows(rows)
+	if len(got) != 1 {
+		t.Fatalf("near-limit rows %+v", got)
+	}
+	if want := "base: stopped at the limit: the list used more than 13.00 CPU s; re-run: pass, the list used 11.05 of 13.00 CPU s (85%); the re-run decides"; got[0].NearLimit != want {
+		t.Errorf("%q, want %q", got[0].NearLimit, want)
+	}
+}

@@ -156,7 +156,7 @@ type TaskRow struct {
 	Seconds      float64 `json:"seconds,omitempty"`
 	LimitSeconds float64 `json:"limit_seconds,omitempty"`
 	// NearLimit names, for the first sample whose verdict depends on the
-	// time limit (a pass within 20 % of it, a timeout), the phase and its
+	// time limit (a pass within the near-limit margin of it, a timeout), the phase and its
 	// CPU seconds against the limit; "" where none does.
 	NearLimit string `json:"near_limit,omitempty"`
 }

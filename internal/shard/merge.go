@@ -133,9 +133,9 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 	for _, t := range tasks {
 		for i, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus}}
+			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit}}
 			if e.PlusStatus != nil {
-				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus}
+				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit}
 			}
 			results = append(results, r)
 		}
@@ -160,6 +160,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rec.SelfCheck = sc
 	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, humaneval.EngineRepro, d.ID, d.MD5
 	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
+	rep.Recheck = humaneval.Rechecks(results, p.Limits)
 	rep.Samples = &humaneval.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
 	// Tasks in dataset order, dated by the last shard's end, so that a

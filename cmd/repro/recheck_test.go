@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval"
+)
+
+// A time-sensitive verdict (a timeout, or a pass near its limit) is run
+// once more in a fresh process before it is final; the results file keeps
+// both measurements and the record lists the verdicts decided this way. A
+// pass far from its limit is run once.
+func TestHumanEvalRecheck(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	// Input 1 of each phase hangs, spins on 0.44 of its 0.5 CPU s (88 %,
+	// within the 20 % margin), or returns at once. Input 0 carries the
+	// import allowance, so each program keeps it fast.
+	const (
+		hang = "_n = 0\ndef add(x, y):\n    global _n\n    _n += 1\n    while _n == 2:\n        pass\n    return x + y\n"
+		near = "import time\n_n = 0\ndef add(x, y):\n    global _n\n    _n += 1\n    if _n == 2:\n        t = time.process_time()\n" +
+			"        while time.process_time() - t < 0.44:\n            pass\n    return x + y\n"
+		fast = "def add(x, y):\n    return x + y\n"
+	)
+	samples := writeSamples(t, sampleLine("HumanEval/53", hang), sampleLine("HumanEval/53", near), sampleLine("HumanEval/53", fast))
+	r := repro(t, env, "humaneval", "--samples", samples, "--dataset", "humanevalplus-mini", "--tasks", "53",
+		"--min-time-limit", "0.5", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var h struct {
+		RunID       string                   `json:"run_id"`
+		RunDir      string                   `json:"run_dir"`
+		ResultsFile string                   `json:"results_file"`
+		Scoring     humaneval.ScoreStats     `json:"scoring"`
+		Recheck     *humaneval.RecheckReport `json:"recheck"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, r.stdout)
+	}
+	if h.Recheck == nil || h.Recheck.Rule != humaneval.RecheckRule || h.Recheck.Margin != 0.2 {
+		t.Fatalf("recheck report %+v", h.Recheck)
+	}
+	// Completions 0 (hang) and 1 (near) on base and plus; 2 (fast) never.
+	want := map[string]humaneval.Status{"0 base": humaneval.StatusFail, "0 plus": humaneval.StatusFail, "1 base": humaneval.StatusPass, "1 plus": humaneval.StatusPass}
+	for _, v := range h.Recheck.Rechecked {
+		if len(v.Completions) != 1 {
+			t.Errorf("rechecked %+v: want one completion", v)
+			continue
+		}
+		k := strings.Join([]string{strconv.Itoa(v.Completions[0]), v.Phase}, " ")
+		st, ok := want[k]
+		if !ok {
+			t.Errorf("completion %s was rechecked: %+v", k, v)
+			continue
+		}
+		delete(want, k)
+		if v.Status != st || v.DecidedBy != humaneval.DecidedByFirst || v.ProgramSHA256 == "" || v.Task != "HumanEval/53" {
+			t.Errorf("completion %s: %+v, want %s decided by the first run", k, v, st)
+		}
+		if st == humaneval.StatusFail && (v.First.Input != 1 || !v.Recheck.AtLimit || v.Recheck.Status != humaneval.StatusFail || v.Recheck.CPU != v.Recheck.Limit) {
+			t.Errorf("hang %s: measurements %+v / %+v, want input 1 stopped at its limit twice", k, v.First, v.Recheck)
+		}
+		if st == humaneval.StatusPass && (v.First.Input != 1 || v.First.CPU < 0.4 || v.Recheck.Status != humaneval.StatusPass || v.Recheck.Input != 1 || v.Recheck.CPU < 0.4 || v.Recheck.AtLimit) {
+			t.Errorf("near %s: measurements %+v / %+v, want input 1 near its limit twice", k, v.First, v.Recheck)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not rechecked: %v (rechecked %+v)", want, h.Recheck.Rechecked)
+	}
+	if h.Scoring.Rechecked != 4 || h.Scoring.RecheckChanged != 0 {
+		t.Errorf("scoring stats %+v, want 4 rechecked, none changed", h.Scoring)
+	}
+	var full humaneval.RunReport
+	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	full.WriteText(&text)
+	if want := "time-sensitive verdicts: 4 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text output lacks %q:\n%s", want, text.String())
+	}
+
+	var res struct {
+		Eval map[string][]humaneval.ResultEntry `json:"eval"`
+	}
+	b, err := os.ReadFile(h.ResultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	es := res.Eval["HumanEval/53"]
+	if len(es) != 3 {
+		t.Fatalf("results %+v", res.Eval)
+	}
+	for i, e := range es[:2] {
+		for _, n := range []*humaneval.NearLimit{e.BaseNearLimit, e.PlusNearLimit} {
+			if n == nil || n.Recheck == nil || n.DecidedBy != humaneval.DecidedByFirst {
+				t.Errorf("completion %d: near limit %+v, want a recheck decided by the first run", i, n)
+			}
+		}
+	}
+	if n := es[0].BaseNearLimit; n != nil && n.Recheck != nil && n.Recheck.Status != humaneval.StatusFail {
+		t.Errorf("hang's re-run: %+v, want fail at the limit", n.Recheck)
+	}
+	if es[2].BaseNearLimit != nil || es[2].PlusNearLimit != nil || es[2].BaseStatus != humaneval.StatusPass {
+		t.Errorf("fast sample: %+v, want a pass with no recheck", es[2])
+	}
+
+	rec, err := os.ReadFile(filepath.Join(h.RunDir, "record.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rr struct {
+		Extra struct {
+			Recheck *humaneval.RecheckReport `json:"recheck"`
+		} `json:"extra"`
+		Limits struct {
+			Run humaneval.RunLimits `json:"run"`
+		} `json:"limits"`
+	}
+	if err := json.Unmarshal(rec, &rr); err != nil {
+		t.Fatal(err)
+	}
+	if rr.Extra.Recheck == nil || len(rr.Extra.Recheck.Rechecked) != 4 || rr.Limits.Run.NearLimitMargin != 0.2 {
+		t.Errorf("record: recheck %+v, limits %+v", rr.Extra.Recheck, rr.Limits.Run)
+	}
+	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
+		t.Errorf("runs verify: %d %s", v.code, v.stderr)
+	}
+}
