@@ -14,7 +14,9 @@ import (
 // A time-sensitive verdict (a timeout, or a pass near its limit) is run
 // once more in a fresh process before it is final; the results file keeps
 // both measurements and the record lists the verdicts decided this way. A
-// pass far from its limit is run once.
+// pass far from its limit is run once. A program cannot tell the re-run
+// from the first run: one that leaves a mark wherever it can write and
+// hangs unless it finds one hangs in both runs.
 func TestHumanEvalRecheck(t *testing.T) {
 	home := humanevalHome(t, true)
 	env := []string{"REPRO_HOME=" + home}
@@ -26,8 +28,13 @@ func TestHumanEvalRecheck(t *testing.T) {
 		near = "import time\n_n = 0\ndef add(x, y):\n    global _n\n    _n += 1\n    if _n == 2:\n        t = time.process_time()\n" +
 			"        while time.process_time() - t < 0.44:\n            pass\n    return x + y\n"
 		fast = "def add(x, y):\n    return x + y\n"
+		mark = "import os\n_n = 0\n_at = ['/tmp', '/dev/shm', '/var/tmp', os.getcwd(), os.path.expanduser('~')]\n" +
+			"def add(x, y):\n    global _n\n    _n += 1\n    if _n == 2:\n" +
+			"        if not any(os.path.exists(os.path.join(d, '.second-draw')) for d in _at):\n" +
+			"            for d in _at:\n                try:\n                    open(os.path.join(d, '.second-draw'), 'w').close()\n" +
+			"                except OSError:\n                    pass\n            while True:\n                pass\n    return x + y\n"
 	)
-	samples := writeSamples(t, sampleLine("HumanEval/53", hang), sampleLine("HumanEval/53", near), sampleLine("HumanEval/53", fast))
+	samples := writeSamples(t, sampleLine("HumanEval/53", hang), sampleLine("HumanEval/53", near), sampleLine("HumanEval/53", fast), sampleLine("HumanEval/53", mark))
 	r := repro(t, env, "humaneval", "--samples", samples, "--dataset", "humanevalplus-mini", "--tasks", "53",
 		"--min-time-limit", "0.5", "--json")
 	if r.code != 0 {
@@ -46,8 +53,10 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if h.Recheck == nil || h.Recheck.Rule != humaneval.RecheckRule || h.Recheck.Margin != 0.2 {
 		t.Fatalf("recheck report %+v", h.Recheck)
 	}
-	// Completions 0 (hang) and 1 (near) on base and plus; 2 (fast) never.
-	want := map[string]humaneval.Status{"0 base": humaneval.StatusFail, "0 plus": humaneval.StatusFail, "1 base": humaneval.StatusPass, "1 plus": humaneval.StatusPass}
+	// Completions 0 (hang), 1 (near) and 3 (mark) on base and plus; 2
+	// (fast) never.
+	want := map[string]humaneval.Status{"0 base": humaneval.StatusFail, "0 plus": humaneval.StatusFail, "1 base": humaneval.StatusPass, "1 plus": humaneval.StatusPass,
+		"3 base": humaneval.StatusFail, "3 plus": humaneval.StatusFail}
 	for _, v := range h.Recheck.Rechecked {
 		if len(v.Completions) != 1 {
 			t.Errorf("rechecked %+v: want one completion", v)
@@ -73,8 +82,8 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("not rechecked: %v (rechecked %+v)", want, h.Recheck.Rechecked)
 	}
-	if h.Scoring.Rechecked != 4 || h.Scoring.RecheckChanged != 0 {
-		t.Errorf("scoring stats %+v, want 4 rechecked, none changed", h.Scoring)
+	if h.Scoring.Rechecked != 6 || h.Scoring.RecheckChanged != 0 {
+		t.Errorf("scoring stats %+v, want 6 rechecked, none changed", h.Scoring)
 	}
 	var full humaneval.RunReport
 	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
@@ -82,7 +91,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 	var text strings.Builder
 	full.WriteText(&text)
-	if want := "time-sensitive verdicts: 4 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n"; !strings.Contains(text.String(), want) {
+	if want := "time-sensitive verdicts: 6 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n"; !strings.Contains(text.String(), want) {
 		t.Errorf("text output lacks %q:\n%s", want, text.String())
 	}
 
@@ -97,18 +106,29 @@ func TestHumanEvalRecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	es := res.Eval["HumanEval/53"]
-	if len(es) != 3 {
+	if len(es) != 4 {
 		t.Fatalf("results %+v", res.Eval)
 	}
-	for i, e := range es[:2] {
+	for _, i := range []int{0, 1, 3} {
+		e := es[i]
 		for _, n := range []*humaneval.NearLimit{e.BaseNearLimit, e.PlusNearLimit} {
 			if n == nil || n.Recheck == nil || n.DecidedBy != humaneval.DecidedByFirst {
 				t.Errorf("completion %d: near limit %+v, want a recheck decided by the first run", i, n)
 			}
 		}
 	}
-	if n := es[0].BaseNearLimit; n != nil && n.Recheck != nil && n.Recheck.Status != humaneval.StatusFail {
-		t.Errorf("hang's re-run: %+v, want fail at the limit", n.Recheck)
+	for _, i := range []int{0, 3} {
+		for _, n := range []*humaneval.NearLimit{es[i].BaseNearLimit, es[i].PlusNearLimit} {
+			if n != nil && n.Recheck != nil && n.Recheck.Status != humaneval.StatusFail {
+				t.Errorf("completion %d's re-run: %+v, want fail at the limit", i, n.Recheck)
+			}
+		}
+		if es[i].BaseStatus != humaneval.StatusFail || es[i].PlusStatus == nil || *es[i].PlusStatus != humaneval.StatusFail {
+			t.Errorf("completion %d: %+v, want fail on base and plus", i, es[i])
+		}
+		if n := es[i].BaseNearLimit; n == nil || n.Recheck == nil || !n.Recheck.AtLimit {
+			t.Errorf("completion %d: base measurement %+v, want a re-run stopped at its limit", i, n)
+		}
 	}
 	if es[2].BaseNearLimit != nil || es[2].PlusNearLimit != nil || es[2].BaseStatus != humaneval.StatusPass {
 		t.Errorf("fast sample: %+v, want a pass with no recheck", es[2])
@@ -129,7 +149,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if err := json.Unmarshal(rec, &rr); err != nil {
 		t.Fatal(err)
 	}
-	if rr.Extra.Recheck == nil || len(rr.Extra.Recheck.Rechecked) != 4 || rr.Limits.Run.NearLimitMargin != 0.2 {
+	if rr.Extra.Recheck == nil || len(rr.Extra.Recheck.Rechecked) != 6 || rr.Limits.Run.NearLimitMargin != 0.2 {
 		t.Errorf("record: recheck %+v, limits %+v", rr.Extra.Recheck, rr.Limits.Run)
 	}
 	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {
