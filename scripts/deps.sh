@@ -6,8 +6,10 @@
 # Python's cryptography for the independent DSSE verifier of run records,
 # Slurm with munge and Podman for the handoff tests, chromium for the
 # dashboard's browser test, bsdtar (libarchive-tools) for the tar
-# differential tests beside GNU tar and Python's tarfile, gVisor (runsc)
-# registered with dockerd as a second sandbox runtime, and cosign (the
+# differential tests beside GNU tar and Python's tarfile, gVisor's runsc
+# (built from the Go module proxy at the commit tools/gvisor pins, for its
+# systrap platform) registered with dockerd as a second sandbox runtime,
+# and cosign (the
 # independent verifier of the evidence and release attestations, pinned by
 # tools/cosign) with jq for the maintainer's bundle check. Safe to run
 # again: it installs only what is missing,
@@ -17,6 +19,7 @@
 #   scripts/deps.sh          everything (tests)
 #   scripts/deps.sh --run    only what `repro humaneval` needs (engine, debootstrap)
 #   scripts/deps.sh runsc    the engine and gVisor's runsc, registered as runtime "runsc"
+# Building runsc needs the go command and the module proxy GOPROXY names.
 set -euo pipefail
 want_all=1 want_runsc=1
 case "${1:-}" in
@@ -33,7 +36,7 @@ fi
 
 pkgs=(docker.io debootstrap ca-certificates openssl)
 if [ "$want_runsc" = 1 ]; then
-	pkgs+=(runsc python3)
+	pkgs+=(python3)
 fi
 if [ "$want_all" = 1 ]; then
 	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium libarchive-tools jq)
@@ -49,13 +52,38 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# install_runsc builds gVisor's runsc at the commit tools/gvisor/go.mod
+# pins, stamped with that module version, into RUNSC_DIR, unless the
+# binary there already reports that version. Debian bookworm's runsc
+# (0.0~20221219) predates the systrap platform, and its ptrace platform
+# costs a fork about 9 ms: docs/sandbox.md. About 2 CPU-minutes the first
+# time on a machine.
+RUNSC_DIR=/usr/local/lib/repro
+install_runsc() {
+	local root version
+	root="$(cd "$(dirname "$0")/.." && pwd)"
+	version=$(go -C "$root/tools/gvisor" list -m -f '{{.Version}}' gvisor.dev/gvisor)
+	if [ "$("$RUNSC_DIR/runsc" --version 2>/dev/null | head -1)" = "runsc version $version" ]; then
+		return
+	fi
+	log "building gVisor runsc $version from the Go module proxy"
+	mkdir -p "$RUNSC_DIR"
+	CGO_ENABLED=0 go -C "$root/tools/gvisor" build -trimpath \
+		-ldflags="-X gvisor.dev/gvisor/runsc/version.version=$version" \
+		-o "$RUNSC_DIR/runsc.tmp" gvisor.dev/gvisor/runsc
+	mv -f "$RUNSC_DIR/runsc.tmp" "$RUNSC_DIR/runsc"
+}
+
 # register_runsc merges the runtime "runsc" into /etc/docker/daemon.json:
-# the ptrace platform (the KVM platform hangs at start on these machines),
-# no network stack in the sandbox (needed by --network none), the
+# the systrap platform (the KVM platform hangs at start on these
+# machines) without its fast path (stub threads that spin for the
+# kernel's answer take the CPU from the other sandboxes when there are
+# as many as cores: HumanEval+ 37.2 s against 41.8 s on 2 cores), no
+# network stack in the sandbox (needed by --network none), the
 # container's seccomp profile applied inside the sandbox. It prints
 # "changed" when it wrote the file.
 register_runsc() {
-	python3 - /etc/docker/daemon.json "$(command -v runsc)" <<'PY'
+	python3 - /etc/docker/daemon.json "$RUNSC_DIR/runsc" <<'PY'
 import json, os, sys
 path, runsc = sys.argv[1], sys.argv[2]
 try:
@@ -63,7 +91,7 @@ try:
         conf = json.load(f)
 except FileNotFoundError:
     conf = {}
-want = {"path": runsc, "runtimeArgs": ["--platform=ptrace", "--network=none", "--oci-seccomp"]}
+want = {"path": runsc, "runtimeArgs": ["--platform=systrap", "--systrap-disable-fast-path", "--network=none", "--oci-seccomp"]}
 if conf.setdefault("runtimes", {}).get("runsc") != want:
     conf["runtimes"]["runsc"] = want
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -76,6 +104,7 @@ PY
 }
 runsc_changed=""
 if [ "$want_runsc" = 1 ]; then
+	install_runsc
 	runsc_changed=$(register_runsc)
 fi
 
@@ -101,7 +130,7 @@ if [ "$want_runsc" = 1 ]; then
 		done
 	fi
 	docker info --format '{{json .Runtimes}}' | grep -q -- '--oci-seccomp' || { log "dockerd did not register runsc; see its log"; exit 3; }
-	log "runtime runsc: $(runsc --version | head -1)"
+	log "runtime runsc: $("$RUNSC_DIR/runsc" --version | head -1)"
 fi
 if [ "$want_all" = 1 ]; then
 	# Built from the Go module proxy into the go command's build cache;

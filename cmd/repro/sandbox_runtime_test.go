@@ -34,7 +34,7 @@ func TestSandboxRuntimeCommand(t *testing.T) {
 	}
 	pinTestImage(t, dir)
 	r = repro(t, home, "sandbox", "check")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^ok +runtime runsc +Runtime runsc, kernel seen "4\.4\.0"`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`(?m)^ok +runtime runsc +Runtime runsc, kernel seen "4\.19\.0-gvisor"`).MatchString(r.stdout) {
 		t.Fatalf("sandbox check under a runsc setting: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, d := range sandbox.RunscDifferences {
@@ -42,8 +42,8 @@ func TestSandboxRuntimeCommand(t *testing.T) {
 			t.Errorf("sandbox check under runsc does not name the difference %q and what holds it:\n%s", d.Control, r.stdout)
 		}
 	}
-	// shmget is refused by the profile: under runsc only the launcher's
-	// filter can refuse it (gVisor implements SysV IPC).
+	// shmget is refused by the profile: under runsc only a filter can
+	// refuse it (gVisor implements SysV IPC), gVisor's or the launcher's.
 	r = repro(t, home, "sandbox", "run", "--", "python3", "-c",
 		"import ctypes; l = ctypes.CDLL(None, use_errno=True); print(l.shmget(0, 4096, 0o1600), ctypes.get_errno())")
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "-1 1" {

@@ -217,6 +217,7 @@ func lookPathIn(root, name string) (string, error) {
 
 var (
 	runcVersion  = regexp.MustCompile(`(?:^|[^0-9.])v?([0-9]+\.[0-9]+\.[0-9]+(?:[-~]rc\.?[0-9]+)?)`)
+	goPseudo     = regexp.MustCompile(`\bv0\.0\.0-[0-9]{14}-[0-9a-f]{12}\b`)
 	gvisorDate   = regexp.MustCompile(`(?:release-|~|^|[^0-9])((?:19|20)[0-9]{6})(\.[0-9]+)?`)
 	changelogTop = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]* \(([^)\s]+)\) `)
 	binNMU       = regexp.MustCompile(`\+b[0-9]+$`)
@@ -225,8 +226,10 @@ var (
 // upstreamVersion reads the upstream release out of what a runtime
 // reports ("runc version 1.1.5+ds1", "1.4.0-rc.3", "runsc version
 // 0.0~20221219.0", "release-20221219.0"): major.minor.patch with an
-// optional -rc.N for runc, release-YYYYMMDD.N for gVisor; "" when there is
-// none.
+// optional -rc.N for runc, release-YYYYMMDD.N for gVisor, or for a gVisor
+// built from a commit of its Go branch (what scripts/deps.sh builds) that
+// commit's Go pseudo-version ("v0.0.0-20260905035102-160fafc42237"),
+// which is no release; "" when there is none.
 func upstreamVersion(rt Runtime, v string) string {
 	switch rt {
 	case Runc:
@@ -240,6 +243,9 @@ func upstreamVersion(rt Runtime, v string) string {
 		}
 		return s
 	case Runsc:
+		if p := goPseudo.FindString(v); p != "" {
+			return p
+		}
 		m := gvisorDate.FindStringSubmatch(v)
 		if m == nil {
 			return ""

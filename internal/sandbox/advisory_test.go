@@ -26,6 +26,8 @@ func TestUpstreamVersion(t *testing.T) {
 		{Runsc, "runsc version 0.0~20221219.0", "release-20221219.0"},
 		{Runsc, "runsc version release-20250319.0", "release-20250319.0"},
 		{Runsc, "runsc version 20240101", "release-20240101.0"},
+		{Runsc, "runsc version v0.0.0-20260905035102-160fafc42237", "v0.0.0-20260905035102-160fafc42237"},
+		{Runsc, "runsc version VERSION_MISSING", ""},
 		{Runsc, "runsc", ""},
 	} {
 		if got := upstreamVersion(c.rt, c.in); got != c.want {

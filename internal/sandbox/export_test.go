@@ -47,6 +47,11 @@ func RemoveControl(e *Engine, control string) {
 		f = func(p *policy) { delete(p.host.Tmpfs, MqueueDir) }
 	case "seccomp launcher": // under runsc, programs start without the launcher's filter
 		f = func(p *policy) { p.launcher = false }
+	case "seccomp launcher and profile": // no filter at all: neither the launcher's nor the engine's
+		f = func(p *policy) {
+			p.launcher = false
+			p.host.SecurityOpt = append(dropOpt(p.host.SecurityOpt, "seccomp="), "seccomp=unconfined")
+		}
 	case "launcher only": // the launcher's filter in place of the engine's profile, under either runtime
 		f = func(p *policy) {
 			p.launcher = true

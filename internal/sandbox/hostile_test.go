@@ -319,7 +319,11 @@ try:
     dns = 1
 except OSError:
     pass
-report(interfaces=sorted(os.listdir("/sys/class/net")), public=attempt(lambda: connect("1.1.1.1", 53)),
+# /proc/net/dev under both runtimes; gVisor's sysfs has no class/net.
+names = {l.partition(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:] if ":" in l}
+if os.path.isdir("/sys/class/net"):
+    names.update(os.listdir("/sys/class/net"))
+report(interfaces=sorted(names), public=attempt(lambda: connect("1.1.1.1", 53)),
        gateway=attempt(lambda: connect("172.17.0.1", 2375)), dns=dns)
 `, verdict: func(r *result) error {
 		ifs := fmt.Sprint(r.report["interfaces"])
@@ -542,7 +546,7 @@ if pid == 0:
 _, st = os.waitpid(pid, 0)
 report(errno=os.waitstatus_to_exitcode(st))
 `, verdict: func(r *result) error { return r.want("errno", syscall.EPERM) }},
-	{runscDiffers: "process descriptors", name: "descriptors of a non-dumpable process", code: `
+	{name: "descriptors of a non-dumpable process", code: `
 # The parent makes itself non-dumpable, as the HumanEval supervisor does; a
 # child of the same user must not open its descriptors, maps or environment.
 r, w = os.pipe()
@@ -1049,11 +1053,12 @@ func testControlsAreNeeded(t *testing.T, e0 *sandbox.Engine) {
 		{"seccomp", "SysV IPC", nil, false},
 		{"seccomp caller-only arguments", "limits and scheduling of the parent", nil, true},
 		{"seccomp SysV IPC", "SysV IPC", nil, true},
-		// Under runsc the container's profile does not reach an exec'd
-		// program: the launcher's filter is what refuses these calls.
-		{"seccomp launcher", "limits and scheduling of the parent", nil, true},
-		{"seccomp launcher", "SysV IPC", nil, true},
-		{"seccomp launcher", "exec from tmp and the workspace", nil, true},
+		// Under runsc two filters hold the profile for an exec'd program,
+		// gVisor's (--oci-seccomp) and the launcher's; each alone holds it
+		// (TestSeccompLayersUnderRunsc), so only taking out both shows.
+		{"seccomp launcher and profile", "limits and scheduling of the parent", nil, true},
+		{"seccomp launcher and profile", "SysV IPC", nil, true},
+		{"seccomp launcher and profile", "exec from tmp and the workspace", nil, true},
 		// Under runsc, gVisor reports no_new_privs set for an exec'd
 		// program even with neither the engine's flag nor the launcher
 		// (runsc 0.0~20221219), so no removal shows there.
@@ -1065,7 +1070,7 @@ func testControlsAreNeeded(t *testing.T, e0 *sandbox.Engine) {
 		{"tmpfs", "inode exhaustion", nil, false},
 		{"user", "read etc shadow", nil, true},
 	} {
-		if rt == sandbox.Runsc && !m.runsc || rt != sandbox.Runsc && m.control == "seccomp launcher" {
+		if rt == sandbox.Runsc && !m.runsc || rt != sandbox.Runsc && m.control == "seccomp launcher and profile" {
 			continue
 		}
 		t.Run(strings.ReplaceAll(m.control+"/"+m.test, " ", "_"), func(t *testing.T) {
@@ -1093,6 +1098,43 @@ func testControlsAreNeeded(t *testing.T, e0 *sandbox.Engine) {
 			}
 			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, err)
 		})
+	}
+}
+
+// seccompLayerCases are the hostile cases that only a seccomp filter
+// holds under runsc (gVisor implements the calls they make).
+var seccompLayerCases = []string{"limits and scheduling of the parent", "SysV IPC", "exec from tmp and the workspace"}
+
+// TestSeccompLayersUnderRunsc: under runsc the policy's profile reaches an
+// exec'd program twice, through gVisor (--oci-seccomp, which since
+// Debian's 0.0~20221219 applies to execs too) and through the launcher's
+// filter; each alone must hold every case only a filter holds, and
+// TestControlsAreNeeded shows the cases failing with both taken out.
+func TestSeccompLayersUnderRunsc(t *testing.T) {
+	e0 := sandboxtest.EngineRuntime(t, sandbox.Runsc)
+	img := sandboxtest.Image(t, e0)
+	for _, layer := range []struct{ name, remove string }{
+		{"gVisor's filter alone", "seccomp launcher"},
+		{"the launcher's filter alone", "launcher only"},
+	} {
+		for _, name := range seccompLayerCases {
+			t.Run(strings.ReplaceAll(layer.name+"/"+name, " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				idx := slices.IndexFunc(hostileCases, func(c hostileCase) bool { return c.name == name })
+				if idx < 0 {
+					t.Fatalf("no hostile case %q", name)
+				}
+				e := sandboxtest.EngineRuntime(t, sandbox.Runsc)
+				sandbox.RemoveControl(e, layer.remove)
+				r, host := runCase(t, e, img, hostileCases[idx])
+				if host != nil {
+					t.Errorf("host side: %v", host)
+				}
+				if err := hostileCases[idx].verdict(r); err != nil {
+					t.Errorf("with %s (%s removed): %v", layer.name, layer.remove, err)
+				}
+			})
+		}
 	}
 }
 

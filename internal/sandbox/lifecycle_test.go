@@ -326,11 +326,11 @@ func testSelfTest(t *testing.T, e *sandbox.Engine) {
 		{"no-new-privileges", "no-new-privileges"}, {"tmpfs", "noexec /tmp"},
 	}
 	if rt == sandbox.Runsc {
-		// Under runsc the launcher holds seccomp for the program, and
-		// gVisor keeps the sandbox without a network and answers
-		// no_new_privs set on its own.
+		// Under runsc gVisor and the launcher each hold seccomp for the
+		// program, and gVisor keeps the sandbox without a network and
+		// answers no_new_privs set on its own.
 		removals = []struct{ control, row string }{
-			{"seccomp launcher", "seccomp profile"}, {"seccomp launcher", "noexec /results"}, {"read-only root", "read-only root"},
+			{"seccomp launcher and profile", "seccomp profile"}, {"seccomp launcher and profile", "noexec /results"}, {"read-only root", "read-only root"},
 			{"init", "init"}, {"cpu", "cpu limit"}, {"memory", "memory limit"}, {"pids", "pids limit"}, {"tmpfs", "noexec /tmp"},
 		}
 	}

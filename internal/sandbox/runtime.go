@@ -51,16 +51,25 @@ func ParseRuntime(s string) (Runtime, error) {
 // strength orders runtimes by isolation: a higher value isolates more.
 func (r Runtime) strength() int { return slices.Index(Runtimes, r) }
 
-// RunscArgs are the runtime arguments runsc must be registered with: the
-// ptrace platform (the KVM platform does not start on the machines this
-// was measured on), no network stack in the sandbox (needed with a
-// container that has no network), and the container's seccomp profile
-// applied inside the sandbox (runsc ignores it otherwise).
-var RunscArgs = []string{"--platform=ptrace", "--network=none", "--oci-seccomp"}
+// RunscPlatforms are the gVisor platforms runsc may be registered with:
+// systrap (system calls trapped by seccomp and served through shared
+// memory; gVisor's default since 2023), the one the sandbox suites run
+// under. ptrace, the only platform of Debian bookworm's runsc, costs
+// about a quarter more per HumanEval+ run and is not accepted, since no
+// suite runs under it; the KVM platform does not start on the machines
+// this was measured on.
+var RunscPlatforms = []string{"systrap"}
+
+// RunscArgs are the runtime arguments runsc must be registered with,
+// besides one --platform of RunscPlatforms: no network stack in the
+// sandbox (needed with a container that has no network), and the
+// container's seccomp profile applied inside the sandbox (runsc ignores
+// it otherwise).
+var RunscArgs = []string{"--network=none", "--oci-seccomp"}
 
 // RunscSetup says how to install and register runsc.
-const RunscSetup = "install and register it with 'bash scripts/deps.sh runsc' (apt-get install runsc, a \"runsc\" entry with runtimeArgs " +
-	`["--platform=ptrace", "--network=none", "--oci-seccomp"]` + " under \"runtimes\" in /etc/docker/daemon.json, then SIGHUP to dockerd, which reloads its runtimes without a restart)"
+const RunscSetup = "build and register it with 'bash scripts/deps.sh runsc' (runsc built from tools/gvisor into /usr/local/lib/repro, a \"runsc\" entry with runtimeArgs " +
+	`["--platform=systrap", "--systrap-disable-fast-path", "--network=none", "--oci-seccomp"]` + " under \"runtimes\" in /etc/docker/daemon.json, then SIGHUP to dockerd, which reloads its runtimes without a restart)"
 
 // RunscGaps are the controls of the policy that runsc does not hold as runc
 // does and that nothing else holds in its place, each proved by a hostile
@@ -79,16 +88,50 @@ type RuntimeDifference struct {
 	HeldBy  string `json:"held_by"` // what holds the control instead
 }
 
-// RunscDifferences are the differences of runsc 0.0~20221219 (Debian
-// bookworm's) that are not closed inside the sandbox itself (the seccomp
+// RunscDifferences are the differences of the runsc repro is tested with
+// (RunscTested) that are not closed inside the sandbox itself (the seccomp
 // launcher closes the others; docs/sandbox.md lists them all). They are
-// recorded in the host facts of every run under runsc.
-var RunscDifferences = []RuntimeDifference{{
-	Control: "process descriptors",
-	Runtime: "gVisor ignores PR_SET_DUMPABLE for /proc/PID/fd, maps and environ: a program can open the pipes of another process of its user and read its memory map and environment (not its memory: /proc/PID/mem, ptrace and process_vm_readv stay refused)",
-	HeldBy: "the HumanEval supervisor, the one process that shares a sandbox with programs it does not trust, tags every frame on its channel to the host with a per-container key (HMAC-SHA256) and checks its stdin after each job, " +
-		"so a program that writes into or reads from that channel fails its own job and no other; its environment holds nothing secret",
-}}
+// recorded in the host facts of every run under runsc. It is empty: the
+// one found in Debian bookworm's runsc 0.0~20221219 (gVisor ignored
+// PR_SET_DUMPABLE for /proc/PID/fd, maps and environ) is fixed in
+// RunscTested, whose hostile case for it passes as under runc.
+var RunscDifferences []RuntimeDifference
+
+// RunscTested is the gVisor build that the hostile, integrity and runtime
+// suites run against: the version of gvisor.dev/gvisor that
+// tools/gvisor/go.mod pins and scripts/deps.sh builds. A runsc that
+// reports an older build, or none, is refused (checkRunscVersion): its
+// differences from runc are not the ones RunscDifferences lists.
+const RunscTested = "v0.0.0-20260905035102-160fafc42237"
+
+// checkRunscVersion reports, as an exitcode.Precondition error, a runsc
+// version (as runsc --version prints it) that names no gVisor build or
+// names one older than RunscTested. Builds are compared by their day: a
+// release-YYYYMMDD.N, or the commit day of a Go pseudo-version.
+func checkRunscVersion(version string) error {
+	day := gvisorDay(upstreamVersion(Runsc, version))
+	switch {
+	case day == "":
+		return exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc reports version %q, which names no gVisor build, so repro cannot tell it is at least gVisor %s, the build its sandbox suites run against: %s",
+			version, RunscTested, RunscSetup)
+	case day < gvisorDay(RunscTested):
+		return exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc reports version %q, older than gVisor %s, the build repro's sandbox suites run against: %s",
+			version, RunscTested, RunscSetup)
+	}
+	return nil
+}
+
+// gvisorDay returns the YYYYMMDD of an upstream gVisor version
+// (upstreamVersion's form), "" when it has none.
+func gvisorDay(up string) string {
+	if m := goPseudo.FindString(up); m != "" {
+		return m[len("v0.0.0-") : len("v0.0.0-")+8]
+	}
+	if d, ok := strings.CutPrefix(up, "release-"); ok && len(d) >= 8 {
+		return d[:8]
+	}
+	return ""
+}
 
 // RuntimeFacts describe the runtime an Engine runs its containers with.
 type RuntimeFacts struct {
@@ -124,25 +167,44 @@ func checkRuntime(ctx context.Context, cli *client.Client, rt Runtime) (RuntimeF
 	f := RuntimeFacts{Name: rt, Path: reg.Path, Args: reg.Args}
 	if rt == Runsc {
 		f.Differences = RunscDifferences
-		for _, a := range RunscArgs {
-			if !slices.Contains(reg.Args, a) {
-				return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc is registered with arguments %q, without %s: %s",
-					reg.Args, a, RunscSetup)
-			}
-		}
-		for _, a := range reg.Args {
-			if a != "--platform=ptrace" && strings.HasPrefix(a, "--platform") {
-				return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc is registered with %s: %s", a, RunscSetup)
-			}
+		if err := checkRunscArgs(reg.Args); err != nil {
+			return RuntimeFacts{}, err
 		}
 	}
 	f.Version = runtimeVersion(ctx, reg.Path)
+	if rt == Runsc {
+		if err := checkRunscVersion(f.Version); err != nil {
+			return RuntimeFacts{}, err
+		}
+	}
 	f.Advisories = AssessRuntime("/", rt, reg.Path, f.Version)
 	if rt == Runsc && len(RunscGaps) > 0 {
 		return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc (%s) would run the sandbox under a weaker policy than runc, so runs under it are refused: %s",
 			f.Version, strings.Join(RunscGaps, "; "))
 	}
 	return f, nil
+}
+
+// checkRunscArgs reports, as an exitcode.Precondition error, a runsc
+// registration that lacks one of RunscArgs or names no platform, more than
+// one, or one not in RunscPlatforms.
+func checkRunscArgs(args []string) error {
+	for _, a := range RunscArgs {
+		if !slices.Contains(args, a) {
+			return exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc is registered with arguments %q, without %s: %s", args, a, RunscSetup)
+		}
+	}
+	var platforms []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--platform") {
+			platforms = append(platforms, a)
+		}
+	}
+	if len(platforms) != 1 || !slices.Contains(RunscPlatforms, strings.TrimPrefix(platforms[0], "--platform=")) {
+		return exitcode.Errorf(exitcode.Precondition, "the engine's runtime runsc is registered with platform arguments %q, want one of --platform=%s: %s",
+			platforms, strings.Join(RunscPlatforms, ", --platform="), RunscSetup)
+	}
+	return nil
 }
 
 func runtimeNames[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -76,5 +77,101 @@ func TestRunscRefusedWhileGapsRemain(t *testing.T) {
 		t.Log(err) // runsc is not registered with this engine
 	default:
 		t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+	}
+}
+
+// TestCheckRunscArgs: a runsc registration is accepted only with no
+// network stack, the container's seccomp profile applied, and exactly one
+// platform of RunscPlatforms (systrap, the one the suites run under); each
+// refusal is exit 3 and names the setup step.
+func TestCheckRunscArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--platform=systrap", "--network=none", "--oci-seccomp"}, true},
+		{[]string{"--oci-seccomp", "--platform=systrap", "--network=none"}, true},
+		{[]string{"--platform=ptrace", "--network=none", "--oci-seccomp"}, false},
+		{[]string{"--platform=systrap", "--network=none", "--oci-seccomp", "--debug"}, true},
+		{[]string{"--network=none", "--oci-seccomp"}, false},
+		{[]string{"--platform=kvm", "--network=none", "--oci-seccomp"}, false},
+		{[]string{"--platform", "systrap", "--network=none", "--oci-seccomp"}, false},
+		{[]string{"--platform=systrap", "--platform=ptrace", "--network=none", "--oci-seccomp"}, false},
+		{[]string{"--platform=systrap", "--oci-seccomp"}, false},
+		{[]string{"--platform=systrap", "--network=sandbox", "--oci-seccomp"}, false},
+		{[]string{"--platform=systrap", "--network=none"}, false},
+		{nil, false},
+	} {
+		err := checkRunscArgs(c.args)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%q: refused: %v", c.args, err)
+		case !c.ok && err == nil:
+			t.Errorf("%q: accepted", c.args)
+		case !c.ok && (exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), "scripts/deps.sh runsc")):
+			t.Errorf("%q: exit %d, %v; want 3 naming the setup step", c.args, exitcode.Of(err), err)
+		}
+	}
+}
+
+// TestCheckRunscVersion: a runsc is accepted only at or after the build
+// the suites run against, and RunscTested is the version tools/gvisor pins.
+func TestCheckRunscVersion(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		ok      bool
+	}{
+		{"runsc version " + RunscTested, true},
+		{"runsc version v0.0.0-20261101000000-0123456789ab", true},
+		{"runsc version release-20260905.0", true},
+		{"runsc version release-20270101.1", true},
+		{"runsc version 0.0~20221219.0", false},
+		{"runsc version release-20260904.0", false},
+		{"runsc version v0.0.0-20260904235959-160fafc42237", false},
+		{"runsc version VERSION_MISSING", false},
+		{"", false},
+	} {
+		err := checkRunscVersion(c.version)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%q: refused: %v", c.version, err)
+		case !c.ok && err == nil:
+			t.Errorf("%q: accepted", c.version)
+		case !c.ok && (exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), "scripts/deps.sh runsc")):
+			t.Errorf("%q: exit %d, %v; want 3 naming the setup step", c.version, exitcode.Of(err), err)
+		}
+	}
+	mod, err := os.ReadFile("../../tools/gvisor/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\s*gvisor\.dev/gvisor ` + regexp.QuoteMeta(RunscTested) + `\b`).Match(mod) {
+		t.Errorf("tools/gvisor/go.mod does not pin gvisor.dev/gvisor %s:\n%s", RunscTested, mod)
+	}
+}
+
+// TestKernelSeenSignatures: gVisor is told by its fixed build line and a
+// release that is not the host's; a host kernel, or a host release dressed
+// in gVisor's build line, is not gVisor.
+func TestKernelSeenSignatures(t *testing.T) {
+	const host = "6.18.44-fc-v1147"
+	gv := func(rel string) string { return "Linux version " + rel + " #1 SMP Sun Jan 10 15:06:54 PST 2016" }
+	for _, c := range []struct {
+		rt                   Runtime
+		release, procVersion string
+		ok                   bool
+	}{
+		{Runsc, "4.4.0", gv("4.4.0"), true},
+		{Runsc, "4.19.0-gvisor", gv("4.19.0-gvisor") + "\n", true},
+		{Runsc, host, gv(host), false},
+		{Runsc, "4.19.0-gvisor", gv("4.4.0"), false},
+		{Runsc, "4.19.0-gvisor", "Linux version 4.19.0-gvisor #1 SMP PREEMPT_DYNAMIC @0", false},
+		{Runsc, host, "Linux version " + host + " (builder@sandboxing) #1 SMP PREEMPT_DYNAMIC @0", false},
+		{Runc, host, "Linux version " + host + " (builder@sandboxing) #1 SMP PREEMPT_DYNAMIC @0", true},
+		{Runc, "4.19.0-gvisor", gv("4.19.0-gvisor"), false},
+	} {
+		if err := KernelSeen(c.rt, host, c.release, c.procVersion); (err == nil) != c.ok {
+			t.Errorf("KernelSeen(%s, %q, %q) = %v, want ok %v", c.rt, c.release, c.procVersion, err, c.ok)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,16 +194,18 @@ type probe struct {
 	ProcVersion      string            `json:"proc_version"`
 }
 
-// gVisorProcVersion is how gVisor's kernel (Debian's runsc 0.0~20221219)
-// describes itself in /proc/version: a fixed Linux 4.4.0 that no host of
-// this project runs.
-const gVisorProcVersion = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
+// gVisorProcVersion matches how gVisor's kernel describes itself in
+// /proc/version: a Linux release it emulates ("4.4.0" in Debian's runsc
+// 0.0~20221219, "4.19.0-gvisor" in the build scripts/deps.sh makes) and a
+// build line fixed in gVisor's source, which no host kernel prints.
+var gVisorProcVersion = regexp.MustCompile(`^Linux version [0-9][0-9A-Za-z.+-]* #1 SMP Sun Jan 10 15:06:54 PST 2016$`)
 
 // KernelSeen checks, from what a program inside the container reported,
 // that the kernel it sees is the one rt implies: the host's (hostKernel)
 // under runc, gVisor's under runsc.
 func KernelSeen(rt Runtime, hostKernel, release, procVersion string) error {
-	gvisor := strings.HasPrefix(procVersion, gVisorProcVersion) && release != hostKernel
+	procVersion = strings.TrimSpace(procVersion)
+	gvisor := gVisorProcVersion.MatchString(procVersion) && strings.HasPrefix(procVersion, "Linux version "+release+" ") && release != hostKernel
 	switch {
 	case rt == Runsc && !gvisor:
 		return fmt.Errorf("the program sees kernel %q (%q), not gVisor's", release, procVersion)

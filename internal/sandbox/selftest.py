@@ -28,6 +28,20 @@ def status_fields():
     return fields
 
 
+def interfaces():
+    """The network interfaces the kernel shows: /proc/net/dev's, and
+    /sys/class/net's where it exists (gVisor's sysfs has no class/net)."""
+    names = set()
+    with open("/proc/net/dev") as f:
+        for line in f.readlines()[2:]:
+            name, sep, _ = line.partition(":")
+            if sep:
+                names.add(name.strip())
+    if os.path.isdir("/sys/class/net"):
+        names.update(os.listdir("/sys/class/net"))
+    return sorted(names)
+
+
 st = status_fields()
 out["uid"] = os.getuid()
 out["gid"] = os.getgid()
@@ -36,7 +50,7 @@ out["cap_prm"] = st.get("CapPrm")
 out["cap_bnd"] = st.get("CapBnd")
 out["no_new_privs"] = st.get("NoNewPrivs")
 out["seccomp"] = st.get("Seccomp")
-out["interfaces"] = sorted(os.listdir("/sys/class/net"))
+out["interfaces"] = interfaces()
 out["connect_errno"] = attempt(
     lambda: socket.create_connection(("192.0.2.1", 80), timeout=2).close()
 )
