@@ -1106,10 +1106,11 @@ func testControlsAreNeeded(t *testing.T, e0 *sandbox.Engine) {
 var seccompLayerCases = []string{"limits and scheduling of the parent", "SysV IPC", "exec from tmp and the workspace"}
 
 // TestSeccompLayersUnderRunsc: under runsc the policy's profile reaches an
-// exec'd program twice, through gVisor (--oci-seccomp, which since
-// Debian's 0.0~20221219 applies to execs too) and through the launcher's
-// filter; each alone must hold every case only a filter holds, and
-// TestControlsAreNeeded shows the cases failing with both taken out.
+// exec'd program twice, through gVisor (--oci-seccomp, which in the tested
+// build applies to execs too, unlike Debian's runsc 0.0~20221219) and
+// through the launcher's filter; each alone must hold every case only a
+// filter holds, and TestControlsAreNeeded shows the cases failing with
+// both taken out.
 func TestSeccompLayersUnderRunsc(t *testing.T) {
 	e0 := sandboxtest.EngineRuntime(t, sandbox.Runsc)
 	img := sandboxtest.Image(t, e0)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -102,15 +103,21 @@ func TestCheckRunscArgs(t *testing.T) {
 		{[]string{"--platform=systrap", "--network=none"}, false},
 		{nil, false},
 	} {
-		err := checkRunscArgs(c.args)
-		switch {
-		case c.ok && err != nil:
-			t.Errorf("%q: refused: %v", c.args, err)
-		case !c.ok && err == nil:
-			t.Errorf("%q: accepted", c.args)
-		case !c.ok && (exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), "scripts/deps.sh runsc")):
-			t.Errorf("%q: exit %d, %v; want 3 naming the setup step", c.args, exitcode.Of(err), err)
-		}
+		wantRunscRefusal(t, fmt.Sprintf("%q", c.args), c.ok, checkRunscArgs(c.args))
+	}
+}
+
+// wantRunscRefusal checks that err accepts (ok) or refuses what: a refusal
+// is exit 3 and names the setup step.
+func wantRunscRefusal(t *testing.T, what string, ok bool, err error) {
+	t.Helper()
+	switch {
+	case ok && err != nil:
+		t.Errorf("%s: refused: %v", what, err)
+	case !ok && err == nil:
+		t.Errorf("%s: accepted", what)
+	case !ok && (exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), "scripts/deps.sh runsc")):
+		t.Errorf("%s: exit %d, %v; want 3 naming the setup step", what, exitcode.Of(err), err)
 	}
 }
 
@@ -131,15 +138,7 @@ func TestCheckRunscVersion(t *testing.T) {
 		{"runsc version VERSION_MISSING", false},
 		{"", false},
 	} {
-		err := checkRunscVersion(c.version)
-		switch {
-		case c.ok && err != nil:
-			t.Errorf("%q: refused: %v", c.version, err)
-		case !c.ok && err == nil:
-			t.Errorf("%q: accepted", c.version)
-		case !c.ok && (exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), "scripts/deps.sh runsc")):
-			t.Errorf("%q: exit %d, %v; want 3 naming the setup step", c.version, exitcode.Of(err), err)
-		}
+		wantRunscRefusal(t, fmt.Sprintf("%q", c.version), c.ok, checkRunscVersion(c.version))
 	}
 	mod, err := os.ReadFile("../../tools/gvisor/go.mod")
 	if err != nil {
