@@ -28,6 +28,7 @@ runsc) want_all=0 ;;
 esac
 
 log() { printf 'deps: %s\n' "$*" >&2; }
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 if [ "$(id -u)" != 0 ]; then
 	log "run as root (it installs Debian packages and starts dockerd)"
@@ -55,13 +56,13 @@ fi
 # install_runsc builds gVisor's runsc at the commit tools/gvisor/go.mod
 # pins, stamped with that module version, into RUNSC_DIR, unless the
 # binary there already reports that version. Debian bookworm's runsc
-# (0.0~20221219) predates the systrap platform, and its ptrace platform
-# costs a fork about 9 ms: docs/sandbox.md. About 2 CPU-minutes the first
+# (0.0~20221219) predates the systrap platform; its ptrace platform costs
+# a pipe round trip 68-130 us against 40 us on systrap, and a fork 38-41
+# ms against 30 ms (docs/humaneval.md, what gVisor costs). About 2 CPU-minutes the first
 # time on a machine.
 RUNSC_DIR=/usr/local/lib/repro
 install_runsc() {
-	local root version
-	root="$(cd "$(dirname "$0")/.." && pwd)"
+	local version
 	version=$(go -C "$root/tools/gvisor" list -m -f '{{.Version}}' gvisor.dev/gvisor)
 	if [ "$("$RUNSC_DIR/runsc" --version 2>/dev/null | head -1)" = "runsc version $version" ]; then
 		return
@@ -136,7 +137,7 @@ if [ "$want_all" = 1 ]; then
 	# Built from the Go module proxy into the go command's build cache;
 	# tests and scripts/check-bundle.sh find it with the same command.
 	# About 6 CPU-minutes the first time on a machine, a lookup after.
-	cosign=$(go -C "$(cd "$(dirname "$0")/.." && pwd)/tools/cosign" tool -n cosign)
+	cosign=$(go -C "$root/tools/cosign" tool -n cosign)
 	log "cosign: $cosign"
 fi
 log "ready: $(docker version --format 'engine {{.Server.Version}}, API {{.Server.APIVersion}}')"

@@ -191,12 +191,12 @@ type PidsEnforcement struct {
 // gVisor's own processes count against the host pids cgroup: an idle
 // sandbox held about 55 host threads, and each process of the program
 // about 5 more, on the ptrace platform of runsc 0.0~20221219 (100 forks:
-// 568); on systrap (RunscTested) 27 and 2 more (100 forks: 227). Reaching the cgroup limit kills the whole sandbox
-// rather than failing the program's fork, so under runsc the program's
-// budget is RLIMIT_NPROC, which gVisor's kernel counts per user inside
-// the sandbox (its own uid namespace: no other container shares the
-// count), and the cgroup stays as a backstop above what that budget can
-// use.
+// 568); on systrap (RunscTested) 27 and 2 more (100 forks: 227).
+// Reaching the cgroup limit kills the whole sandbox rather than failing
+// the program's fork, so under runsc the program's budget is
+// RLIMIT_NPROC, which gVisor's kernel counts per user inside the sandbox
+// (its own uid namespace: no other container shares the count), and the
+// cgroup stays as a backstop above what that budget can use.
 const (
 	runscPidsBase    = 96
 	runscPidsPerTask = 8
