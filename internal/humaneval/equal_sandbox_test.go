@@ -21,7 +21,7 @@ func runProgram(t *testing.T, w *worker, entry, program string, inputs []string)
 		raw[i] = json.RawMessage(in)
 		limits[i] = 30
 	}
-	j := &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: joinInputs(raw), Limits: limits,
+	j := &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: raw, Limits: limits,
 		FirstExtra: 30, PhaseLimit: 600, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 26,
 		Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
 	var recs []record

@@ -273,8 +273,11 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	}
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
-		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
+		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
+		// One input at a time: each record's measure is of its own call
+		// (Times, Encode), with no window to leave open.
+		Exact: true,
 	}
 	run := w.run
 	if lw != nil {
@@ -447,11 +450,14 @@ func (e *expected) corrupt(why string) error {
 	return exitcode.Errorf(exitcode.Integrity, "ground truth %s is corrupt (%s): remove the folder to recompute it", e.path, why)
 }
 
-// joinInputs builds the JSON array of argument lists a child reads.
-func joinInputs(in []json.RawMessage) []byte {
+// joinInputs builds the JSON array of argument lists the supervisor gets,
+// and the length of each, by which it cuts the array into windows.
+func joinInputs(in []json.RawMessage) ([]byte, []int) {
 	n := 2
-	for _, m := range in {
+	lens := make([]int, len(in))
+	for i, m := range in {
 		n += len(m) + 1
+		lens[i] = len(m)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, '[')
@@ -461,7 +467,7 @@ func joinInputs(in []json.RawMessage) []byte {
 		}
 		b = append(b, m...)
 	}
-	return append(b, ']')
+	return append(b, ']'), lens
 }
 
 var jobCounter struct {

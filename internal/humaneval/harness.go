@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:4170e66ae1b2e1bf8b8176826cf17a6f631a12b325d8e2b91f35d6d586f1a35d")
+var HarnessDigest = digest.MustParse("sha256:333d93d609f937819e00d4a63f5ae496dde8bf1dbd9ba6920a84a7adf3c9e698")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

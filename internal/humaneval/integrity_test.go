@@ -262,7 +262,12 @@ def fib(n):
 # refused.
 def grab():
     got = []
-    for fd in range(4, 1024):
+    # Its own: /dev/null, the stderr pipe, the result pipe (3) and the read
+    # end of its job pipe (4), which carries only its own job's inputs.
+    import stat
+    if not stat.S_ISFIFO(os.fstat(4).st_mode) or os.get_blocking(4) is not True:
+        got.append("fd 4 is not the job pipe")
+    for fd in range(5, 1024):
         try:
             os.fstat(fd)
             got.append("fd %d" % fd)
@@ -526,8 +531,101 @@ if os.fork() == 0:
 def fib(n):
     return -1
 `, onlyFail},
+		// The result pipe relayed through a thread that holds input 0's
+		// result until input 1's is out: had input 1 been the child's
+		// from the start, its 1.6 s (over its 1 s limit; EvalPlus's alarm
+		// fails it) would be charged to input 0, whose limit also covers
+		// loading (2 s), and pass.
+		{"a result held back, so that the next input's CPU time is charged to it", resultRelay + `
+import time
+held, both = [], threading.Event()
+def hold(rec):
+    if rec[4:5] == b"V" and not held and not both.is_set():
+        held.append(rec)
+        return b""
+    if held:
+        both.set()
+        return held.pop() + rec
+    return rec
+relay(hold)
+{canon}
+_fib = fib
+calls = 0
+def fib(n):
+    global calls
+    calls += 1
+    if calls == 2:
+        t = time.process_time()
+        while time.process_time() - t < 1.6:
+            pass
+    if calls == 3:
+        both.wait()
+        unrelay()
+    return _fib(n)
+`, onlyFail},
+		// The same relay sends, with input 0's result, a result for input
+		// 1 (fib(1), right for base) before input 1 is released, and drops
+		// the child's own result for input 1: the supervisor takes no
+		// result written before its input's release.
+		{"a result for an input not yet released, sent with the one before", resultRelay + `
+def forged(v):
+    b = v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True)
+    body = b"V" + struct.pack(">d", 0.0) + b"i" + struct.pack(">I", len(b)) + b
+    return struct.pack(">I", len(body)) + body
+values, dropped = [], threading.Event()
+def ahead(rec):
+    if rec[4:5] != b"V":
+        return rec
+    values.append(rec)
+    if len(values) == 1:
+        return rec + forged({outputs}[1])
+    if len(values) == 2:
+        dropped.set()
+        return b""
+    return rec
+relay(ahead)
+{canon}
+_fib = fib
+calls = 0
+def fib(n):
+    global calls
+    calls += 1
+    if calls == 3:
+        dropped.wait()
+        unrelay()
+    return _fib(n)
+`, onlyFail},
 	}
 }
+
+// resultRelay moves the child's result pipe (descriptor 3) behind a pipe
+// of the program's own: relay(f) starts a thread that hands each whole
+// record written there to f and sends on what f returns; unrelay() puts
+// the child's pipe back.
+const resultRelay = `
+import os, struct, threading
+_real = os.dup(3)
+_r, _w = os.pipe()
+os.dup2(_w, 3)
+os.close(_w)
+def relay(f):
+    def run():
+        buf = b""
+        while True:
+            b = os.read(_r, 1 << 16)
+            if not b:
+                return
+            buf += b
+            while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
+                n = 4 + struct.unpack(">I", buf[:4])[0]
+                rec, buf = buf[:n], buf[n:]
+                out = f(rec)
+                if out:
+                    os.write(_real, out)
+    threading.Thread(target=run, daemon=True).start()
+def unrelay():
+    os.dup2(_real, 3)
+`
 
 // TestIntegritySuite runs every integrity attack under each runtime.
 func TestIntegritySuite(t *testing.T) {
@@ -672,6 +770,17 @@ def child_cpu(pid):
 
 
 # The inode of the initial PID namespace`},
+	}},
+	// Both halves go: with every input the child's from the start and no
+	// check of a result against its window's release, a result held back
+	// carries the next input's CPU time.
+	{control: "inputs released a window at a time", test: "a result held back, so that the next input's CPU time is charged to it", edits: [][2]string{
+		{"        win_n = 1\n        pending = memoryview(bytes(pending) + window(1))\n        released = 1\n",
+			"        win_n = n\n        pending = memoryview(bytes(pending) + window(n))\n        released = n\n"},
+		{"                    if c - win_cpu > cpu_limit:\n", "                    if False:\n"},
+	}},
+	{control: "no result before its input's release", test: "a result for an input not yet released, sent with the one before", edits: [][2]string{
+		{"                        if buf:\n", "                        if False:\n"},
 	}},
 	{control: "stopped zygote fails the job", test: "stop the zygote", edits: [][2]string{
 		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\"):\n            return None\n", ""},

@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 3
+	protocolVersion = 4
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 )
@@ -125,16 +125,22 @@ type job struct {
 	ID         int
 	EntryPoint string
 	Program    []byte
-	Inputs     []byte    // a JSON array of argument lists
-	Rebuild    string    // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
-	Limits     []float64 // seconds per input
-	FirstExtra float64   // CPU seconds allowed for loading the program, on top of input 0's limit
-	PhaseLimit float64   // CPU seconds for the whole list
-	WallFactor float64   // a child idle for this many times its CPU limits is stopped
-	RecordCap  int       // bytes of one record
-	ByteCap    int64     // bytes of all records
-	Memory     int64     // address-space limit of the child
-	FSize      int64     // file-size limit of the child
+	Inputs     []json.RawMessage // the argument list of each input, as JSON
+	Rebuild    string            // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
+	Limits     []float64         // seconds per input
+	FirstExtra float64           // CPU seconds allowed for loading the program, on top of input 0's limit
+	PhaseLimit float64           // CPU seconds for the whole list
+	WallFactor float64           // a child idle for this many times its CPU limits is stopped
+	RecordCap  int               // bytes of one record
+	ByteCap    int64             // bytes of all records
+	Memory     int64             // address-space limit of the child
+	FSize      int64             // file-size limit of the child
+	// Exact releases the inputs to the child one at a time, each once the
+	// previous one's result came: every result is then charged exactly the
+	// CPU time from its own input's release (see the supervisor's
+	// release of windows). The supervisor ends a job "inexact" where a
+	// larger window leaves that open; runPhase then runs it again so.
+	Exact bool
 }
 
 type jobHeader struct {
@@ -142,6 +148,8 @@ type jobHeader struct {
 	EntryPoint string    `json:"entry_point"`
 	ProgramLen int       `json:"program_len"`
 	InputsLen  int       `json:"inputs_len"`
+	InputLens  []int     `json:"input_lens"`
+	Exact      bool      `json:"exact,omitempty"`
 	Rebuild    string    `json:"rebuild,omitempty"`
 	N          int       `json:"n"`
 	Limits     []float64 `json:"limits"`
@@ -173,7 +181,10 @@ const (
 	endTimeout endStatus = "timeout" // the per-input or phase limit struck
 	endStopped endStatus = "stopped" // a record failed the job (raised, unencodable)
 	endSetup   endStatus = "setup"   // the sandbox failed before the program ran
-	endLost    endStatus = "lost"    // Go lost the supervisor
+	// endInexact: a result came within its limit of the previous one but
+	// not of its window's release (job.Exact tells).
+	endInexact endStatus = "inexact"
+	endLost    endStatus = "lost" // Go lost the supervisor
 )
 
 // jobEnd is the supervisor's account of a job, or Go's when the supervisor
@@ -412,10 +423,11 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	if err := w.ensure(ctx); err != nil {
 		return jobEnd{}, err
 	}
+	inputs, lens := joinInputs(j.Inputs)
 	hdr, err := json.Marshal(jobHeader{
-		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(j.Inputs), Rebuild: j.Rebuild,
-		N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit, WallFactor: j.WallFactor,
-		RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
+		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact,
+		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
+		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
 	if err != nil {
 		return jobEnd{}, err
@@ -480,7 +492,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		alive.Stop()
 	}()
 
-	msg := w.hostFrame('J', hdr, j.Program, j.Inputs)
+	msg := w.hostFrame('J', hdr, j.Program, inputs)
 	sendErr := make(chan error, 1)
 	go func() { _, err := t.Write(msg); sendErr <- err }()
 	sent := false

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -83,7 +84,9 @@ func launcherOf(t Transport) Launcher {
 func frameOf(kind byte, body []byte) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(body))), body...)
 }
-func hello() []byte { return frameOf('H', []byte(`{"protocol":3,"python":"3.11"}`)) }
+func hello() []byte {
+	return frameOf('H', []byte(fmt.Sprintf(`{"protocol":%d,"python":"3.11"}`, protocolVersion)))
+}
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
@@ -100,7 +103,7 @@ func testJob(n int) *job {
 	for i := range limits {
 		limits[i] = 1
 	}
-	return &job{ID: 7, EntryPoint: "f", Program: []byte("x"), Inputs: []byte("[]"), Limits: limits,
+	return &job{ID: 7, EntryPoint: "f", Program: []byte("x"), Limits: limits,
 		FirstExtra: 1, PhaseLimit: 10, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 22, Memory: 1 << 28, FSize: 1}
 }
 

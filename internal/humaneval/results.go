@@ -132,6 +132,10 @@ type ResultEntry struct {
 	// seconds against the limit (see NearLimit).
 	BaseNearLimit *NearLimit `json:"base_near_limit,omitempty"`
 	PlusNearLimit *NearLimit `json:"plus_near_limit,omitempty"`
+	// A phase decided by a run that released one input at a time
+	// (PhaseResult.Exact).
+	BaseExactRun bool `json:"base_exact_run,omitempty"`
+	PlusExactRun bool `json:"plus_exact_run,omitempty"`
 }
 
 // WriteResults writes an EvalPlus-compatible results file (the format of
@@ -140,7 +144,8 @@ type ResultEntry struct {
 // carries base_reason and plus_reason when the sample did not pass,
 // base_elapsed, base_limit, plus_elapsed and plus_limit (seconds) where
 // they were measured, and base_near_limit and plus_near_limit where the
-// phase's verdict depends on the time limit.
+// phase's verdict depends on the time limit, and base_exact_run and
+// plus_exact_run where a run with one input at a time decided it.
 func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
 	byID := make(map[string]*Task, len(tasks))
 	for _, t := range tasks {
@@ -155,7 +160,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 		e := ResultEntry{
 			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
 			BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
-			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit, BaseNearLimit: r.Base.Near,
+			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
 		}
 		if r.Base.Status != StatusPass {
 			e.BaseReason = r.Base.Reason
@@ -164,7 +169,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 			st := r.Plus.Status
 			e.PlusStatus = &st
 			e.PlusFailTests = failTests(t, Plus, r.Plus)
-			e.PlusElapsed, e.PlusLimit, e.PlusNearLimit = r.Plus.Elapsed, r.Plus.Limit, r.Plus.Near
+			e.PlusElapsed, e.PlusLimit, e.PlusNearLimit, e.PlusExactRun = r.Plus.Elapsed, r.Plus.Limit, r.Plus.Near, r.Plus.Exact
 			if st != StatusPass {
 				e.PlusReason = r.Plus.Reason
 			}

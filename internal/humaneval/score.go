@@ -96,6 +96,10 @@ type PhaseResult struct {
 	// Near names a verdict that depends on the time limit (see NearLimit);
 	// nil where it does not.
 	Near *NearLimit `json:"near_limit,omitempty"`
+	// Exact: a result came within its own limit but not within the limit
+	// of the time since its window of inputs was released, and a second
+	// run that released one input at a time decided.
+	Exact bool `json:"exact_run,omitempty"`
 }
 
 // SampleResult is the verdict of one sample.
@@ -136,6 +140,9 @@ type ScoreStats struct {
 	// (RecheckRule), RecheckChanged those the re-run decided.
 	Rechecked      int `json:"rechecked"`
 	RecheckChanged int `json:"recheck_changed"`
+	// ExactRuns counts the verdicts decided by a run that released one
+	// input at a time (PhaseResult.Exact).
+	ExactRuns int `json:"exact_runs"`
 }
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
@@ -314,6 +321,9 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 				pr = combineRecheck(pr, again, m)
 			}
 			mu.Lock()
+			if pr.Exact {
+				st.ExactRuns++
+			}
 			if rechecked {
 				st.Rechecked++
 				if pr.Near.DecidedBy == DecidedByRecheck {
@@ -423,7 +433,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: joinInputs(inputs), Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: s.Limits.ImportAllowance,
+		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}
@@ -488,7 +498,21 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		}
 		return true
 	}
-	for attempt := 0; ; attempt++ {
+	// again starts the job afresh: a new job, judged from its first record.
+	again := func() error {
+		exp.close()
+		var err error
+		if exp, err = s.Truth.open(task, p); err != nil {
+			return err
+		}
+		orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
+		tally = newCPUTally(j)
+		res = PhaseResult{FailInput: -1, Limit: j.PhaseLimit, Exact: res.Exact}
+		j.ID = nextJobID()
+		return nil
+	}
+	setups := 0
+	for {
 		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, NearLimit{}, err
@@ -513,17 +537,29 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		case endSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
-			if attempt == 0 {
-				exp.close()
-				if exp, err = s.Truth.open(task, p); err != nil {
+			if setups == 0 {
+				setups++
+				if err := again(); err != nil {
 					return PhaseResult{}, NearLimit{}, err
 				}
-				orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
-				tally = newCPUTally(j)
-				j.ID = nextJobID()
 				continue
 			}
 			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
+		case endInexact:
+			// A result within its own limit, but not within the limit of
+			// the time since its window was released: the program may
+			// have held it back or run ahead. Run the job again, from a
+			// fresh process, with one input per window, where each
+			// result's charge is exact; that run decides.
+			if !j.Exact {
+				j.Exact = true
+				if err := again(); err != nil {
+					return PhaseResult{}, NearLimit{}, err
+				}
+				res.Exact = true
+				continue
+			}
+			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, "the supervisor found a window open in an exact run: "+end.Detail
 		case endLost:
 			if s.EngineUp != nil {
 				if err := s.EngineUp(ctx); err != nil {

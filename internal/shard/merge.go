@@ -133,9 +133,9 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 	for _, t := range tasks {
 		for i, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit}}
+			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
 			if e.PlusStatus != nil {
-				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit}
+				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
 			}
 			results = append(results, r)
 		}

@@ -26,9 +26,10 @@ Three kinds of process take part, all of one uid:
               limits, priority, scheduling and affinity are as they were at
               start, and stops if not (the host then starts a new container).
   child       forked by the zygote for one job: reads the job (header,
-              program, inputs) from its own pipe, runs the program's entry
-              point on every input and writes each result as typed plain
-              data to its own result pipe; it holds no other descriptor.
+              program, then the inputs a window at a time) from its own
+              pipe, runs the program's entry point on every input and
+              writes each result as typed plain data to its own result
+              pipe; it holds no other descriptor.
 
 The CPU time of a job is the container's cgroup CPU usage less the
 supervisor's and the zygote's own: jobs run one at a time, so this counts
@@ -41,6 +42,21 @@ before it: init, the holder, the supervisor and the zygote, no zombie and
 no other pid; else the job fails and the supervisor stops. A job that is neither
 running nor runnable (every process of it sleeping or blocked) is idle; a job
 idle for wall_factor times its CPU limit is stopped.
+
+Inputs are released to the child a window at a time: input 0 alone, then
+each next window once every result of the one before has come, up to
+WINDOW_GROWTH times larger while the last window's pace keeps it within
+WINDOW_SHARE of its smallest limit (one input at a time where the job is
+"exact"). A program controls when its results reach this process (it can
+relay its result pipe through a thread), so the time since the previous
+result is not a measure of one input: the program may have held that result
+back while it ran the next input. But no input's call can start before its
+window's release nor end after its result came. So each result must be
+within its limit twice: by the CPU time since the previous result (over it,
+the input timed out, as before) and by the CPU time since its window was
+released. A result within the first but not the second ends the job
+"inexact", and the host runs it again with one input per window, where the
+two are the same.
 
 Protocol (every integer big-endian; u32 = 4 bytes, u64 = 8 bytes, f64 = IEEE
 binary64):
@@ -93,7 +109,9 @@ zygote -> supervisor
   'W' i32 status i64 rss    the child ended: wait status and peak RSS (KiB)
   'S' text                  the zygote stops (its own state changed)
 
-supervisor -> child, on the job pipe: u32 len header-JSON, program, inputs
+supervisor -> child, on the job pipe: u32 len header-JSON, program; then
+  each window of inputs as u32 len and a JSON array of argument lists (the
+  header's input_lens cut the host's array at its items)
 
 child -> supervisor, on the result pipe: u32 len, kind byte, payload
   'L'                       job read; the program has not run yet
@@ -145,7 +163,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 3
+PROTOCOL = 4
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -167,6 +185,9 @@ CHECK_EVERY = 0.05  # seconds between CPU-time checks while waiting
 HEARTBEAT = 1.0  # seconds without a frame after which a job sends a P frame
 FLUSH_AFTER = 0.02  # seconds a record may wait to go out with others
 GATHER = 0.001  # seconds to let results gather after reading some
+WINDOW_MAX = 1024  # inputs released to a child at once
+WINDOW_GROWTH = 8  # how much larger a window may be than the one before
+WINDOW_SHARE = 1 / 16  # of the smallest limit in it, what a window may take at the pace of the last
 STAT_FDS = 64  # /proc/PID/stat descriptors the gVisor clock keeps open
 
 
@@ -728,17 +749,21 @@ def child(jfd, rfd, efd):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         program = read_exact(jfd, int(job["program_len"]))
-        inputs = read_exact(jfd, int(job["inputs_len"]))
-        if program is None or inputs is None:
+        if program is None:
             os._exit(5)
-        # The job pipe, the zygote's socket and everything else go: the
-        # program holds /dev/null, its stderr pipe and its result pipe.
+        n = int(job["n"])
+        # The zygote's socket and everything else go: the program holds
+        # /dev/null, its stderr pipe, its result pipe and the read end of
+        # its job pipe, on which the supervisor releases the inputs a
+        # window at a time (see run_job).
         null = os.open("/dev/null", os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(efd, 1)
         os.dup2(efd, 2)
         os.dup2(rfd, 3)
-        os.closerange(4, 1 << 16)
+        os.dup2(jfd, 4)
+        os.closerange(5, 1 << 16)
+        jfd = 4
         os.chdir(WORKDIR)
     except BaseException:
         os._exit(6)
@@ -761,14 +786,29 @@ def child(jfd, rfd, efd):
             while view:
                 view = view[_write(3, view):]
 
+    _read = read_exact
+    _loads = json.loads
+    _unpack = U32.unpack
+
+    def window():
+        # The next window of inputs, once the supervisor releases it.
+        head = _read(jfd, 4)
+        if head is None:
+            _exit(7)
+        blob = _read(jfd, _unpack(head)[0])
+        if blob is None:
+            _exit(7)
+        args = _loads(blob)
+        if rebuild:
+            args = [REBUILD[rebuild](a) for a in args]
+        return args
+
     try:
         emit(b"L", b"")
         program = program.decode("utf-8")
-        args_list = json.loads(inputs)
-        del inputs
         rebuild = job.get("rebuild")
         if rebuild:
-            args_list = [REBUILD[rebuild](a) for a in args_list]
+            REBUILD[rebuild]  # an unknown rebuild fails here, before the program runs
         encode = make_encoder(int(job["record_cap"]) - 9)
         entry = job["entry_point"]
     except BaseException:
@@ -789,21 +829,28 @@ def child(jfd, rfd, efd):
     except _base:
         _exit(7)
 
-    for args in args_list:
-        t0 = _perf()
+    done = 0
+    while done < n:
         try:
-            out = fn(*args)
-        except _base as e:
+            args_list = window()
+        except _base:
+            _exit(7)
+        done += len(args_list)
+        for args in args_list:
+            t0 = _perf()
+            try:
+                out = fn(*args)
+            except _base as e:
+                dt = _perf() - t0
+                emit(b"X", _f64(dt), describe(e))
+                _exit(0)
             dt = _perf() - t0
-            emit(b"X", _f64(dt), describe(e))
-            break
-        dt = _perf() - t0
-        try:
-            data = encode(out)
-        except _base as e:
-            emit(b"U", _f64(dt), describe(e))
-            break
-        emit(b"V", _f64(dt), data)
+            try:
+                data = encode(out)
+            except _base as e:
+                emit(b"U", _f64(dt), describe(e))
+                _exit(0)
+            emit(b"V", _f64(dt), data)
     _exit(0)
 
 # ------------------------------------------------------------------ zygote
@@ -1258,11 +1305,48 @@ def run_job(job, header, body, zyg, clock):
     wall_factor = float(job["wall_factor"])
     record_cap = int(job["record_cap"])
     byte_cap = int(job["byte_cap"])
+    exact = bool(job.get("exact"))
+    lens = job["input_lens"]
+    program_len = int(job["program_len"])
+    if len(lens) != n or program_len > len(body):
+        fatal("job %s: %d input lengths for %d inputs" % (jid, len(lens), n))
     # The job's program and inputs, read and checked by the supervisor so
     # that no child ever holds this process's standard input, are passed on
-    # through the child's own pipe, header first.
-    pending = memoryview(U32.pack(len(header)) + header + body)
-    del body
+    # through the child's own pipe: header and program first, then the
+    # inputs a window at a time (see the module comment).
+    inputs = memoryview(body)[program_len:]
+    starts = []
+    pos = 1
+    for ln in lens:
+        starts.append(pos)
+        pos += int(ln) + 1
+    if len(inputs) != max(pos, 2) or inputs[:1] != b"[":
+        fatal("job %s: the input lengths do not add up to the inputs" % jid)
+    pending = memoryview(U32.pack(len(header)) + header + body[:program_len])
+    released = 0  # inputs released to the child
+    win_n = 0  # inputs in the latest window
+    win_cpu = 0.0  # the job's CPU time when it was released
+
+    def window(size):
+        # The frame of the next size inputs: a JSON array of their
+        # argument lists, cut from the host's array at the item bounds.
+        end = released + size
+        part = inputs[starts[released] : starts[end - 1] + int(lens[end - 1])]
+        return U32.pack(len(part) + 2) + b"[" + part + b"]"
+
+    def next_size(cpu):
+        # The window after one of win_n inputs that took cpu seconds: up to
+        # WINDOW_GROWTH times as many, as many as at the same pace use at
+        # most WINDOW_SHARE of the smallest limit among them; one where
+        # exact.
+        left = n - released
+        if exact or not win_n:
+            return min(1, left)
+        per = cpu / win_n
+        size = min(WINDOW_GROWTH * win_n, WINDOW_MAX, left)
+        while size > 1 and per * size > WINDOW_SHARE * min(limits[released : released + size]):
+            size //= 2
+        return size
 
     os.mkdir(WORKDIR, 0o700)
     jr, jw = os.pipe()
@@ -1283,6 +1367,11 @@ def run_job(job, header, body, zyg, clock):
     os.set_blocking(jw, False)
     os.set_blocking(rfd, False)
     os.set_blocking(efd_r, False)
+    if n:
+        # Input 0 alone: its window holds the program's loading too.
+        win_n = 1
+        pending = memoryview(bytes(pending) + window(1))
+        released = 1
 
     out = Out()
     start = time.monotonic()
@@ -1312,11 +1401,38 @@ def run_job(job, header, body, zyg, clock):
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
     poller.register(efd_r, select.POLLIN)
-    poller.register(jw, select.POLLOUT)
     watching_stdin = False
     got_records = False
+    refilled = False
     cancels = 0
+    jw_watched = False
 
+    def push():
+        # Writes what is pending to the child's job pipe, as far as the
+        # pipe takes it; the rest waits for POLLOUT. The pipe closes once
+        # every input is out.
+        nonlocal pending, jw, jw_watched
+        while pending:
+            try:
+                k = os.write(jw, pending[: 1 << 16])
+            except BlockingIOError:
+                break
+            except OSError:
+                k = len(pending)  # the child is gone; its pipe tells
+            pending = pending[k:]
+        if pending:
+            if not jw_watched:
+                poller.register(jw, select.POLLOUT)
+                jw_watched = True
+            return
+        if jw_watched:
+            poller.unregister(jw)
+            jw_watched = False
+        if released == n:
+            os.close(jw)
+            jw = -1
+
+    push()
     while status is None:
         now = time.monotonic()
         if not loaded:
@@ -1354,29 +1470,20 @@ def run_job(job, header, body, zyg, clock):
             out.flush()
         elif out.parts:
             until = min(until, out.first + FLUSH_AFTER)
-        if got_records:
+        if got_records and not refilled:
             # Let results gather: one wake-up then reads many, which costs
             # the container's CPU far less than one wake-up per result. The
             # CPU time of the few inputs run meanwhile is charged to the
-            # first of them, a millisecond at most.
-            got_records = False
+            # first of them, a millisecond at most. (A child that waits for
+            # its next window is not kept waiting.)
             time.sleep(GATHER)
+        got_records = refilled = False
         events = poller.poll(max(0, int((until - now) * 1000) + 1))
         for fd, ev in events:
             if status is not None:
                 break
             if fd == jw:
-                try:
-                    k = os.write(jw, pending[: 1 << 16])
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    k = len(pending)  # the child is gone; its pipe tells
-                pending = pending[k:]
-                if not pending:
-                    poller.unregister(jw)
-                    os.close(jw)
-                    jw = -1
+                push()
             elif fd == efd_r:
                 try:
                     chunk = os.read(efd_r, 1 << 20)
@@ -1442,7 +1549,7 @@ def run_job(job, header, body, zyg, clock):
                         # frame comes (see the module comment).
                         out.add(b"L", b"")
                         out.flush()
-                        wall_last, cpu_last, cpu_start = now, c, c
+                        wall_last, cpu_last, cpu_start, win_cpu = now, c, c, c
                         tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
                         cpu_limit = first_extra + (limits[0] if n else 0)
@@ -1472,6 +1579,15 @@ def run_job(job, header, body, zyg, clock):
                         status = "timeout"
                         detail = "input %d used %.2f s of CPU time, over its limit of %.2f s" % (records, c - cpu_last, cpu_limit)
                         break
+                    if c - win_cpu > cpu_limit:
+                        # Every input of a window is the child's from its
+                        # release: the program may have spent this time on
+                        # any of them, or held back earlier results. Only a
+                        # run with one input per window tells.
+                        status = "inexact"
+                        detail = "input %d: %.2f s of CPU time since its window of %d inputs was released, over its limit of %.2f s (%.2f s since the previous result)" % (
+                            records, c - win_cpu, win_n, cpu_limit, c - cpu_last)
+                        break
                     out.record(GAP.pack(max(0.0, c - cpu_last), now - wall_last), rec)
                     records += 1
                     got_records = True
@@ -1483,6 +1599,18 @@ def run_job(job, header, body, zyg, clock):
                         status = "done"
                         break
                     cpu_limit = limits[records]
+                    if records == released:
+                        if buf:
+                            # Written before its input was released: an
+                            # honest child waits for the window first.
+                            status, detail = "protocol", "a result before its input %d was released" % records
+                            break
+                        size = next_size(c - win_cpu)
+                        pending = memoryview(bytes(pending) + window(size))
+                        released += size
+                        win_n, win_cpu = size, c
+                        push()
+                        refilled = True
 
     elapsed = time.monotonic() - start
     if not loaded and status != "hostgone":
