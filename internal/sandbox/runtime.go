@@ -156,11 +156,27 @@ func checkRuntime(ctx context.Context, cli *client.Client, rt Runtime) (RuntimeF
 	if err != nil {
 		return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "failed to read the engine's runtimes: %v", err)
 	}
-	reg, ok := info.Info.Runtimes[string(rt)]
+	regs := make(map[string]registration, len(info.Info.Runtimes))
+	for name, r := range info.Info.Runtimes {
+		regs[name] = registration{Path: r.Path, Args: r.Args}
+	}
+	return judgeRuntime(rt, regs, func(path string) string { return runtimeVersion(ctx, path) })
+}
+
+// registration is a runtime as the engine has it registered.
+type registration struct {
+	Path string
+	Args []string
+}
+
+// judgeRuntime is checkRuntime's judgement of the engine's registrations,
+// with version giving the first line of a runtime's --version.
+func judgeRuntime(rt Runtime, regs map[string]registration, version func(path string) string) (RuntimeFacts, error) {
+	reg, ok := regs[string(rt)]
 	if !ok {
 		if rt == Runsc {
 			return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the docker engine has no runtime %q (it has %s): %s",
-				rt, strings.Join(runtimeNames(info.Info.Runtimes), ", "), RunscSetup)
+				rt, strings.Join(runtimeNames(regs), ", "), RunscSetup)
 		}
 		return RuntimeFacts{}, exitcode.Errorf(exitcode.Precondition, "the docker engine has no runtime %q", rt)
 	}
@@ -171,7 +187,7 @@ func checkRuntime(ctx context.Context, cli *client.Client, rt Runtime) (RuntimeF
 			return RuntimeFacts{}, err
 		}
 	}
-	f.Version = runtimeVersion(ctx, reg.Path)
+	f.Version = version(reg.Path)
 	if rt == Runsc {
 		if err := checkRunscVersion(f.Version); err != nil {
 			return RuntimeFacts{}, err

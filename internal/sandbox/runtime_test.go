@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,65 @@ func TestCheckRunscArgs(t *testing.T) {
 		{nil, false},
 	} {
 		wantRunscRefusal(t, fmt.Sprintf("%q", c.args), c.ok, checkRunscArgs(c.args))
+	}
+}
+
+// TestJudgeRuntime: checkRuntime's judgement of the engine's registrations
+// applies the platform, argument, version and gap refusals to runsc, and
+// none of them to runc.
+func TestJudgeRuntime(t *testing.T) {
+	good := registration{Path: "/usr/local/lib/repro/runsc", Args: []string{"--platform=systrap", "--systrap-disable-fast-path", "--network=none", "--oci-seccomp"}}
+	tested := "runsc version " + RunscTested
+	withArgs := func(args ...string) registration { return registration{Path: good.Path, Args: args} }
+	for _, c := range []struct {
+		name    string
+		rt      Runtime
+		regs    map[string]registration
+		version string
+		gaps    []string
+		ok      bool
+	}{
+		{"runsc as deps.sh registers it", Runsc, map[string]registration{"runc": {Path: "runc"}, "runsc": good}, tested, nil, true},
+		{"runsc not registered", Runsc, map[string]registration{"runc": {Path: "runc"}}, tested, nil, false},
+		{"Debian's ptrace registration", Runsc, map[string]registration{"runsc": withArgs("--platform=ptrace", "--network=none", "--oci-seccomp")}, tested, nil, false},
+		{"no platform", Runsc, map[string]registration{"runsc": withArgs("--network=none", "--oci-seccomp")}, tested, nil, false},
+		{"without --oci-seccomp", Runsc, map[string]registration{"runsc": withArgs("--platform=systrap", "--network=none")}, tested, nil, false},
+		{"Debian's runsc build", Runsc, map[string]registration{"runsc": good}, "runsc version 0.0~20221219.0", nil, false},
+		{"a runsc with no --version", Runsc, map[string]registration{"runsc": good}, "", nil, false},
+		{"a gap of the policy", Runsc, map[string]registration{"runsc": good}, tested, []string{"a control runsc does not hold"}, false},
+		{"runc with any arguments", Runc, map[string]registration{"runc": {Path: "runc", Args: []string{"--debug"}}}, "runc version 1.1.12", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gaps := RunscGaps
+			RunscGaps = c.gaps
+			defer func() { RunscGaps = gaps }()
+			var asked []string
+			f, err := judgeRuntime(c.rt, c.regs, func(path string) string {
+				asked = append(asked, path)
+				return c.version
+			})
+			switch {
+			case c.gaps != nil:
+				// Not a setup step: the refusal names the gap.
+				if exitcode.Of(err) != exitcode.Precondition || !strings.Contains(err.Error(), c.gaps[0]) {
+					t.Errorf("exit %d, %v; want 3 naming %q", exitcode.Of(err), err, c.gaps[0])
+				}
+			case c.rt == Runsc:
+				wantRunscRefusal(t, c.name, c.ok, err)
+			case err != nil:
+				t.Errorf("refused: %v", err)
+			}
+			if err != nil {
+				return
+			}
+			reg := c.regs[string(c.rt)]
+			if f.Name != c.rt || f.Path != reg.Path || !slices.Equal(f.Args, reg.Args) || f.Version != c.version || !slices.Equal(asked, []string{reg.Path}) {
+				t.Errorf("facts %+v (versions asked of %q), want the registration %+v and version %q", f, asked, reg, c.version)
+			}
+			if c.rt == Runsc && !slices.Equal(f.Differences, RunscDifferences) {
+				t.Errorf("differences %+v, want RunscDifferences %+v", f.Differences, RunscDifferences)
+			}
+		})
 	}
 }
 
