@@ -68,9 +68,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 p = int(sys.argv[2])
 s = r["summary"]
-print("pass@1 base %.1f plus %.1f; self-check %.1f s, scoring %.1f s; container peak %.0f MiB (x%d = %.0f MiB)" % (
+print("pass@1 base %.1f plus %.1f; self-check %.1f s, scoring %.1f s; exact runs %d + %d; container peak %.0f MiB (x%d = %.0f MiB)" % (
     100 * s["base_pass_at_k"]["pass@1"], 100 * s["plus_pass_at_k"]["pass@1"],
     r["self_check"]["stats"]["wall_ns"] / 1e9, r["scoring"]["wall_ns"] / 1e9,
+    r["self_check"]["stats"].get("exact_runs", 0), r["scoring"].get("exact_runs", 0),
     r["container_peak_memory_bytes"] / 2**20, p, p * r["container_peak_memory_bytes"] / 2**20))
 PY
   done

@@ -46,10 +46,11 @@ cat "$work/time.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["summary"]
-print("samples %d; pass@1 base %.1f plus %.1f; self-check %d/%d in %.1f s, scoring %.1f s; largest container peak %.0f MiB" % (
+print("samples %d; pass@1 base %.1f plus %.1f; self-check %d/%d in %.1f s, scoring %.1f s; exact runs %d + %d; largest container peak %.0f MiB" % (
     s["samples"], 100 * s["base_pass_at_k"]["pass@1"], 100 * s["plus_pass_at_k"]["pass@1"],
     r["self_check"]["passed"], r["self_check"]["tasks"], r["self_check"]["stats"]["wall_ns"] / 1e9,
-    r["scoring"]["wall_ns"] / 1e9, r["container_peak_memory_bytes"] / 2**20))
+    r["scoring"]["wall_ns"] / 1e9, r["self_check"]["stats"].get("exact_runs", 0), r["scoring"].get("exact_runs", 0),
+    r["container_peak_memory_bytes"] / 2**20))
 PY
 
 if [ -n "${EVALPLUS_TREE:-}" ]; then
