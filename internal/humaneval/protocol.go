@@ -128,13 +128,17 @@ type job struct {
 	Inputs     []json.RawMessage // the argument list of each input, as JSON
 	Rebuild    string            // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
 	Limits     []float64         // seconds per input
-	FirstExtra float64           // CPU seconds allowed for loading the program, on top of input 0's limit
-	PhaseLimit float64           // CPU seconds for the whole list
-	WallFactor float64           // a child idle for this many times its CPU limits is stopped
-	RecordCap  int               // bytes of one record
-	ByteCap    int64             // bytes of all records
-	Memory     int64             // address-space limit of the child
-	FSize      int64             // file-size limit of the child
+	// Expect is, per input, the CPU seconds the canonical solution took
+	// (nil where unknown): the supervisor sizes windows by it too, since
+	// a list's heavy inputs are often its last.
+	Expect     []float64
+	FirstExtra float64 // CPU seconds allowed for loading the program, on top of input 0's limit
+	PhaseLimit float64 // CPU seconds for the whole list
+	WallFactor float64 // a child idle for this many times its CPU limits is stopped
+	RecordCap  int     // bytes of one record
+	ByteCap    int64   // bytes of all records
+	Memory     int64   // address-space limit of the child
+	FSize      int64   // file-size limit of the child
 	// Exact releases the inputs to the child one at a time, each once the
 	// previous one's result came: every result is then charged exactly the
 	// CPU time from its own input's release (see the supervisor's
@@ -153,6 +157,7 @@ type jobHeader struct {
 	Rebuild    string    `json:"rebuild,omitempty"`
 	N          int       `json:"n"`
 	Limits     []float64 `json:"limits"`
+	Expect     []float64 `json:"expect,omitempty"`
 	FirstExtra float64   `json:"first_extra"`
 	PhaseLimit float64   `json:"phase_limit"`
 	WallFactor float64   `json:"wall_factor"`
@@ -426,7 +431,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	inputs, lens := joinInputs(j.Inputs)
 	hdr, err := json.Marshal(jobHeader{
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact,
-		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
+		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
 	if err != nil {

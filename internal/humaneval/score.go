@@ -423,17 +423,19 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	// (EvalPlus compares in the process, outside its per-input timer): each
 	// input gets TimeFactor times what encoding the canonical output took,
 	// on top of its limit, and the list the sum of these.
+	expect := make([]float64, len(limits))
 	for i, e := range pt.Encode {
 		a := s.Limits.TimeFactor * e
 		limits[i] += a
 		phaseLimit += a
+		expect[i] = pt.Times[i] + e
 	}
 	// Outputs of a correct program are about as large as the expected ones;
 	// the caps leave wide room and stop floods early.
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
 	j := &job{
 		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: s.Limits.ImportAllowance,
+		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}

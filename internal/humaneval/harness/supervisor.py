@@ -109,7 +109,8 @@ zygote -> supervisor
   'W' i32 status i64 rss    the child ended: wait status and peak RSS (KiB)
   'S' text                  the zygote stops (its own state changed)
 
-supervisor -> child, on the job pipe: u32 len header-JSON, program; then
+supervisor -> child, on the job pipe: u32 len header-JSON (the fields of the
+  host's header that the child reads: CHILD_KEYS), program; then
   each window of inputs as u32 len and a JSON array of argument lists (the
   header's input_lens cut the host's array at its items)
 
@@ -185,6 +186,7 @@ CHECK_EVERY = 0.05  # seconds between CPU-time checks while waiting
 HEARTBEAT = 1.0  # seconds without a frame after which a job sends a P frame
 FLUSH_AFTER = 0.02  # seconds a record may wait to go out with others
 GATHER = 0.001  # seconds to let results gather after reading some
+CHILD_KEYS = ("job", "entry_point", "program_len", "n", "rebuild", "mem", "phase_limit", "fsize", "record_cap")
 WINDOW_MAX = 1024  # inputs released to a child at once
 WINDOW_GROWTH = 8  # how much larger a window may be than the one before
 WINDOW_SHARE = 1 / 16  # of the smallest limit in it, what a window may take at the pace of the last
@@ -1026,12 +1028,14 @@ class JobClock:
 
     def __init__(self, zyg):
         self.zyg = zyg
+        self.resolution = 0.0  # seconds a reading may lag the time used
         if os.environ.get("REPRO_CPU_CLOCK") == "proc":
             # Under gVisor the container's cgroup is not visible inside;
             # gVisor's kernel holds every process of the sandbox, so the
             # sum over /proc of each process's own and reaped children's
             # CPU time (init reaps orphans) counts all the job started.
             self.tick = 1.0 / os.sysconf("SC_CLK_TCK")
+            self.resolution = self.tick
             self.fds = {}
             self.usage = self.proc_usage
             self.usage()
@@ -1293,7 +1297,7 @@ class Out:
 
 
 
-def run_job(job, header, body, zyg, clock):
+def run_job(job, body, zyg, clock):
     """Runs one job; body is the program and the inputs."""
     jid = job["job"]
     n = int(job["n"])
@@ -1307,9 +1311,10 @@ def run_job(job, header, body, zyg, clock):
     byte_cap = int(job["byte_cap"])
     exact = bool(job.get("exact"))
     lens = job["input_lens"]
+    expect = job.get("expect") or [0.0] * n
     program_len = int(job["program_len"])
-    if len(lens) != n or program_len > len(body):
-        fatal("job %s: %d input lengths for %d inputs" % (jid, len(lens), n))
+    if len(lens) != n or len(expect) != n or program_len > len(body):
+        fatal("job %s: %d input lengths and %d expected times for %d inputs" % (jid, len(lens), len(expect), n))
     # The job's program and inputs, read and checked by the supervisor so
     # that no child ever holds this process's standard input, are passed on
     # through the child's own pipe: header and program first, then the
@@ -1322,6 +1327,9 @@ def run_job(job, header, body, zyg, clock):
         pos += int(ln) + 1
     if len(inputs) != max(pos, 2) or inputs[:1] != b"[":
         fatal("job %s: the input lengths do not add up to the inputs" % jid)
+    # The child's header holds only what the child reads, not the limits,
+    # lengths and times that are the supervisor's to use.
+    header = json.dumps({k: job[k] for k in CHILD_KEYS if k in job}, separators=(",", ":")).encode()
     pending = memoryview(U32.pack(len(header)) + header + body[:program_len])
     released = 0  # inputs released to the child
     win_n = 0  # inputs in the latest window
@@ -1336,15 +1344,21 @@ def run_job(job, header, body, zyg, clock):
 
     def next_size(cpu):
         # The window after one of win_n inputs that took cpu seconds: up to
-        # WINDOW_GROWTH times as many, as many as at the same pace use at
-        # most WINDOW_SHARE of the smallest limit among them; one where
-        # exact.
+        # WINDOW_GROWTH times as many, as many as use at most WINDOW_SHARE
+        # of the smallest limit among them both at the last window's pace
+        # and by the canonical solution's times; one where exact. The pace
+        # counts the clock's resolution as used (under gVisor's clock of
+        # ticks a fast window reads 0), and the canonical times show the
+        # heavy inputs that a list often holds at its end.
         left = n - released
         if exact or not win_n:
             return min(1, left)
-        per = cpu / win_n
+        per = (cpu + clock.resolution) / win_n
         size = min(WINDOW_GROWTH * win_n, WINDOW_MAX, left)
-        while size > 1 and per * size > WINDOW_SHARE * min(limits[released : released + size]):
+        while size > 1:
+            end = released + size
+            if max(per * size, sum(expect[released:end])) <= WINDOW_SHARE * min(limits[released:end]):
+                break
             size //= 2
         return size
 
@@ -1747,7 +1761,7 @@ def main():
             send(b"S", body)
             continue
         header = body[:n]
-        run_job(json.loads(header), header, body[n:], zyg, clock)
+        run_job(json.loads(header), body[n:], zyg, clock)
 
 
 if __name__ == "__main__":
