@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:87882a5a2d466c9afd20314b8adbb5752e9d2556850da21ecd01c280bf1eeb24")
+var HarnessDigest = digest.MustParse("sha256:2eff150aa25b05a4a7a5075fd094b935b73d2284b910029fb299939d4a52aa5b")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -28,6 +28,9 @@ const (
 	protocolVersion = 4
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
+	// maxJobHeader is the largest job header the supervisor takes
+	// (MAX_HEADER); about 50 bytes per input.
+	maxJobHeader = 1 << 20
 )
 
 var (
@@ -436,6 +439,9 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	})
 	if err != nil {
 		return jobEnd{}, err
+	}
+	if len(hdr) > maxJobHeader {
+		return jobEnd{}, fmt.Errorf("job %d: its header for %d inputs is %d bytes, over the %d the supervisor takes: the input list is too long for one job", j.ID, len(j.Limits), len(hdr), maxJobHeader)
 	}
 	// The watchdog kills the container if the supervisor does not end the
 	// job in a wall time far beyond its CPU limits: a wedged supervisor

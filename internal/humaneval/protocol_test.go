@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +377,26 @@ func TestFrameClockReadsAtMostOncePerRefresh(t *testing.T) {
 	}
 	if u, _ := fc.read(t0.Add(2*clockRefresh), false); u != 3*time.Second {
 		t.Errorf("after the refresh: %v", u)
+	}
+}
+
+// TestJobHeaderCap: a job whose header the supervisor would refuse (more
+// than MAX_HEADER bytes, as supervisor.py sets it) fails on the host before
+// anything is sent, naming the cause.
+func TestJobHeaderCap(t *testing.T) {
+	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^MAX_HEADER = 1 << 20\b`).Match(src) || maxJobHeader != 1<<20 {
+		t.Fatalf("supervisor.py's MAX_HEADER and maxJobHeader (%d) disagree", maxJobHeader)
+	}
+	w := &worker{launch: streamOf(hello())}
+	_, err = w.run(context.Background(), testJob(600000), func(int, record) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "too long for one job") {
+		t.Fatalf("a header over the cap: %v; want the job refused", err)
+	}
+	if _, err := w.run(context.Background(), testJob(1000), func(int, record) bool { return true }); err != nil && strings.Contains(err.Error(), "too long") {
+		t.Fatalf("1,000 inputs, the most of a HumanEval+ list: %v", err)
 	}
 }

@@ -428,7 +428,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		a := s.Limits.TimeFactor * e
 		limits[i] += a
 		phaseLimit += a
-		expect[i] = pt.Times[i] + e
+		expect[i] = math.Round((pt.Times[i]+e)*1e6) / 1e6 // to the µs: ~10 bytes of header each
 	}
 	// Outputs of a correct program are about as large as the expected ones;
 	// the caps leave wide room and stop floods early.

@@ -280,7 +280,7 @@ class Forged(Exception):
     """Bytes on stdin that are no frame of the host's."""
 
 
-MAX_HEADER = 1 << 16
+MAX_HEADER = 1 << 20  # bytes of a job header (protocol.go: maxJobHeader)
 MAX_JOB_BYTES = 1 << 30
 C_FRAME = 1 + 4 + 4 + TAG
 
