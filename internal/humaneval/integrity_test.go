@@ -548,21 +548,13 @@ def hold(rec):
         return held.pop() + rec
     return rec
 relay(hold)
+def spin(s):
+    t = time.process_time()
+    while time.process_time() - t < s:
+        pass
+ON_CALL = {2: lambda: spin(1.6), 3: lambda: (both.wait(), unrelay())}
 {canon}
-_fib = fib
-calls = 0
-def fib(n):
-    global calls
-    calls += 1
-    if calls == 2:
-        t = time.process_time()
-        while time.process_time() - t < 1.6:
-            pass
-    if calls == 3:
-        both.wait()
-        unrelay()
-    return _fib(n)
-`, onlyFail},
+` + onCall, onlyFail},
 		// The same relay sends, with input 0's result, a result for input
 		// 1 (fib(1), right for base) before input 1 is released, and drops
 		// the child's own result for input 1: the supervisor takes no
@@ -584,19 +576,23 @@ def ahead(rec):
         return b""
     return rec
 relay(ahead)
+ON_CALL = {3: lambda: (dropped.wait(), unrelay())}
 {canon}
-_fib = fib
-calls = 0
-def fib(n):
-    global calls
-    calls += 1
-    if calls == 3:
-        dropped.wait()
-        unrelay()
-    return _fib(n)
-`, onlyFail},
+` + onCall, onlyFail},
 	}
 }
+
+// onCall follows the canonical fib: ON_CALL[k](), where the program sets
+// it, runs as fib's k-th call begins.
+const onCall = `
+_fib = fib
+_calls = 0
+def fib(n):
+    global _calls
+    _calls += 1
+    ON_CALL.get(_calls, lambda: None)()
+    return _fib(n)
+`
 
 // resultRelay moves the child's result pipe (descriptor 3) behind a pipe
 // of the program's own: relay(f) starts a thread that hands each whole
@@ -775,8 +771,7 @@ def child_cpu(pid):
 	// check of a result against its window's release, a result held back
 	// carries the next input's CPU time.
 	{control: "inputs released a window at a time", test: "a result held back, so that the next input's CPU time is charged to it", edits: [][2]string{
-		{"        win_n = 1\n        pending = memoryview(bytes(pending) + window(1))\n        released = 1\n",
-			"        win_n = n\n        pending = memoryview(bytes(pending) + window(n))\n        released = n\n"},
+		{"        release(1)\n", "        release(n)\n"},
 		{"                    if c - win_cpu > cpu_limit:\n", "                    if False:\n"},
 	}},
 	{control: "no result before its input's release", test: "a result for an input not yet released, sent with the one before", edits: [][2]string{

@@ -1342,6 +1342,13 @@ def run_job(job, body, zyg, clock):
         part = inputs[starts[released] : starts[end - 1] + int(lens[end - 1])]
         return U32.pack(len(part) + 2) + b"[" + part + b"]"
 
+    def release(size):
+        # Queues the next size inputs for the child (push writes them).
+        nonlocal pending, released, win_n
+        pending = memoryview(bytes(pending) + window(size))
+        released += size
+        win_n = size
+
     def next_size(cpu):
         # The window after one of win_n inputs that took cpu seconds: up to
         # WINDOW_GROWTH times as many, as many as use at most WINDOW_SHARE
@@ -1350,11 +1357,10 @@ def run_job(job, body, zyg, clock):
         # counts the clock's resolution as used (under gVisor's clock of
         # ticks a fast window reads 0), and the canonical times show the
         # heavy inputs that a list often holds at its end.
-        left = n - released
-        if exact or not win_n:
-            return min(1, left)
+        if exact:
+            return 1
         per = (cpu + clock.resolution) / win_n
-        size = min(WINDOW_GROWTH * win_n, WINDOW_MAX, left)
+        size = min(WINDOW_GROWTH * win_n, WINDOW_MAX, n - released)
         while size > 1:
             end = released + size
             if max(per * size, sum(expect[released:end])) <= WINDOW_SHARE * min(limits[released:end]):
@@ -1383,9 +1389,7 @@ def run_job(job, body, zyg, clock):
     os.set_blocking(efd_r, False)
     if n:
         # Input 0 alone: its window holds the program's loading too.
-        win_n = 1
-        pending = memoryview(bytes(pending) + window(1))
-        released = 1
+        release(1)
 
     out = Out()
     start = time.monotonic()
@@ -1619,10 +1623,8 @@ def run_job(job, body, zyg, clock):
                             # honest child waits for the window first.
                             status, detail = "protocol", "a result before its input %d was released" % records
                             break
-                        size = next_size(c - win_cpu)
-                        pending = memoryview(bytes(pending) + window(size))
-                        released += size
-                        win_n, win_cpu = size, c
+                        release(next_size(c - win_cpu))
+                        win_cpu = c
                         push()
                         refilled = True
 
