@@ -278,6 +278,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		// One input at a time: each record's measure is of its own call
 		// (Times, Encode), with no window to leave open.
 		Exact: true,
+		Times: true,
 	}
 	run := w.run
 	if lw != nil {

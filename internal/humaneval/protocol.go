@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 4
+	protocolVersion = 5
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 	// maxJobHeader is the largest job header the supervisor takes
@@ -148,6 +148,11 @@ type job struct {
 	// release of windows). The supervisor ends a job "inexact" where a
 	// larger window leaves that open; runPhase then runs it again so.
 	Exact bool
+	// Times asks the child for its own measure of each call's CPU time
+	// (record.Time), which only the ground truth keeps; elsewhere the
+	// child reports 0 and spends no clock read on it (under gVisor each
+	// read of a process clock is a system call).
+	Times bool
 }
 
 type jobHeader struct {
@@ -157,6 +162,7 @@ type jobHeader struct {
 	InputsLen  int       `json:"inputs_len"`
 	InputLens  []int     `json:"input_lens"`
 	Exact      bool      `json:"exact,omitempty"`
+	Times      bool      `json:"times,omitempty"`
 	Rebuild    string    `json:"rebuild,omitempty"`
 	N          int       `json:"n"`
 	Limits     []float64 `json:"limits"`
@@ -175,7 +181,7 @@ type record struct {
 	Gap     float64 // CPU seconds of the child since the previous record, measured by the supervisor
 	WallGap float64 // wall seconds since the previous record
 	Kind    byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
-	Time    float64 // the child's own measure of the call's CPU time (not for 'M')
+	Time    float64 // the child's own measure of the call's CPU time where job.Times (not for 'M'), else 0
 	Data    []byte  // the encoded value, or a message
 }
 
@@ -433,7 +439,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	}
 	inputs, lens := joinInputs(j.Inputs)
 	hdr, err := json.Marshal(jobHeader{
-		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact,
+		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
