@@ -1157,6 +1157,10 @@ def job_runnable(skip):
     return False
 
 
+SWEEP_FIRST_WAIT = 0.0001  # seconds before a sweep's second look, doubled each time
+SWEEP_WAIT = 0.002  # seconds between a sweep's later looks
+
+
 def sweep(skip):
     """Kills every live process of this user but those in skip, until none
     is left. Returns False if some survived. (A non-dumpable process's /proc
@@ -1197,7 +1201,9 @@ def sweep(skip):
                 foreign.add(int(name))
         if not found:
             return True
-        time.sleep(0.002)
+        # A killed process takes a moment to die: look again soon, then
+        # every SWEEP_WAIT (about 0.4 s in all before giving up).
+        time.sleep(min(SWEEP_WAIT, SWEEP_FIRST_WAIT * (1 << min(attempt, 5))))
     return False
 
 
