@@ -1,10 +1,6 @@
 package humaneval
 
-import (
-	"context"
-	"encoding/json"
-	"testing"
-)
+import "testing"
 
 // TestCallTimesOnlyWhereAsked: the child measures each call's own CPU time
 // only for a job that asks (the ground truth, whose limits EvalPlus derives
@@ -25,17 +21,11 @@ def spin(s):
     return s
 `
 	for _, times := range []bool{true, false} {
-		j := &job{ID: nextJobID(), EntryPoint: "spin", Program: []byte(program),
-			Inputs: []json.RawMessage{json.RawMessage(`[0.05]`), json.RawMessage(`[0.05]`)}, Limits: []float64{30, 30},
-			FirstExtra: 30, PhaseLimit: 600, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 20,
-			Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20, Exact: true, Times: times}
-		var recs []record
-		end, err := w.run(context.Background(), j, func(_ int, r record) bool {
-			recs = append(recs, r)
-			return true
-		})
-		if err != nil || end.Status != endDone || len(recs) != 2 {
-			t.Fatalf("times %v: %+v, %d records, %v", times, end, len(recs), err)
+		j := programJob("spin", program, []string{"[0.05]", "[0.05]"})
+		j.Exact, j.Times = true, times
+		recs := runJob(t, w, j)
+		if len(recs) != 2 {
+			t.Fatalf("times %v: %d records, want 2", times, len(recs))
 		}
 		for k, r := range recs {
 			// The supervisor's clock may count in ticks (10 ms under gVisor).

@@ -15,15 +15,27 @@ import (
 // a supervisor and returns the records.
 func runProgram(t *testing.T, w *worker, entry, program string, inputs []string) []record {
 	t.Helper()
+	return runJob(t, w, programJob(entry, program, inputs))
+}
+
+// programJob is the job of a program's entry point on inputs, each with a
+// limit far beyond what the tests' programs take.
+func programJob(entry, program string, inputs []string) *job {
 	raw := make([]json.RawMessage, len(inputs))
 	limits := make([]float64, len(inputs))
 	for i, in := range inputs {
 		raw[i] = json.RawMessage(in)
 		limits[i] = 30
 	}
-	j := &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: raw, Limits: limits,
+	return &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: raw, Limits: limits,
 		FirstExtra: 30, PhaseLimit: 600, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 26,
 		Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
+}
+
+// runJob runs j through w, requires it to end done, and returns its
+// records.
+func runJob(t *testing.T, w *worker, j *job) []record {
+	t.Helper()
 	var recs []record
 	end, err := w.run(context.Background(), j, func(k int, r record) bool {
 		r.Data = append([]byte(nil), r.Data...)
@@ -34,7 +46,7 @@ func runProgram(t *testing.T, w *worker, entry, program string, inputs []string)
 		t.Fatal(err)
 	}
 	if end.Status != "done" {
-		t.Fatalf("%s: %+v", entry, end)
+		t.Fatalf("%s: %+v", j.EntryPoint, end)
 	}
 	return recs
 }
