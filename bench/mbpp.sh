@@ -15,6 +15,9 @@
 #   EVALPLUS_TREE a checkout of evalplus at 26d6d00; EvalPlus's run is
 #                 skipped if unset (needs python3-numpy and python3-psutil
 #                 on the host)
+#
+# Last, bench/programs_cpu.py: the floors that the programs' own CPU time
+# sets under any scorer of them, without and with rechecks.
 set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 cd "$(dirname "$0")/.."
@@ -60,6 +63,9 @@ if [ -n "${EVALPLUS_TREE:-}" ]; then
   repro_s=$(sed -n 's/^repro_wall_s=\([0-9.]*\).*/\1/p' "$work/time.txt")
   evalplus_s=$(sed -n 's/.*eval_seconds=\([0-9.]*\).*/\1/p' "$work/evalplus.txt")
   echo "repro_over_evalplus=$(/usr/bin/python3 -c "print('%.2f' % ($repro_s / $evalplus_s))") (repro ${repro_s} s end to end, self-check included; EvalPlus ${evalplus_s} s)"
+  # The programs' own CPU time over the cores: no scorer of them goes below it.
+  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel" "$evalplus_s"
 else
   echo "== EvalPlus skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
+  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel"
 fi
