@@ -181,7 +181,7 @@ type record struct {
 	Gap     float64 // CPU seconds of the child since the previous record, measured by the supervisor
 	WallGap float64 // wall seconds since the previous record
 	Kind    byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
-	Time    float64 // the child's own measure of the call's CPU time where job.Times (not for 'M'), else 0
+	Time    float64 // the child's own measure of the call's CPU time, on its thread's clock, where job.Times (not for 'M'), else 0
 	Data    []byte  // the encoded value, or a message
 }
 

@@ -126,9 +126,10 @@ child -> supervisor, on the result pipe: u32 len, kind byte, payload
                             loading, where only EvalPlus's whole-run limit
                             strikes, it is a timeout): forging it gains nothing
   'V' f64 t value           the output for the next input; t is the child's own
-                            measure of the call's CPU time where the header
-                            asks for it ("times": the ground truth, whose
-                            code is canonical), else 0
+                            measure of the call's CPU time (its thread's
+                            clock) where the header asks for it ("times":
+                            the ground truth, whose code is canonical),
+                            else 0
   'X' f64 t text            the call raised
   'U' f64 t text            the output could not be encoded
   'M' text                  the program failed before the first call
@@ -782,8 +783,12 @@ def child(jfd, rfd, efd):
     _f64 = F64.pack
     # Only the ground truth keeps the call's own time; elsewhere the
     # supervisor's clock alone judges, and under gVisor each read of a
-    # process clock is a system call, two per input.
-    _perf = time.process_time if job.get("times") else _no_time
+    # CPU clock is a system call, two per input. The thread's clock, not
+    # the process's: under RLIMIT_CPU Linux reads the process clock from a
+    # group timer brought up to date only at ticks, so a short call would
+    # measure 0 or a whole tick. Canonical code runs in this thread; CPU it
+    # spends elsewhere shows in the supervisor's measure of the input.
+    _perf = time.thread_time if job.get("times") else _no_time
     _base = BaseException
 
     def emit(kind, head, data=b""):
