@@ -42,17 +42,6 @@ fi
 if [ "$want_all" = 1 ]; then
 	pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml python3-cryptography slurm-wlm munge podman shellcheck bc time chromium libarchive-tools jq)
 fi
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
 # install_runsc builds gVisor's runsc at the commit tools/gvisor/go.mod
 # pins, stamped with that module version, into RUNSC_DIR, unless the
 # binary there already reports that version. Debian bookworm's runsc
@@ -103,9 +92,47 @@ if conf.setdefault("runtimes", {}).get("runsc") != want:
     print("changed")
 PY
 }
+# The Go builds (runsc, cosign) need only the go command and the module
+# proxy: they run beside the Debian installs, which wait mostly on the
+# network and dpkg, and their logs are printed when they end.
+go_logs=$(mktemp -d)
+trap 'rm -rf "$go_logs"' EXIT
+runsc_pid="" cosign_pid=""
+if [ "$want_runsc" = 1 ]; then
+	install_runsc >"$go_logs/runsc" 2>&1 &
+	runsc_pid=$!
+fi
+if [ "$want_all" = 1 ]; then
+	# Built from the Go module proxy into the go command's build cache;
+	# tests and scripts/check-bundle.sh find it with the same command.
+	# About 6 CPU-minutes the first time on a machine, a lookup after.
+	go -C "$root/tools/cosign" tool -n cosign >"$go_logs/cosign" 2>&1 &
+	cosign_pid=$!
+fi
+# wait_build NAME PID: waits for a background build and stops on its failure.
+wait_build() {
+	if ! wait "$2"; then
+		cat "$go_logs/$1" >&2
+		log "building $1 failed (log above)"
+		exit 3
+	fi
+	cat "$go_logs/$1" >&2
+}
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
 runsc_changed=""
 if [ "$want_runsc" = 1 ]; then
-	install_runsc
+	wait_build runsc "$runsc_pid"
 	runsc_changed=$(register_runsc)
 fi
 
@@ -134,10 +161,7 @@ if [ "$want_runsc" = 1 ]; then
 	log "runtime runsc: $("$RUNSC_DIR/runsc" --version | head -1)"
 fi
 if [ "$want_all" = 1 ]; then
-	# Built from the Go module proxy into the go command's build cache;
-	# tests and scripts/check-bundle.sh find it with the same command.
-	# About 6 CPU-minutes the first time on a machine, a lookup after.
-	cosign=$(go -C "$root/tools/cosign" tool -n cosign)
-	log "cosign: $cosign"
+	wait "$cosign_pid" || { cat "$go_logs/cosign" >&2; log "building cosign failed (log above)"; exit 3; }
+	log "cosign: $(tail -1 "$go_logs/cosign")"
 fi
 log "ready: $(docker version --format 'engine {{.Server.Version}}, API {{.Server.APIVersion}}')"

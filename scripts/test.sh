@@ -1,9 +1,31 @@
 #!/usr/bin/env bash
 # Runs repro's whole test suite against real components: installs and starts
-# them first (scripts/deps.sh), then vet, staticcheck and go test.
+# them first (scripts/deps.sh), then gofmt, vet, staticcheck and go test.
+#
+# go vet and staticcheck run beside the tests, and the tests run in two
+# lanes at once: cmd/repro (the largest package) in one, every other
+# package in the other, each lane one package at a time (-p 1). The lanes
+# share the Docker engine; every test names its own containers, volumes
+# and labels, so neither lane sees the other's. Each step prints how long
+# it took, so that the next slow step is visible in CI's log.
+#
+# For the edit-test loop, `go test -short ./...` leaves out every test that
+# needs the engine, Slurm, cosign, a browser or PyTorch, and the longest
+# sweeps (internal/testenv.Heavy): nothing to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+
+# step NAME CMD... runs CMD and prints how long it took.
+step() {
+	local name=$1 t0=$SECONDS
+	shift
+	echo "== $name"
+	"$@"
+	echo "== $name: $((SECONDS - t0)) s"
+}
+
+t_all=$SECONDS
+step deps bash scripts/deps.sh
 export CI="${CI:-true}"
 # Any skip is a failure (internal/testenv); only the GPU-only EDM test may
 # skip, and only on a machine without a GPU.
@@ -18,12 +40,52 @@ export REPRO_TEST_ARTIFACTS="${REPRO_TEST_ARTIFACTS:-$PWD/test-artifacts}"
 # leaves bytecode in them (their tree digests are pinned).
 export PYTHONDONTWRITEBYTECODE=1
 export MLPERF_LOGGING_DIR="${MLPERF_LOGGING_DIR:-$(realpath -m ../shared/engines/mlcommons-logging-7bbf7926)}"
-echo "== gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
-if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
-echo "== go vet"
-go vet ./...
-echo "== staticcheck"
-go tool staticcheck ./...   # pinned in go.mod (tool directive), bytes fixed by go.sum
-echo "== go test"
-go test -p 1 -timeout 75m -count=1 ./...
+
+# shellcheck disable=SC2317 # called through step
+gofmt_check() {
+	local unformatted
+	unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
+	if [ -n "$unformatted" ]; then
+		echo "gofmt would change: $unformatted"
+		return 1
+	fi
+}
+step gofmt gofmt_check
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+lint() {
+	go vet ./... && go tool staticcheck ./... # pinned in go.mod (tool directive), bytes fixed by go.sum
+}
+lane() { # lane NAME PKG...: one go test of PKG..., one package at a time
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	go test -p 1 -timeout 80m -count=1 "$@" || rc=$?
+	echo "== go test, lane $name: $((SECONDS - t0)) s, exit $rc"
+	return $rc
+}
+
+t0=$SECONDS
+echo "== go vet, staticcheck, go test (two lanes)"
+(
+	t=$SECONDS rc=0
+	lint >"$logs/lint" 2>&1 || rc=$?
+	echo "== go vet and staticcheck: $((SECONDS - t)) s, exit $rc" >>"$logs/lint"
+	exit $rc
+) &
+lint_pid=$!
+mapfile -t others < <(go list ./... | grep -v -x 'github.com/reprolab/repro/cmd/repro')
+lane cmd/repro ./cmd/repro &
+lane_a=$!
+lane internal "${others[@]}" &
+lane_b=$!
+
+rc=0
+wait "$lane_a" || rc=1
+wait "$lane_b" || rc=1
+wait "$lint_pid" || rc=1
+cat "$logs/lint"
+echo "== go vet, staticcheck, go test: $((SECONDS - t0)) s"
+echo "== all: $((SECONDS - t_all)) s"
+exit $rc

@@ -84,6 +84,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // its context (two minutes at most).
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	testenv.Heavy(t, "chromium")
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		testenv.Missing(t, "chromium", "install Debian's chromium (scripts/deps.sh does)")

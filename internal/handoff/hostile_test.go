@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // canary is the file the hostile values try to create when a generated
@@ -98,6 +100,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // code. A configuration the parser refuses is fine (and expected for the
 // newline), as long as the refusal names the field.
 func TestBundleScriptsHostileValues(t *testing.T) {
+	testenv.Heavy(t, "the sweep of every hostile value through every bundle script")
 	accepted := map[string]bool{}
 	for _, nw := range []func(testing.TB) *world{newMiniGoWorld, newDLRMWorld} {
 		base := nw(t)

@@ -24,6 +24,7 @@ const systemPython = "/usr/bin/python3"
 // test stops (testenv.Missing).
 func requireTorch(t testing.TB) string {
 	t.Helper()
+	testenv.Heavy(t, "PyTorch")
 	torchOnce.Do(func() {
 		out, err := exec.Command(systemPython, "-c", "import torch, numpy; print(torch.__version__)").CombinedOutput()
 		if err != nil {

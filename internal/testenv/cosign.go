@@ -50,6 +50,7 @@ var cosign struct {
 // command that cannot build it stops the test through Missing.
 func Cosign(t testing.TB) string {
 	t.Helper()
+	Heavy(t, "cosign")
 	root := RepoRoot(t)
 	cosign.Do(func() {
 		cmd := exec.Command("go", "-C", filepath.Join(root, "tools", "cosign"), "tool", "-n", "cosign")

@@ -31,6 +31,7 @@ type Slurm struct {
 // stops what it started when the test ends.
 func StartSlurm(t *testing.T, gpus int) *Slurm {
 	t.Helper()
+	Heavy(t, "a Slurm cluster")
 	for _, tool := range []string{"sbatch", "scontrol", "sinfo", "slurmctld", "slurmd", "munged"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat(filepath.Join("/usr/sbin", tool)); err != nil {

@@ -40,6 +40,20 @@ func Missing(t testing.TB, what, how string) {
 	t.Skipf("%s is missing (%s); skipping", what, how)
 }
 
+// Heavy stops a test that needs a heavy component (the Docker engine, a
+// Slurm cluster, cosign's build, a browser, PyTorch) or that sweeps a large
+// space (what names it) when the test binary runs with
+// -short, the edit-test loop of the fast unit tests (`go test -short
+// ./...`, see README). It goes through Missing, so where skips are
+// disallowed -short fails such a test instead of leaving it out: CI never
+// passes -short.
+func Heavy(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		Missing(t, what, "left out under -short; run without -short for the whole suite")
+	}
+}
+
 // Getenv returns the value of the variable name, or stops the test with
 // Missing when it is unset; what says what the variable should name.
 func Getenv(t testing.TB, name, what string) string {

@@ -1,7 +1,10 @@
 package testenv
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +66,37 @@ func TestMissingFailsWhereSkipsAreDisallowed(t *testing.T) {
 	if !r.failed {
 		t.Error("Getenv of an unset variable did not fail")
 	}
+}
+
+// TestHeavyOnlyUnderShort runs this test binary again with and without
+// -short and reads what Heavy did in TestHeavyProbe there.
+func TestHeavyOnlyUnderShort(t *testing.T) {
+	for _, c := range []struct {
+		short, disallow bool
+		want            string
+	}{
+		{false, false, "--- PASS: TestHeavyProbe"},
+		{false, true, "--- PASS: TestHeavyProbe"},
+		{true, false, "--- SKIP: TestHeavyProbe"},
+		{true, true, "--- FAIL: TestHeavyProbe"},
+	} {
+		args := []string{"-test.run=^TestHeavyProbe$", "-test.v"}
+		if c.short {
+			args = append(args, "-test.short")
+		}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "CI=", DisallowSkipEnv+"=")
+		if c.disallow {
+			cmd.Env = append(cmd.Env, DisallowSkipEnv+"=1")
+		}
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("short=%v disallow=%v: want %q in:\n%s", c.short, c.disallow, c.want, out)
+		}
+	}
+}
+
+// TestHeavyProbe is run by TestHeavyOnlyUnderShort; alone it passes.
+func TestHeavyProbe(t *testing.T) {
+	Heavy(t, "a heavy component")
 }

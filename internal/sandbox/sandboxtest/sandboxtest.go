@@ -45,6 +45,7 @@ func Engine(t testing.TB) *sandbox.Engine {
 // engine lacks stops the test like a missing engine (testenv.Missing).
 func EngineRuntime(t testing.TB, rt sandbox.Runtime) *sandbox.Engine {
 	t.Helper()
+	testenv.Heavy(t, "the docker engine")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e, err := sandbox.ConnectRuntime(ctx, rt)
