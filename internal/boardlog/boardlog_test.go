@@ -218,11 +218,17 @@ func rewriteTile(t *testing.T, dir, rel string, edit func([][]byte) [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n\n"))
+	parts := bytes.Split(b, []byte("\n\n"))
+	if len(parts[len(parts)-1]) != 0 {
+		t.Fatalf("%s does not end in an empty line", rel)
+	}
+	var recs [][]byte
+	for _, p := range parts[:len(parts)-1] {
+		recs = append(recs, append(p, '\n'))
+	}
 	var out []byte
 	for _, r := range edit(recs) {
-		out = append(out, bytes.TrimSuffix(r, []byte("\n"))...)
-		out = append(out, '\n', '\n')
+		out = append(append(out, r...), '\n')
 	}
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
