@@ -146,7 +146,8 @@ func writeBoard(ctx context.Context, t *ui.Terminal, home, dataset, out string) 
 	}
 	t.Notef("leaderboard of %s written to %s (%d pages; open index.html)", dataset, out, len(pub.Pages))
 	if lg := pub.Log; lg.Checkpoint.Tree.N > 0 {
-		t.Notef("its history: %d runs in the board log (%d new), in %s; a reader checks it with\n  repro log verify %s --key %s", lg.Checkpoint.Tree.N, lg.Added, filepath.Join(out, "log"), out, lg.VerifierKey)
+		t.Notef("its history: %d runs in the board log (%d new), in %s; a reader checks it with:", lg.Checkpoint.Tree.N, lg.Added, filepath.Join(out, "log"))
+		t.Notef("repro log verify %s --key %s", out, lg.VerifierKey)
 	} else {
 		t.Notef("its history: no run accepted yet, so no board log was written")
 	}
