@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -55,6 +59,31 @@ func TestPublishedBoardHistory(t *testing.T) {
 	if v.code != 0 || json.Unmarshal([]byte(v.stdout), &rep) != nil || rep.Size != 2 || len(rep.Run) != 1 || rep.Run[0].Index != 0 || rep.Since == nil || rep.Since.Size != 1 {
 		t.Fatalf("log verify: %d %s %s", v.code, v.stdout, v.stderr)
 	}
+
+	// The same log, served by repro serve on a loopback port.
+	srv := exec.Command(reproBin, "serve", "--addr", "127.0.0.1:0")
+	srv.Env = append(os.Environ(), "REPRO_HOME="+home)
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	u := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`).FindString(line)
+	if u == "" {
+		t.Fatalf("repro serve printed %q", line)
+	}
+	if r := repro(t, nil, "log", "verify", u+"board/log/humanevalplus-v0.1.10", "--key", key, "--run", first, "--since", kept); r.code != 0 {
+		t.Fatalf("log verify of the served log: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := repro(t, nil, "log", "verify", u+"board/log/mbppplus-v0.2.0", "--key", key); r.code != int(exitcode.Precondition) {
+		t.Errorf("log verify of a board with no log: %d %s", r.code, r.stderr)
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
 
 	if r := repro(t, nil, "log", "verify", site); r.code != int(exitcode.Precondition) || !strings.Contains(r.stderr, "--key") {
 		t.Errorf("without --key: %d %s", r.code, r.stderr)

@@ -65,6 +65,20 @@ func TestServedBoardLog(t *testing.T) {
 		t.Errorf("--run of the unverified run %q: %v, want an integrity error", edited, err)
 	}
 
+	// Behind a token (remote mode), the address with ?token= reads it.
+	tokened := serve(t, &Server{Home: home, Token: "s3cret"}, "127.0.0.1:0", false)
+	logURL := tokened + "/board/log/" + strings.ToLower(dataset)
+	if src, err := boardlog.OpenSource(ctx, logURL+"?token=s3cret"); err != nil {
+		t.Fatal(err)
+	} else if _, err := boardlog.Verify(ctx, src, v, boardlog.VerifyOptions{}); err != nil {
+		t.Errorf("Verify with the token: %v", err)
+	}
+	if src, err := boardlog.OpenSource(ctx, logURL); err != nil {
+		t.Fatal(err)
+	} else if _, err := boardlog.Verify(ctx, src, v, boardlog.VerifyOptions{}); exitcode.Of(err) != exitcode.Precondition {
+		t.Errorf("Verify without the token: %v, want a precondition error", err)
+	}
+
 	for _, target := range []string{"/board/log/" + strings.ToLower(dataset) + "/../../../keys/board-log.key", "/board/log/..%2Fkeys/board-log.key",
 		"/board/log/keys/board-log.key", "/board/log/" + strings.ToLower(dataset) + "/tile/8/0/000.p/4/../../../../../../keys/board-log.key"} {
 		if code, body := raw(t, base, target, ""); code == 200 || strings.Contains(body, "PRIVATE") {
