@@ -103,7 +103,7 @@ func TestPublishedBoardHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(tile, bytes.Replace(d, []byte("label model-a"), []byte("label model-z"), 1), 0o644)
+	os.WriteFile(tile, bytes.Replace(d, []byte(`label "model-a"`), []byte(`label "model-z"`), 1), 0o644)
 	if r := repro(t, nil, "log", "verify", site, "--key", key, "--json"); r.code != int(exitcode.Integrity) || !strings.Contains(r.stdout+r.stderr, "not the entry the checkpoint's tree holds") {
 		t.Errorf("an edited entry: %d %s %s", r.code, r.stdout, r.stderr)
 	}

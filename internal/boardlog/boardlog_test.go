@@ -84,6 +84,8 @@ func TestEntryEncodingIsCanonical(t *testing.T) {
 		"no final newline": bytes.TrimSuffix(good, []byte("\n")),
 		"extra line":       append(bytes.Clone(good), "x y\n"...),
 		"double space":     bytes.Replace(good, []byte("label "), []byte("label  "), 1),
+		"unquoted label":   bytes.Replace(good, []byte(`"model 0"`), []byte("model 0"), 1),
+		"escaped needless": bytes.Replace(good, []byte(`"model 0"`), []byte(`"model\x200"`), 1),
 		"lines swapped":    bytes.Replace(bytes.Replace(good, []byte("run "), []byte("XX "), 1), []byte("dataset "), []byte("run "), 1),
 		"upper-case hex":   bytes.Replace(good, []byte("signer aaaa"), []byte("signer AAAA"), 1),
 		"control char":     bytes.Replace(good, []byte("model 0"), []byte("model\x1b0"), 1),
@@ -96,9 +98,23 @@ func TestEntryEncodingIsCanonical(t *testing.T) {
 		}
 	}
 	long := entry(0)
-	long.Label = strings.Repeat("x", maxText+1)
+	long.Label = strings.Repeat("x", maxLabel+1)
 	if _, err := long.Marshal(); err == nil {
 		t.Error("Marshal accepted a label longer than the bound")
+	}
+	// Whatever a submitter put in a label (runlabel keeps 100 characters)
+	// is logged, as one printable line, and read back as it was.
+	for _, label := range []string{"tab	and line sep", "trailing space ", "ÿþ not UTF-8", strings.Repeat("😀", 100), `quote " and \ backslash`} {
+		e := entry(0)
+		e.Label = label
+		b, err := e.Marshal()
+		if err != nil {
+			t.Fatalf("Marshal of label %q: %v", label, err)
+		}
+		got, err := ParseEntry(b)
+		if err != nil || got.Label != label || !isRecordText(b) || len(b) > MaxEntry {
+			t.Errorf("label %q: %q, %v", label, b, err)
+		}
 	}
 }
 
@@ -167,7 +183,7 @@ func TestAppendVerifyRoundTrip(t *testing.T) {
 
 	// A published copy verifies from the folder above its log/.
 	out := t.TempDir()
-	files, err := l.Publish(filepath.Join(out, "log"))
+	files, err := l.Publish(context.Background(), filepath.Join(out, "log"))
 	if err != nil || files[len(files)-1] != "checkpoint" {
 		t.Fatalf("Publish: %v %v", files, err)
 	}
@@ -276,7 +292,7 @@ func TestTamperedTilesFail(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if _, err := l.Publish(dir); err != nil {
+			if _, err := l.Publish(context.Background(), dir); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := Verify(context.Background(), dirSource(dir), v, VerifyOptions{}); err != nil {
@@ -390,5 +406,72 @@ func TestLogKeyMode(t *testing.T) {
 	}
 	if _, err := LoadKey(t.TempDir(), false); code(err) != exitcode.Precondition {
 		t.Fatalf("no key: %v", err)
+	}
+}
+
+// TestConcurrentAppends: exports appending at once (each with its own
+// open of the lock, as two processes have) lose no entry, and a copy
+// taken meanwhile is always of one state.
+func TestConcurrentAppends(t *testing.T) {
+	home := t.TempDir()
+	appendTo(t, home, entries(0, 1))
+	v := verifierOf(t, home)
+	errs := make(chan error, 8)
+	for g := 0; g < 4; g++ {
+		go func() {
+			l, err := Open(home, dataset)
+			if err == nil {
+				_, err = l.Append(context.Background(), entries(1+g*20, 21+g*20))
+			}
+			errs <- err
+		}()
+		go func() {
+			l, err := Open(home, dataset)
+			if err == nil {
+				dir := t.TempDir()
+				if _, err = l.Publish(context.Background(), dir); err == nil {
+					_, err = Verify(context.Background(), dirSource(dir), v, VerifyOptions{})
+				}
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	l, _ := Open(home, dataset)
+	rep, err := Verify(context.Background(), dirSource(l.dir), v, VerifyOptions{})
+	if err != nil || rep.Size != 81 {
+		t.Fatalf("after four appends of 20: %+v %v", rep, err)
+	}
+}
+
+// TestLogKeyIsMadeOnce: processes making the key at once end with one
+// key, the one every one of them returns.
+func TestLogKeyIsMadeOnce(t *testing.T) {
+	home := t.TempDir()
+	keys := make(chan string, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			k, err := LoadKey(home, true)
+			if err != nil {
+				t.Error(err)
+				keys <- ""
+				return
+			}
+			keys <- k.VerifierKey
+		}()
+	}
+	first := <-keys
+	for i := 1; i < 8; i++ {
+		if k := <-keys; k != first {
+			t.Errorf("two keys made: %q and %q", first, k)
+		}
+	}
+	names, _ := os.ReadDir(filepath.Dir(layout.Home(home).BoardLogKey()))
+	if len(names) != 1 {
+		t.Errorf("the keys folder holds %d files, want the key alone", len(names))
 	}
 }

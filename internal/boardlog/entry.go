@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,8 +39,10 @@ const entryHeader = "repro board entry v1"
 const (
 	// MaxEntry bounds one entry's encoding in bytes.
 	MaxEntry = 2048
-	// maxText bounds a dataset or label.
-	maxText = 256
+	// maxText bounds a dataset; maxLabel a label (runlabel's 100
+	// characters are at most 400 bytes).
+	maxText  = 256
+	maxLabel = 512
 )
 
 // Entry is what the log says of one run the board accepted: which run,
@@ -89,8 +92,8 @@ func (e Entry) Check() error {
 		return fmt.Errorf("entry: run id %q is not a run id", e.RunID)
 	case !validText(e.Dataset):
 		return fmt.Errorf("entry of run %s: dataset %q is empty, too long or holds control characters", e.RunID, e.Dataset)
-	case !validText(e.Label):
-		return fmt.Errorf("entry of run %s: label %q is empty, too long or holds control characters", e.RunID, e.Label)
+	case e.Label == "" || len(e.Label) > maxLabel:
+		return fmt.Errorf("entry of run %s: label %q is empty or longer than %d bytes", e.RunID, truncate(e.Label, 80), maxLabel)
 	case !hexForm.MatchString(e.SignerKeyID):
 		return fmt.Errorf("entry of run %s: signer key id %q is not 64 lower-case hex digits", e.RunID, e.SignerKeyID)
 	case !hexForm.MatchString(e.RecordSHA256):
@@ -105,12 +108,14 @@ func (e Entry) Check() error {
 
 // Marshal returns e's one canonical encoding: fixed lines in a fixed
 // order, each "name value", ending in a newline, with no blank line (the
-// record text form of golang.org/x/mod/sumdb/tlog):
+// record text form of golang.org/x/mod/sumdb/tlog). The label, which a
+// submitter chose, is written as a Go string literal in ASCII
+// (strconv.QuoteToASCII), so that any label stays one printable line:
 //
 //	repro board entry v1
 //	run <run id>
 //	dataset <dataset>
-//	label <label>
+//	label "<label>"
 //	signer <key id>
 //	record sha256:<hex>
 //	envelope sha256:<hex>
@@ -124,7 +129,7 @@ func (e Entry) Marshal() ([]byte, error) {
 		bundle = "sha256:" + e.BundleSHA256
 	}
 	b := fmt.Appendf(nil, "%s\nrun %s\ndataset %s\nlabel %s\nsigner %s\nrecord sha256:%s\nenvelope sha256:%s\nbundle %s\n",
-		entryHeader, e.RunID, e.Dataset, e.Label, e.SignerKeyID, e.RecordSHA256, e.EnvelopeSHA256, bundle)
+		entryHeader, e.RunID, e.Dataset, strconv.QuoteToASCII(e.Label), e.SignerKeyID, e.RecordSHA256, e.EnvelopeSHA256, bundle)
 	if len(b) > MaxEntry {
 		return nil, fmt.Errorf("entry of run %s is %d bytes, more than %d", e.RunID, len(b), MaxEntry)
 	}
@@ -155,7 +160,11 @@ func ParseEntry(b []byte) (Entry, error) {
 		}
 		vals[i] = v
 	}
-	e := Entry{RunID: vals[0], Dataset: vals[1], Label: vals[2], SignerKeyID: vals[3]}
+	label, err := strconv.Unquote(vals[2])
+	if err != nil || !strings.HasPrefix(vals[2], `"`) {
+		return Entry{}, fmt.Errorf("entry label %q is not a quoted string", truncate(vals[2], 80))
+	}
+	e := Entry{RunID: vals[0], Dataset: vals[1], Label: label, SignerKeyID: vals[3]}
 	var ok bool
 	if e.RecordSHA256, ok = strings.CutPrefix(vals[4], "sha256:"); !ok {
 		return Entry{}, fmt.Errorf("entry record digest %q is not sha256:<hex>", vals[4])

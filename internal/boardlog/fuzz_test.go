@@ -93,7 +93,7 @@ func FuzzVerifyDataTile(f *testing.F) {
 	f.Add(good[:len(good)-1])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		if _, err := l.Publish(dir); err != nil {
+		if _, err := l.Publish(context.Background(), dir); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, rel), data, 0o644); err != nil {

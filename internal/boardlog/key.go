@@ -39,7 +39,10 @@ func LoadKey(home string, create bool) (*Key, error) {
 		if !create {
 			return nil, exitcode.Errorf(exitcode.Precondition, "no board log key at %s: `repro report --leaderboard` makes it with the first export", p)
 		}
-		return newKey(p)
+		if err := newKey(p); err != nil {
+			return nil, err
+		}
+		return LoadKey(home, false)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("board log key %s: %v", p, err)
@@ -62,18 +65,28 @@ func LoadKey(home string, create bool) (*Key, error) {
 	return keyOf(strings.TrimSpace(string(b)), p)
 }
 
-func newKey(p string) (*Key, error) {
+// newKey makes a log key at p, never replacing one: the key is written
+// atomically under a name of its own, then linked to p, which fails if
+// another process made p meanwhile (its key is then the one kept).
+func newKey(p string) error {
 	skey, _, err := note.GenerateKey(rand.Reader, keyName)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, fmt.Errorf("cannot create the folder of the board log key: %v", err)
+		return fmt.Errorf("cannot create the folder of the board log key: %v", err)
 	}
-	if err := atomicfile.WriteFile(p, []byte(skey+"\n"), 0o600); err != nil {
-		return nil, err
+	var r [8]byte
+	rand.Read(r[:])
+	tmp := fmt.Sprintf("%s.%x.new", p, r)
+	if err := atomicfile.WriteFile(tmp, []byte(skey+"\n"), 0o600); err != nil {
+		return err
 	}
-	return keyOf(skey, p)
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, p); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot put the board log key in place: %v", err)
+	}
+	return atomicfile.SyncDir(filepath.Dir(p))
 }
 
 func keyOf(skey, p string) (*Key, error) {

@@ -258,13 +258,19 @@ func publishedSize(rel string) (int64, bool) {
 }
 
 // Publish copies the log (its tiles, then its checkpoint) into the
-// folder dir, each file written atomically, and returns the paths
-// written (slash-separated, relative to dir). Files of dir from an
-// earlier copy stay: readers of an older checkpoint need its tiles.
-func (l *Log) Publish(dir string) ([]string, error) {
+// folder dir, each file written atomically, under the log's lock so that
+// the copy is of one state, and returns the paths written
+// (slash-separated, relative to dir). Files of dir from an earlier copy
+// stay: readers of an older checkpoint need its tiles.
+func (l *Log) Publish(ctx context.Context, dir string) ([]string, error) {
+	unlock, err := l.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var rels []string
 	root := filepath.Join(l.dir, "tile")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

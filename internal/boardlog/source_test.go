@@ -22,7 +22,7 @@ func TestHTTPSourceBoundsEveryRead(t *testing.T) {
 	l, _ := appendTo(t, home, entries(0, 3))
 	v := verifierOf(t, home)
 	pub := t.TempDir()
-	if _, err := l.Publish(pub); err != nil {
+	if _, err := l.Publish(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
 	var sent atomic.Int64

@@ -74,6 +74,6 @@ func PublishBoard(ctx context.Context, home, dataset string, ids []string, outDi
 	if out.Pages, err = exportBoard(br, write); err != nil {
 		return out, err
 	}
-	out.LogFiles, err = l.Publish(filepath.Join(outDir, "log"))
+	out.LogFiles, err = l.Publish(ctx, filepath.Join(outDir, "log"))
 	return out, err
 }
