@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs/runstest"
 )
@@ -43,7 +44,19 @@ func TestPublishedBoardHistory(t *testing.T) {
 	os.WriteFile(kept, b, 0o644)
 
 	runstest.HumanEvalRun(t, home, samples, runstest.HumanEvalOptions{Label: "model-b", Model: "org/model-b"})
-	if r := repro(t, env, "report", "--leaderboard", "humanevalplus-v0.1.10", "--out", site); r.code != 0 || !strings.Contains(r.stderr, "2 runs in the board log (1 new)") {
+	// A lab's run, imported: its entry names the bundle's digest.
+	bundle, lab := labBundle(t, "model-c", "lab-c")
+	submitters := filepath.Join(t.TempDir(), "submitters.json")
+	tb, _ := json.Marshal(map[string]any{"version": 1, "keys": []map[string]any{lab}})
+	os.WriteFile(submitters, tb, 0o644)
+	imp := repro(t, env, "runs", "import", bundle, "--trust", submitters, "--json")
+	var imported struct {
+		Bundles []struct{ ID string } `json:"bundles"`
+	}
+	if imp.code != 0 || json.Unmarshal([]byte(imp.stdout), &imported) != nil || len(imported.Bundles) != 1 {
+		t.Fatalf("runs import: %d %s %s", imp.code, imp.stdout, imp.stderr)
+	}
+	if r := repro(t, env, "report", "--leaderboard", "humanevalplus-v0.1.10", "--out", site); r.code != 0 || !strings.Contains(r.stderr, "3 runs in the board log (2 new)") {
 		t.Fatalf("second export: %d %s", r.code, r.stderr)
 	}
 	v := repro(t, nil, "log", "verify", site, "--key", key, "--run", first, "--since", kept, "--json")
@@ -56,8 +69,22 @@ func TestPublishedBoardHistory(t *testing.T) {
 			Size int64 `json:"size"`
 		} `json:"since"`
 	}
-	if v.code != 0 || json.Unmarshal([]byte(v.stdout), &rep) != nil || rep.Size != 2 || len(rep.Run) != 1 || rep.Run[0].Index != 0 || rep.Since == nil || rep.Since.Size != 1 {
+	if v.code != 0 || json.Unmarshal([]byte(v.stdout), &rep) != nil || rep.Size != 3 || len(rep.Run) != 1 || rep.Run[0].Index != 0 || rep.Since == nil || rep.Since.Size != 1 {
 		t.Fatalf("log verify: %d %s %s", v.code, v.stdout, v.stderr)
+	}
+
+	vi := repro(t, nil, "log", "verify", site, "--key", key, "--run", imported.Bundles[0].ID, "--json")
+	var inc struct {
+		Run []struct {
+			Entry struct {
+				Label  string `json:"label"`
+				Bundle string `json:"bundle_sha256"`
+			} `json:"entry"`
+		} `json:"run"`
+	}
+	bb, _ := os.ReadFile(bundle)
+	if vi.code != 0 || json.Unmarshal([]byte(vi.stdout), &inc) != nil || len(inc.Run) != 1 || inc.Run[0].Entry.Label != "model-c" || inc.Run[0].Entry.Bundle != digest.Of(bb).Hex() {
+		t.Fatalf("log verify --run of the imported run: %d %s %s", vi.code, vi.stdout, vi.stderr)
 	}
 
 	// The same log, served by repro serve on a loopback port.
@@ -98,7 +125,7 @@ func TestPublishedBoardHistory(t *testing.T) {
 		t.Errorf("--run of a run not on the board: %d %s", r.code, r.stderr)
 	}
 
-	tile := filepath.Join(site, "log", "tile", "8", "data", "000.p", "2")
+	tile := filepath.Join(site, "log", "tile", "8", "data", "000.p", "3")
 	d, err := os.ReadFile(tile)
 	if err != nil {
 		t.Fatal(err)
