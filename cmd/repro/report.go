@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,10 +43,15 @@ run), one page per other order the column headings link to, and
 <run id>.html, the report of each run. Every run is checked against its
 signed record first; one that does not verify is shown greyed, marked NOT
 verified, and never ranked. The pages need no network and no JavaScript.
+Every verified run is also appended to the board's log, an append-only
+history (REPRO_HOME/boardlog, signed with REPRO_HOME/keys/board-log.key,
+made on first use), whose checkpoint and tiles are copied into --out/log;
+` + "`repro log verify`" + ` checks them (see docs/dashboard.md).
 
 EXIT STATUS
   0 report written (verified or not), 2 unknown run or dataset, or bad flag,
-  4 the record cannot be read.`,
+  4 the record cannot be read, or the board log under REPRO_HOME does not
+  check out against its own checkpoint.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if board != "" {
 				return cobra.NoArgs(cmd, args)
@@ -62,7 +68,7 @@ EXIT STATUS
 				return err
 			}
 			if board != "" {
-				return writeBoard(t, home, board, out)
+				return writeBoard(cmd.Context(), t, home, board, out)
 			}
 			if out != "" {
 				abs, err := filepath.Abs(out)
@@ -111,7 +117,7 @@ EXIT STATUS
 
 // writeBoard exports the leaderboard of dataset into the folder out, each
 // file written atomically; a folder inside the run folders is refused.
-func writeBoard(t *ui.Terminal, home, dataset, out string) error {
+func writeBoard(ctx context.Context, t *ui.Terminal, home, dataset, out string) error {
 	if out == "" {
 		return exitcode.Errorf(exitcode.Usage, "--leaderboard needs --out DIR, the folder to write the pages into")
 	}
@@ -129,7 +135,7 @@ func writeBoard(t *ui.Terminal, home, dataset, out string) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot create --out %q: %v", out, err)
 	}
-	names, err := report.ExportBoard(home, dataset, ids, func(name string, data []byte) error {
+	pub, err := report.PublishBoard(ctx, home, dataset, ids, abs, func(name string, data []byte) error {
 		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
 			return fmt.Errorf("refusing to write %q: not a plain file name", name)
 		}
@@ -138,7 +144,13 @@ func writeBoard(t *ui.Terminal, home, dataset, out string) error {
 	if err != nil {
 		return err
 	}
-	t.Notef("leaderboard of %s written to %s (%d pages; open index.html)", dataset, out, len(names))
+	t.Notef("leaderboard of %s written to %s (%d pages; open index.html)", dataset, out, len(pub.Pages))
+	if lg := pub.Log; lg.Checkpoint.Tree.N > 0 {
+		t.Notef("its history: %d runs in the board log (%d new), in %s; a reader checks it with:", lg.Checkpoint.Tree.N, lg.Added, filepath.Join(out, "log"))
+		t.Notef("repro log verify %s --key %s", out, lg.VerifierKey)
+	} else {
+		t.Notef("its history: no run accepted yet, so no board log was written")
+	}
 	return nil
 }
 

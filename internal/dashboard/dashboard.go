@@ -103,6 +103,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{id}", s.run)
 	mux.HandleFunc("GET /compare", s.compare)
 	mux.HandleFunc("GET /board", s.board)
+	mux.HandleFunc("GET /board/log/{dataset}/{file...}", s.boardLog)
 	return s.guard(mux)
 }
 

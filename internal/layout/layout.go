@@ -101,6 +101,19 @@ func (h Home) ImportRecord(id string) string { return h.join("imports", id+".jso
 // Keys is the folder of the local run key pair.
 func (h Home) Keys() string { return h.join("keys") }
 
+// BoardLogKey is the key that signs the checkpoints of the boards' logs:
+// a note signer key (see internal/boardlog), mode 0600.
+func (h Home) BoardLogKey() string { return h.join("keys", "board-log.key") }
+
+// BoardLog is the folder of the log of the board named name (a plain
+// folder name, see boardlog.Name): its checkpoint and tiles.
+func (h Home) BoardLog(name string) (string, error) {
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return "", fmt.Errorf("invalid board log name %q", name)
+	}
+	return h.join("boardlog", name), nil
+}
+
 // Trust is the default trust file (see internal/trust); --trust names
 // another.
 func (h Home) Trust() string { return h.join("trust.json") }

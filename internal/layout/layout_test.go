@@ -44,3 +44,18 @@ func TestDefaultHome(t *testing.T) {
 		t.Errorf("XDG_DATA_HOME=/xdg: %q", got)
 	}
 }
+
+func TestBoardLogRefusesNamesThatLeaveTheFolder(t *testing.T) {
+	h := Home("/srv/repro")
+	for _, bad := range []string{"", ".", "..", "../keys", "a/b", ".hidden"} {
+		if p, err := h.BoardLog(bad); err == nil {
+			t.Errorf("BoardLog(%q) = %q, want an error", bad, p)
+		}
+	}
+	if p, err := h.BoardLog("humanevalplus-v0.1.10"); err != nil || p != "/srv/repro/boardlog/humanevalplus-v0.1.10" {
+		t.Errorf("BoardLog = %q, %v", p, err)
+	}
+	if got := h.BoardLogKey(); got != "/srv/repro/keys/board-log.key" {
+		t.Errorf("BoardLogKey = %q", got)
+	}
+}

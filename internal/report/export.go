@@ -71,13 +71,26 @@ func (l staticLinks) MatrixElsewhere(b *Board) string {
 // written. A dataset without a HumanEval run is a usage error.
 func ExportBoard(home, dataset string, ids []string, write func(name string, data []byte) error) ([]string, error) {
 	br := CollectBoard(home, dataset, ids)
+	if err := br.check(home, ids); err != nil {
+		return nil, err
+	}
+	return exportBoard(br, write)
+}
+
+// check reports a board without runs as a usage error.
+func (br *BoardRuns) check(home string, ids []string) error {
 	if len(br.byLabel) == 0 {
 		var names []string
 		for _, d := range Datasets(home, ids) {
 			names = append(names, d.Dataset)
 		}
-		return nil, exitcode.Errorf(exitcode.Usage, "no HumanEval run of dataset %q here (datasets with runs: %s)", dataset, orNone(strings.Join(names, ", ")))
+		return exitcode.Errorf(exitcode.Usage, "no HumanEval run of dataset %q here (datasets with runs: %s)", br.dataset, orNone(strings.Join(names, ", ")))
 	}
+	return nil
+}
+
+// exportBoard writes the pages of br (see ExportBoard).
+func exportBoard(br *BoardRuns, write func(name string, data []byte) error) ([]string, error) {
 	def, err := br.Board(BoardOptions{})
 	if err != nil {
 		return nil, err

@@ -257,3 +257,28 @@ func LoadTrustBytes(home, id string) (*trust.File, []byte, error) {
 	}
 	return runs.LoadTrustBytes(home, "")
 }
+
+// BundleSHA256 returns the hex SHA-256 of the bundle run id of home was
+// imported from; ok is false for a run that was not imported. An import
+// record that cannot be read is an error.
+func BundleSHA256(home, id string) (sum string, ok bool, err error) {
+	if !runs.ValidID(id) {
+		return "", false, nil
+	}
+	p := layout.Home(home).ImportRecord(id)
+	b, err := safefile.ReadFile(p, maxRecordFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", true, fmt.Errorf("import record %q: %v", p, err)
+	}
+	var rec Record
+	if err := strictjson.Decode(b, &rec); err != nil {
+		return "", true, fmt.Errorf("import record %q: %v", p, err)
+	}
+	if rec.Schema != Schema || rec.RunID != id {
+		return "", true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
+	}
+	return rec.BundleSHA256, true, nil
+}

@@ -296,3 +296,6 @@ func DecodeRecord(b []byte) (*Record, error) {
 func statusOf(code int) string {
 	return exitcode.Code(code).String()
 }
+
+// EnvelopeFile is the name of the record's DSSE envelope in a run folder.
+const EnvelopeFile = envelopeFile
