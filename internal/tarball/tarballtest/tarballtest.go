@@ -15,8 +15,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/testenv"
@@ -341,4 +343,93 @@ func Diff(want, got map[string][]byte) string {
 		}
 	}
 	return strings.Join(d, "; ")
+}
+
+// SparseEntry is an entry of WriteSparse: Data, or when Data is nil,
+// Zeros zero bytes.
+type SparseEntry struct {
+	Name  string
+	Data  []byte
+	Zeros int64
+}
+
+// WriteSparse writes entries as an archive in repro's form (Go's PAX
+// headers, as internal/tarball writes them) at p, a sparse file whose
+// runs of zeros are holes: a bundle of gigabytes in a few KB of disk.
+func WriteSparse(t testing.TB, p string, entries []SparseEntry) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sw := &sparseWriter{f: f}
+	tw := tar.NewWriter(sw)
+	for _, e := range entries {
+		var src io.Reader = bytes.NewReader(e.Data)
+		size := int64(len(e.Data))
+		if e.Data == nil {
+			src, size = io.LimitReader(zeroReader{}, e.Zeros), e.Zeros
+		}
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.Name, Size: size, Mode: 0o644, ModTime: time.Unix(Mtime, 0).UTC(), Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(tw, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(sw.off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sparseWriter writes all-zero writes as holes.
+type sparseWriter struct {
+	f   *os.File
+	off int64
+}
+
+func (w *sparseWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c != 0 {
+			n, err := w.f.WriteAt(p, w.off)
+			w.off += int64(n)
+			return n, err
+		}
+	}
+	w.off += int64(len(p))
+	return len(p), nil
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// ProcIO returns the bytes this process has read and written through
+// system calls so far (rchar and wchar of /proc/self/io): a test measures
+// what a call read and wrote by the difference.
+func ProcIO(t testing.TB) (read, written int64) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "rchar":
+			read = n
+		case "wchar":
+			written = n
+		}
+	}
+	return read, written
 }
