@@ -3,6 +3,7 @@ package runs
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -298,7 +299,7 @@ func readBundleEntry(b *Bundle, tr *tarball.Reader, h *tarball.Entry, out string
 	case rel == recordFile || rel == envelopeFile:
 		return fmt.Errorf("entry %q appears twice", name)
 	case !ok:
-		return fmt.Errorf("entry %q is not a file the signed record names (refused before reading it)", name)
+		return fmt.Errorf("%s: file not in the signed record (refused before reading it)", name)
 	case h.Size > size:
 		return fmt.Errorf("entry %q is %d bytes, more than the %d the signed record states (refused before reading it)", name, h.Size, size)
 	}
@@ -373,7 +374,13 @@ func createExtracted(out, name string) (*os.File, error) {
 // the record's image. A malformed bundle and every problem are
 // exitcode.Integrity errors.
 func VerifyBundle(p string, t *trust.File) (*Verification, error) {
-	return verifyBundle(p, t, "")
+	return verifyBundle(context.Background(), p, t, "")
+}
+
+// VerifyBundleContext is VerifyBundle that stops within one read (at most
+// 1 MiB) once ctx is done, with an Interrupted error.
+func VerifyBundleContext(ctx context.Context, p string, t *trust.File) (*Verification, error) {
+	return verifyBundle(ctx, p, t, "")
 }
 
 // ExtractBundle checks the evidence bundle at path p as VerifyBundle does
@@ -385,6 +392,13 @@ func VerifyBundle(p string, t *trust.File) (*Verification, error) {
 // and that is removed when it does not, so dir is never left partly
 // written.
 func ExtractBundle(p string, t *trust.File, dir string) (*Verification, error) {
+	return ExtractBundleContext(context.Background(), p, t, dir)
+}
+
+// ExtractBundleContext is ExtractBundle that stops within one read (at
+// most 1 MiB) once ctx is done, with an Interrupted error, removing what
+// it had written.
+func ExtractBundleContext(ctx context.Context, p string, t *trust.File, dir string) (*Verification, error) {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, exitcode.Errorf(exitcode.Usage, "cannot extract into %q: it must be a new or an empty folder", dir)
 	}
@@ -394,7 +408,7 @@ func ExtractBundle(p string, t *trust.File, dir string) (*Verification, error) {
 		return nil, exitcode.Errorf(exitcode.Usage, "cannot extract into %q: %v", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	v, err := verifyBundle(p, t, tmp)
+	v, err := verifyBundle(ctx, p, t, tmp)
 	if err != nil {
 		return v, err
 	}
@@ -408,13 +422,13 @@ func ExtractBundle(p string, t *trust.File, dir string) (*Verification, error) {
 	return v, atomicfile.SyncDir(parent)
 }
 
-func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
+func verifyBundle(ctx context.Context, p string, t *trust.File, out string) (*Verification, error) {
 	f, err := safefile.OpenNamed(p)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: %v", p, err)
 	}
 	defer f.Close()
-	dr := digest.NewReader(f)
+	dr := digest.NewReader(digest.ContextReader(ctx, f))
 	b, err := readBundle(bufio.NewReaderSize(dr, 1<<20), t, out)
 	if err == nil && b.Unread == nil {
 		// The reader refuses anything but zero padding after the end
@@ -422,6 +436,9 @@ func verifyBundle(p string, t *trust.File, out string) (*Verification, error) {
 		if _, cerr := io.Copy(io.Discard, dr); cerr != nil {
 			err = cerr
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, Interrupted(ctx, fmt.Sprintf("bundle %q", p))
 	}
 	var xe *extractError
 	if errors.As(err, &xe) {
@@ -494,6 +511,12 @@ func checkScan(t *trust.File, envBytes []byte, img map[string]any) error {
 // after checking the run against home's trust file: a run that does not
 // verify is not exported. It returns the verification.
 func Export(home, id, out string) (*Verification, error) {
+	return ExportContext(context.Background(), home, id, out)
+}
+
+// ExportContext is Export that stops within one read (at most 1 MiB)
+// once ctx is done, with an Interrupted error, writing nothing to out.
+func ExportContext(ctx context.Context, home, id, out string) (*Verification, error) {
 	r, err := Open(home, id)
 	if err != nil {
 		return nil, err
@@ -502,11 +525,17 @@ func Export(home, id, out string) (*Verification, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.VerifyWith(t)
+	v, err := r.VerifyWithContext(ctx, t)
+	if ctx.Err() != nil {
+		return nil, Interrupted(ctx, "run "+r.ID)
+	}
 	if err != nil {
 		return v, fmt.Errorf("%w; not exporting it", err)
 	}
-	files, err := folderFiles(r.Dir)
+	files, err := folderFiles(ctx, r.Dir)
+	if ctx.Err() != nil {
+		return nil, Interrupted(ctx, "run "+r.ID)
+	}
 	if err != nil {
 		return v, err
 	}
@@ -553,14 +582,14 @@ func Export(home, id, out string) (*Verification, error) {
 				f.Close()
 				return err
 			}
-			var src io.Reader = f
+			var src = digest.ContextReader(ctx, f)
 			if e.want != nil {
 				want, err := digest.Parse(e.want.SHA256)
 				if err != nil {
 					f.Close()
 					return err
 				}
-				src = digest.NewVerifier(f, e.name, e.want.Size, want)
+				src = digest.NewVerifier(src, e.name, e.want.Size, want)
 			}
 			err = tw.Add(e.name, fi.Size(), mtime, src)
 			f.Close()
@@ -570,6 +599,9 @@ func Export(home, id, out string) (*Verification, error) {
 		}
 		return tw.Close()
 	}, nil)
+	if err != nil && ctx.Err() != nil {
+		return nil, Interrupted(ctx, "run "+r.ID)
+	}
 	if err != nil {
 		return v, fmt.Errorf("cannot write bundle %q: %v", out, err)
 	}

@@ -340,7 +340,7 @@ func TestBundleBombIsRefusedUnread(t *testing.T) {
 		trust      *trust.File
 		entries    []tarballtest.SparseEntry
 	}{
-		{"an entry the record does not name", `"run/padding.bin" is not a file the signed record names`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+		{"an entry the record does not name", `run/padding.bin: file not in the signed record (refused before reading it)`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
 			return slices.Insert(es, 2, tarballtest.SparseEntry{Name: "run/padding.bin", Zeros: huge})
 		})},
 		{"a named entry larger than the record says", `"run/results.json" is 1073741824 bytes, more than the`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {

@@ -494,7 +494,7 @@ func TestTamperedBundlesAreRefused(t *testing.T) {
 		{"a subject removed", "workspace/samples.jsonl: signed file is missing", func(es []tarEntry) []tarEntry {
 			return slices.DeleteFunc(es, func(e tarEntry) bool { return e.h.Name == "run/workspace/samples.jsonl" })
 		}},
-		{"an extra file in the run", "\"run/extra.txt\" is not a file the signed record names (refused before reading it)", func(es []tarEntry) []tarEntry { return append(es, reg("run/extra.txt", "x")) }},
+		{"an extra file in the run", "run/extra.txt: file not in the signed record (refused before reading it)", func(es []tarEntry) []tarEntry { return append(es, reg("run/extra.txt", "x")) }},
 		{"an extra file beside the run", "entry \"README\" is not part of an evidence bundle (extra file)", func(es []tarEntry) []tarEntry { return append(es, reg("README", "x")) }},
 		{"a duplicate entry", "\"run/results.json\" appears twice", func(es []tarEntry) []tarEntry { return append(es, reg("run/results.json", "{}")) }},
 		{"a path out of the bundle", "\"run/../../etc/passwd\" is not a clean relative path", func(es []tarEntry) []tarEntry {
