@@ -68,9 +68,11 @@ with exit 4 naming what differs.
 Samples of a task whose programs are byte for byte equal (EvalPlus applies
 no normalisation) share one execution; the results file still lists every
 sample. --cache (off by default, recorded) also reuses verdicts of earlier
-completed runs on this machine that verify against their signed records,
-when dataset, task, program digest, image, runtime, harness, limits and
-CPU model all match.
+completed runs of this REPRO_HOME, signed with its own run key (never an
+imported run, nor one signed by another key trust.json lists), when task,
+program digest, dataset, engine, image, runtime, harness, limits, CPU model,
+repro version and the repro binary's digest all match; where two such runs
+disagree on a verdict, it is scored again.
 
 EXIT STATUS
   0 scoring completed (whatever the scores), 2 bad flags or samples,
@@ -110,7 +112,7 @@ filters by them.`,
 	f.StringVar(&o.model, "model", "", "the model that wrote the samples, for the record")
 	f.StringVar(&o.sampling, "sampling", "", "how the samples were drawn, e.g. temperature=0.8,n=200,top-p=0.95")
 	f.StringVar(&o.resume, "resume", "", "continue the stopped run RUN_ID: score only what its journal has no verdict for")
-	f.BoolVar(&o.cache, "cache", false, "reuse verdicts of earlier verified runs on this machine with the same dataset, task, program, image, harness, limits and CPU")
+	f.BoolVar(&o.cache, "cache", false, "reuse verdicts of this home's own earlier runs (its run key, not imported) with the same task, program, dataset, engine, image, runtime, harness, limits, CPU and repro binary")
 	return cmd
 }
 

@@ -305,12 +305,12 @@ EXIT STATUS
 			name := bundle
 			switch {
 			case extract != "":
-				v, verr = runs.ExtractBundle(bundle, tf, extract)
+				v, verr = runs.ExtractBundleContext(cmd.Context(), bundle, tf, extract)
 			case bundle != "":
-				v, verr = runs.VerifyBundle(bundle, tf)
+				v, verr = runs.VerifyBundleContext(cmd.Context(), bundle, tf)
 			default:
 				name = r.ID
-				v, verr = r.VerifyWith(tf)
+				v, verr = r.VerifyWithContext(cmd.Context(), tf)
 				if v != nil && v.Record.ID != r.ID {
 					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", v.Record.ID, r.ID)})
 					if verr == nil {
@@ -415,7 +415,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			v, err := runs.Export(home, args[0], out)
+			v, err := runs.ExportContext(cmd.Context(), home, args[0], out)
 			if err != nil {
 				return err
 			}
@@ -483,7 +483,14 @@ EXIT STATUS
 			var worst error
 			failed := 0
 			for _, b := range args {
-				res, err := runimport.Import(home, b, tf, trustPath)
+				var res *runimport.Result
+				err := cmd.Context().Err()
+				if err != nil {
+					// A signal: the bundles not yet begun are not read.
+					err = runs.Interrupted(cmd.Context(), fmt.Sprintf("bundle %q", b))
+				} else {
+					res, err = runimport.ImportContext(cmd.Context(), home, b, tf, trustPath)
+				}
 				if err != nil {
 					if worst == nil || exitcode.Of(err) > exitcode.Of(worst) {
 						worst = err

@@ -3,6 +3,7 @@
 package digest
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -207,12 +208,39 @@ func ReaderFrom(r io.Reader) (SHA256, int64, error) {
 
 // File hashes the file at path.
 func File(path string) (SHA256, int64, error) {
+	return FileContext(context.Background(), path)
+}
+
+// FileContext is File that stops within one read (at most bufSize) once
+// ctx is done, returning ctx's error.
+func FileContext(ctx context.Context, path string) (SHA256, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return SHA256{}, 0, err
 	}
 	defer f.Close()
-	return ReaderFrom(f)
+	return ReaderFrom(ContextReader(ctx, f))
+}
+
+// ContextReader reads r until ctx is done, then returns ctx's error: a
+// long read through it stops within one Read call of a cancellation.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader {
+	if ctx.Done() == nil {
+		return r
+	}
+	return contextReader{ctx, r}
+}
+
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // Hash is a running SHA-256 (a hash.Hash) that also gives its digest as a

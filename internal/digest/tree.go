@@ -3,6 +3,7 @@ package digest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -169,16 +170,25 @@ func walk(root string, skipGit bool, fn func(p, rel string, d fs.DirEntry) error
 }
 
 // Tree walks root and returns its manifest. It never follows symbolic links.
-func Tree(root string) (Manifest, error) { return tree(root, true) }
+func Tree(root string) (Manifest, error) { return tree(context.Background(), root, true) }
 
 // Folder is Tree of a folder that is not a source tree (a run folder): a
 // .git folder in it counts like any other, so the manifest lists every
 // file under root.
-func Folder(root string) (Manifest, error) { return tree(root, false) }
+func Folder(root string) (Manifest, error) { return tree(context.Background(), root, false) }
 
-func tree(root string, skipGit bool) (Manifest, error) {
+// FolderContext is Folder that stops within one read (at most 1 MiB) once
+// ctx is done, returning an error that wraps ctx's.
+func FolderContext(ctx context.Context, root string) (Manifest, error) {
+	return tree(ctx, root, false)
+}
+
+func tree(ctx context.Context, root string, skipGit bool) (Manifest, error) {
 	var m Manifest
 	err := walk(root, skipGit, func(p, rel string, d fs.DirEntry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := checkTreePath(rel); err != nil {
 			return err
 		}
@@ -203,7 +213,7 @@ func tree(root string, skipGit bool) (Manifest, error) {
 			if info.Mode().Perm()&0o111 != 0 {
 				f.Mode = ModeExec
 			}
-			if f.SHA256, _, err = File(p); err != nil {
+			if f.SHA256, _, err = FileContext(ctx, p); err != nil {
 				return err
 			}
 		default:

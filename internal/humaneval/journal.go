@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +44,10 @@ type RunIdentity struct {
 	Limits        RunLimits `json:"limits"`
 	CPUModel      string    `json:"cpu_model"`
 	Repro         string    `json:"repro_version"`
+	// Build is the SHA-256 of the repro binary that scored (ReproBuild):
+	// the judge, the supervisor and everything else repro decides a
+	// verdict with. Empty in journals written before it was recorded.
+	Build string `json:"repro_build,omitempty"`
 }
 
 // differs names the fields in which id and o differ, by their JSON names.
@@ -299,71 +302,6 @@ func (p *priorRun) known(samples []*Sample) (map[[2]int]PhaseResult, error) {
 	return out, nil
 }
 
-// cacheKey names a verdict that --cache may reuse; the rest of what it
-// depends on (dataset, image, runtime, harness, limits, CPU model) is
-// matched run by run.
-type cacheKey struct {
-	task, program, phase string
-}
-
-type cached struct {
-	res  PhaseResult
-	from string
-}
-
-// maxCacheRuns bounds the earlier runs whose verdicts --cache reads (the
-// newest that match); each is verified in full first.
-const maxCacheRuns = 8
-
-// verdictCache gathers the verdicts of earlier runs under home that
-// completed, verify against their signed records, and were made with the
-// same dataset, image, runtime, harness, limits and CPU model as id.
-func verdictCache(home string, id RunIdentity) (map[cacheKey]cached, []string, error) {
-	ids, err := runs.List(home)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := map[cacheKey]cached{}
-	var used []string
-	for k := len(ids) - 1; k >= 0 && len(used) < maxCacheRuns; k-- {
-		rid := ids[k]
-		if !strings.HasPrefix(rid, "humaneval-") {
-			continue
-		}
-		r, err := runs.Open(home, rid)
-		if err != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(r.Dir, JournalFile)); err != nil {
-			continue
-		}
-		if rec, _, err := r.ReadRecord(); err != nil || rec.ExitCode != 0 {
-			continue
-		}
-		p, err := readJournal(home, rid)
-		if err != nil {
-			continue
-		}
-		h := p.header.Identity
-		if h.DatasetSHA256 != id.DatasetSHA256 || h.Image != id.Image || h.Runtime != id.Runtime || h.Harness != id.Harness ||
-			h.Limits != id.Limits || h.CPUModel != id.CPUModel || h.Engine != id.Engine {
-			continue
-		}
-		if _, problems, err := r.Verify(); err != nil || len(problems) > 0 {
-			continue
-		}
-		used = append(used, rid)
-		for _, v := range p.verdicts {
-			ck := cacheKey{v.Task, v.Program, v.Phase}
-			if _, ok := out[ck]; !ok {
-				out[ck] = cached{res: v.Result, from: rid}
-			}
-		}
-	}
-	sort.Strings(used)
-	return out, used, nil
-}
-
 // journalRun is the journal of a run in progress and the verdicts it
 // starts from.
 type journalRun struct {
@@ -382,6 +320,11 @@ type journalRun struct {
 func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, prior *priorRun, samples []*Sample) (*journalRun, error) {
 	path := filepath.Join(run.Dir, JournalFile)
 	jr := &journalRun{report: JournalReport{File: JournalFile, Cache: o.Cache}}
+	// The binary that scores is part of the identity: a resume, and the
+	// verdict cache, never mix the verdicts of two builds.
+	if err := stampBuild(&id); err != nil {
+		return nil, err
+	}
 	var err error
 	if prior != nil {
 		if d := prior.header.Identity.differs(id); len(d) > 0 {
@@ -399,7 +342,7 @@ func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, p
 		return nil, fmt.Errorf("cannot write the verdict journal: %w", err)
 	}
 	if o.Cache {
-		if jr.cache, jr.report.CacheRuns, err = verdictCache(home, id); err != nil {
+		if jr.cache, jr.report.CacheRuns, err = verdictCache(home, id, run.ID); err != nil {
 			jr.w.Close()
 			return nil, err
 		}

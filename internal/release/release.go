@@ -399,21 +399,43 @@ func checkSums(dir string, v *Verified) error {
 	for sc.Scan() {
 		h, name, ok := strings.Cut(sc.Text(), "  ")
 		if !ok {
-			return fmt.Errorf("%s: line %q is not \"<sha256>  <file>\"", SumsFile, sc.Text())
+			return fmt.Errorf("%s: line %.200q is not \"<sha256>  <file>\"", filepath.Join(dir, SumsFile), sc.Text())
+		}
+		if _, dup := got[name]; dup {
+			return fmt.Errorf("%s lists %.200q twice", filepath.Join(dir, SumsFile), name)
 		}
 		got[name] = h
 	}
-	if !reflect.DeepEqual(got, want) {
-		var names []string
-		for n := range want {
-			if got[n] != want[n] {
-				names = append(names, n)
-			}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %v", filepath.Join(dir, SumsFile), err)
+	}
+	var problems []string
+	for _, n := range sortedKeys(want) {
+		switch h, ok := got[n]; {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s is not listed", n))
+		case h != want[n]:
+			problems = append(problems, fmt.Sprintf("%s is listed with sha256 %.64q, the file has %s", n, h, want[n]))
 		}
-		sort.Strings(names)
-		return fmt.Errorf("%s does not list the release's files with their digests (%s)", SumsFile, strings.Join(names, ", "))
+	}
+	for _, n := range sortedKeys(got) {
+		if _, ok := want[n]; !ok {
+			problems = append(problems, fmt.Sprintf("%.200q is listed but is not a file of the release", n))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s does not list the release's files with their digests: %s", filepath.Join(dir, SumsFile), strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ReadKey reads a release public key (PEM SubjectPublicKeyInfo) file.

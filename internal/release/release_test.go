@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,6 +154,27 @@ func TestVerifyRefuses(t *testing.T) {
 			p := filepath.Join(dir, SumsFile)
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(b, []byte("  "+SBOMFile), []byte("  other.json"), 1), 0o644)
+		}},
+		{"SHA256SUMS with an extra file", `SHA256SUMS does not list the release's files with their digests: "extra.bin" is listed but is not a file of the release`, func(t *testing.T, dir string, _ *keys.Signer) {
+			f, _ := os.OpenFile(filepath.Join(dir, SumsFile), os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(f, "%064x  extra.bin\n", 1)
+			f.Close()
+		}},
+		{"SHA256SUMS with another digest", SBOMFile + " is listed with sha256", func(t *testing.T, dir string, _ *keys.Signer) {
+			p := filepath.Join(dir, SumsFile)
+			b, _ := os.ReadFile(p)
+			i := bytes.Index(b, []byte("  "+SBOMFile)) - 1
+			if b[i] == '0' {
+				b[i] = '1'
+			} else {
+				b[i] = '0'
+			}
+			os.WriteFile(p, b, 0o644)
+		}},
+		{"SHA256SUMS naming a binary twice", "lists \"" + amd64 + "\" twice", func(t *testing.T, dir string, _ *keys.Signer) {
+			f, _ := os.OpenFile(filepath.Join(dir, SumsFile), os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(f, "%064x  %s\n", 1, amd64)
+			f.Close()
 		}},
 		{"a byte of the provenance", ProvenanceFile, func(t *testing.T, dir string, _ *keys.Signer) {
 			p := filepath.Join(dir, ProvenanceFile)

@@ -61,6 +61,10 @@ func TestDiff(t *testing.T) {
 	var buf bytes.Buffer
 	d.WriteText(&buf)
 	text := buf.String()
+	// The score heading is a line of its own, not an escaped newline.
+	if !strings.Contains(text, "\nscore\n  base pass@1") || strings.Contains(text, `\nscore`) {
+		t.Errorf("text lacks the score heading on its own line:\n%s", text)
+	}
 	for _, want := range []string{"tasks that changed verdict: 2 of 3", "HumanEval/1: fail (0/1) -> pass (1/1)", "A failing base input [1]: AssertionError", "host hostname"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)

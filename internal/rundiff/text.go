@@ -29,7 +29,7 @@ func (d *Diff) WriteText(w io.Writer) {
 		}
 	}
 	if len(d.Score) > 0 {
-		ui.Fprintf(w, "%s\n", "\nscore")
+		ui.Fprintf(w, "\nscore\n")
 		for _, v := range d.Score {
 			ui.Fprintf(w, "  %-14s A %-8s B %s\n", v.Key, orNone(v.A), orNone(v.B))
 		}

@@ -21,6 +21,7 @@
 package runimport
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,13 @@ var betweenChecks = func(string) {}
 // unreadable bundle path is a usage error. Nothing is left in home unless
 // the run was imported.
 func Import(home, bundle string, t *trust.File, trustPath string) (*Result, error) {
+	return ImportContext(context.Background(), home, bundle, t, trustPath)
+}
+
+// ImportContext is Import that stops within one read (at most 1 MiB) once
+// ctx is done (Ctrl-C, SIGTERM), with a runs.Interrupted error, leaving
+// nothing in home.
+func ImportContext(ctx context.Context, home, bundle string, t *trust.File, trustPath string) (*Result, error) {
 	h := layout.Home(home)
 	if err := os.MkdirAll(h.Imports(), 0o700); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create %q: %v", h.Imports(), err)
@@ -102,7 +110,7 @@ func Import(home, bundle string, t *trust.File, trustPath string) (*Result, erro
 	// One pass over the bundle: the bytes that verify are the bytes that
 	// are kept, so a bundle changed afterwards changes nothing here.
 	extracted := filepath.Join(staging, "bundle")
-	v, err := runs.ExtractBundle(bundle, t, extracted)
+	v, err := runs.ExtractBundleContext(ctx, bundle, t, extracted)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +134,10 @@ func Import(home, bundle string, t *trust.File, trustPath string) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	v2, err := staged.VerifyWith(t)
+	v2, err := staged.VerifyWithContext(ctx, t)
+	if ctx.Err() != nil {
+		return nil, runs.Interrupted(ctx, fmt.Sprintf("bundle %q", bundle))
+	}
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s of bundle %q does not verify as a run folder: %v", id, bundle, err)
 	}

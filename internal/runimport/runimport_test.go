@@ -15,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/runs/runstest"
+	"github.com/reprolab/repro/internal/tarball/tarballtest"
 	"github.com/reprolab/repro/internal/trust"
 )
 
@@ -380,4 +381,42 @@ func rewrite(t *testing.T, p string, edit func(*tar.Header, []byte) []byte, add 
 	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestImportOfABombIsBounded: a signed bundle with a GiB entry its record
+// does not name, a few KB on disk, made import read, hash and write the
+// whole entry into its staging folder before it refused the bundle. Now
+// the entry is refused from its header: the kernel's count of the bytes
+// this process read and wrote stays near the size of the record.
+func TestImportOfABombIsBounded(t *testing.T) {
+	bundle, tf, id := submission(t)
+	raw, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tarballtest.ReadGo(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []tarballtest.SparseEntry
+	for i, f := range files {
+		if i == 2 {
+			entries = append(entries, tarballtest.SparseEntry{Name: "run/padding.bin", Zeros: 1 << 30})
+		}
+		entries = append(entries, tarballtest.SparseEntry{Name: f.Name, Data: f.Data})
+	}
+	bomb := filepath.Join(t.TempDir(), "bomb.tar")
+	tarballtest.WriteSparse(t, bomb, entries)
+	home := maintainer(t)
+	r0, w0 := tarballtest.ProcIO(t)
+	_, err = Import(home, bomb, tf, "t.json")
+	r1, w1 := tarballtest.ProcIO(t)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), `run/padding.bin: file not in the signed record (refused before reading it)`) {
+		t.Fatalf("a bundle with a GiB entry its record does not name: %v", err)
+	}
+	t.Logf("refused after reading %d bytes and writing %d", r1-r0, w1-w0)
+	if r1-r0 > 4<<20 || w1-w0 > 1<<20 {
+		t.Fatalf("refusing the bundle read %d bytes and wrote %d", r1-r0, w1-w0)
+	}
+	nothingLeft(t, home, id)
 }

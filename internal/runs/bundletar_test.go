@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/tarball"
 	"github.com/reprolab/repro/internal/tarball/tarballtest"
 	"github.com/reprolab/repro/internal/trust"
@@ -300,5 +301,87 @@ func TestSparseBundleIsRefusedUnread(t *testing.T) {
 	_, err = VerifyBundle(p, tf)
 	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "PAX record GNU.sparse.") {
 		t.Fatalf("a sparse bundle: %v, want exit 4 naming its sparse record", err)
+	}
+}
+
+// TestBundleBombIsRefusedUnread: a signed bundle with a GiB entry, a few
+// KB on disk, made the old reader read, hash and write the whole entry
+// before it refused the bundle (64 GiB an entry at its bound). Each entry
+// is now refused from its header: one the signed record does not name,
+// one larger than the record states, and any bundle whose record is not
+// first (or whose record does not verify). The bytes read and written
+// are measured by the kernel's count for this process.
+func TestBundleBombIsRefusedUnread(t *testing.T) {
+	bundle, trustPath := exportedBundle(t)
+	raw, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tarballtest.ReadGo(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := trust.Load(trustPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := keys.Generate()
+	untrusted := &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("other", other.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
+	const huge = 1 << 30
+	with := func(edit func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+		var es []tarballtest.SparseEntry
+		for _, f := range files {
+			es = append(es, tarballtest.SparseEntry{Name: f.Name, Data: f.Data})
+		}
+		return edit(es)
+	}
+	for _, tc := range []struct {
+		name, want string
+		trust      *trust.File
+		entries    []tarballtest.SparseEntry
+	}{
+		{"an entry the record does not name", `run/padding.bin: file not in the signed record (refused before reading it)`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+			return slices.Insert(es, 2, tarballtest.SparseEntry{Name: "run/padding.bin", Zeros: huge})
+		})},
+		{"a named entry larger than the record says", `"run/results.json" is 1073741824 bytes, more than the`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+			for i := range es {
+				if es[i].Name == "run/results.json" {
+					es[i] = tarballtest.SparseEntry{Name: es[i].Name, Zeros: huge}
+				}
+			}
+			return es
+		})},
+		{"the record after the entries", `entry "run/padding.bin" comes where run/record.json must`, tf, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+			return append([]tarballtest.SparseEntry{{Name: "run/padding.bin", Zeros: huge}}, es...)
+		})},
+		{"a record no trusted key signed", "not read past its record", untrusted, with(func(es []tarballtest.SparseEntry) []tarballtest.SparseEntry {
+			return slices.Insert(es, 2, tarballtest.SparseEntry{Name: "run/padding.bin", Zeros: huge})
+		})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "bomb.tar")
+			tarballtest.WriteSparse(t, p, tc.entries)
+			fi, err := os.Stat(p)
+			if err != nil || fi.Size() < huge {
+				t.Fatalf("the bomb is not what it claims: %v %v", fi.Size(), err)
+			}
+			out := filepath.Join(t.TempDir(), "extracted")
+			r0, w0 := tarballtest.ProcIO(t)
+			_, err = ExtractBundle(p, tc.trust, out)
+			r1, w1 := tarballtest.ProcIO(t)
+			if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("a bundle of a %d-byte entry: %v, want exit 4 naming %q", int64(huge), err, tc.want)
+			}
+			// The record and envelope, a few blocks, and one buffer of
+			// read-ahead (1 MiB) are read; nothing of the entry is written.
+			read, written := r1-r0, w1-w0
+			t.Logf("refused after reading %d bytes and writing %d", read, written)
+			if read > 4<<20 || written > 1<<20 {
+				t.Fatalf("refusing a bundle of a %d-byte entry read %d bytes and wrote %d", int64(huge), read, written)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the refused bundle left %s: %v", out, err)
+			}
+		})
 	}
 }

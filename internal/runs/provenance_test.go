@@ -494,7 +494,7 @@ func TestTamperedBundlesAreRefused(t *testing.T) {
 		{"a subject removed", "workspace/samples.jsonl: signed file is missing", func(es []tarEntry) []tarEntry {
 			return slices.DeleteFunc(es, func(e tarEntry) bool { return e.h.Name == "run/workspace/samples.jsonl" })
 		}},
-		{"an extra file in the run", "extra.txt: file not in the signed record", func(es []tarEntry) []tarEntry { return append(es, reg("run/extra.txt", "x")) }},
+		{"an extra file in the run", "run/extra.txt: file not in the signed record (refused before reading it)", func(es []tarEntry) []tarEntry { return append(es, reg("run/extra.txt", "x")) }},
 		{"an extra file beside the run", "entry \"README\" is not part of an evidence bundle (extra file)", func(es []tarEntry) []tarEntry { return append(es, reg("README", "x")) }},
 		{"a duplicate entry", "\"run/results.json\" appears twice", func(es []tarEntry) []tarEntry { return append(es, reg("run/results.json", "{}")) }},
 		{"a path out of the bundle", "\"run/../../etc/passwd\" is not a clean relative path", func(es []tarEntry) []tarEntry {
@@ -509,7 +509,7 @@ func TestTamperedBundlesAreRefused(t *testing.T) {
 		}},
 		{"another signer.pub", "signer.pub: is key " + keys.ID(other.PublicKey()), edit("signer.pub", func([]byte) []byte { return keys.MarshalPublic(other.PublicKey()) })},
 		{"an SBOM the record does not name", "image/sbom.cdx.json: sha256", func(es []tarEntry) []tarEntry { return append(es, reg("image/sbom.cdx.json", "{}")) }},
-		{"no record", "no run/record.json", func(es []tarEntry) []tarEntry {
+		{"no record", "entry \"run/record.dsse.json\" comes where run/record.json must", func(es []tarEntry) []tarEntry {
 			return slices.DeleteFunc(es, func(e tarEntry) bool { return e.h.Name == "run/record.json" })
 		}},
 	} {
@@ -548,17 +548,58 @@ func FuzzReadBundle(f *testing.F) {
 	}
 	tw.Close()
 	f.Add(buf.Bytes())
+	// A real bundle, signed by the key the target trusts.
+	home := f.TempDir()
+	r, err := Create(home, "humaneval")
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "results.json"), []byte(`{"pass":1}`), 0o644)
+	if err := r.Finish(r.NewRecord("test"), 0); err != nil {
+		f.Fatal(err)
+	}
+	bundle := filepath.Join(f.TempDir(), "run.tar")
+	if _, err := Export(home, r.ID, bundle); err != nil {
+		f.Fatal(err)
+	}
+	real, err := os.ReadFile(bundle)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real)
+	k, err := LocalKey(home)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tf := &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("lab", k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		bd, err := ReadBundle(bytes.NewReader(b))
+		bd, err := ReadBundle(bytes.NewReader(b), tf)
 		if err != nil {
 			return
 		}
-		if bd.Record == nil {
-			t.Fatal("bundle without a record accepted")
+		if bd.Record == nil || bd.Envelope == nil {
+			t.Fatal("bundle without a record or an envelope accepted")
 		}
-		for p := range bd.Files {
+		if bd.Unread != nil {
+			if len(bd.Files) > 0 || bd.SignerPub != nil || bd.SBOM != nil || bd.Scan != nil {
+				t.Fatalf("entries read after a record that does not verify (%v)", bd.Unread)
+			}
+			return
+		}
+		rec, err := DecodeRecord(bd.Record)
+		if err != nil {
+			t.Fatalf("a record that verified does not decode: %v", err)
+		}
+		sizes := map[string]int64{}
+		for _, f := range rec.Files {
+			sizes[f.Path] = f.Size
+		}
+		for p, f := range bd.Files {
 			if tarball.CheckName(p) != nil || p == recordFile || p == envelopeFile {
 				t.Fatalf("file %q accepted", p)
+			}
+			if s, ok := sizes[p]; !ok || s != f.Size {
+				t.Fatalf("file %q of %d bytes read, the signed record says %d (named: %v)", p, f.Size, s, ok)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 	rec.FinishedAt = time.Now().UTC()
 	rec.ExitCode = exitCode
 	rec.Status = statusOf(exitCode)
-	files, err := folderFiles(r.Dir)
+	files, err := folderFiles(context.Background(), r.Dir)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
@@ -74,8 +75,8 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 // folderFiles hashes every regular file under dir except the record files,
 // a .git folder's files included (a run folder is not a source tree).
 // Anything that is not a regular file or folder is an error.
-func folderFiles(dir string) ([]File, error) {
-	m, err := digest.Folder(dir)
+func folderFiles(ctx context.Context, dir string) ([]File, error) {
+	m, err := digest.FolderContext(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -152,13 +153,23 @@ func (r *Run) Verify() (*Record, []Problem, error) {
 // record.json holds the signed predicate. The error is an
 // exitcode.Integrity error naming every problem when there is any.
 func (r *Run) VerifyWith(t *trust.File) (*Verification, error) {
+	return r.VerifyWithContext(context.Background(), t)
+}
+
+// VerifyWithContext is VerifyWith that stops within one read of a file
+// (at most 1 MiB) once ctx is done (Ctrl-C, SIGTERM), with an
+// Interrupted error and no verification.
+func (r *Run) VerifyWithContext(ctx context.Context, t *trust.File) (*Verification, error) {
 	recordJSON, err := safefile.ReadFile(filepath.Join(r.Dir, recordFile), maxRecordBytes)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s: cannot read its record: %v", r.ID, err)
 	}
 	ev := evidence{name: "run " + r.ID, record: recordJSON}
 	ev.envelope, ev.envelopeErr = safefile.ReadFile(filepath.Join(r.Dir, envelopeFile), 2*maxRecordBytes)
-	files, err := folderFiles(r.Dir)
+	files, err := folderFiles(ctx, r.Dir)
+	if ctx.Err() != nil {
+		return nil, Interrupted(ctx, "run "+r.ID)
+	}
 	if err != nil {
 		ev.problems = append(ev.problems, Problem{What: err.Error()})
 	}
@@ -176,6 +187,12 @@ func (r *Run) VerifyWith(t *trust.File) (*Verification, error) {
 		ev.problems = append(ev.problems, checkJournal(filepath.Join(r.Dir, JournalFile), recordJSON)...)
 	}
 	return ev.check(t)
+}
+
+// Interrupted is the error of a check of what (a run or a bundle) that
+// ctx ended before it was done (a signal): exit 1, nothing verified.
+func Interrupted(ctx context.Context, what string) error {
+	return exitcode.Errorf(exitcode.Negative, "interrupted (%v) while checking %s: nothing verified, nothing written", context.Cause(ctx), what)
 }
 
 // JournalFile is the name of a run's verdict journal (internal/journal),

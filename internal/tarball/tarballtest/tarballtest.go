@@ -15,8 +15,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/testenv"
@@ -341,4 +343,71 @@ func Diff(want, got map[string][]byte) string {
 		}
 	}
 	return strings.Join(d, "; ")
+}
+
+// SparseEntry is an entry of WriteSparse: Data, or when Data is nil,
+// Zeros zero bytes.
+type SparseEntry struct {
+	Name  string
+	Data  []byte
+	Zeros int64
+}
+
+// WriteSparse writes entries as an archive in repro's form (Go's PAX
+// headers, as internal/tarball writes them) at p, a sparse file whose
+// zero entries are holes: a bundle of gigabytes in a few KB of disk,
+// written in no time.
+func WriteSparse(t testing.TB, p string, entries []SparseEntry) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var off int64
+	for _, e := range entries {
+		size := int64(len(e.Data))
+		if e.Data == nil {
+			size = e.Zeros
+		}
+		var hdr bytes.Buffer
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.Name, Size: size, Mode: 0o644, ModTime: time.Unix(Mtime, 0).UTC(), Format: tar.FormatPAX}
+		if err := tar.NewWriter(&hdr).WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(append(hdr.Bytes(), e.Data...), off); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(hdr.Len()) + size
+		off += (BlockSize - off%BlockSize) % BlockSize // zero padding: a hole
+	}
+	// The end marker: two zero blocks, a hole too.
+	if err := f.Truncate(off + 2*BlockSize); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BlockSize is the tar block size.
+const BlockSize = 512
+
+// ProcIO returns the bytes this process has read and written through
+// system calls so far (rchar and wchar of /proc/self/io): a test measures
+// what a call read and wrote by the difference.
+func ProcIO(t testing.TB) (read, written int64) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "rchar":
+			read = n
+		case "wchar":
+			written = n
+		}
+	}
+	return read, written
 }

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	intoto "github.com/in-toto/attestation/go/v1"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
+	"github.com/reprolab/repro/internal/tarball/tarballtest"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// bigSignedRun leaves in home a completed run whose record, signed with
+// home's run key, also names big.bin, a sparse file of size bytes in the
+// run folder (its digest is made up: no check gets that far), and writes
+// a bundle of the run carrying big.bin, also sparse. Checking either
+// hashes size bytes.
+func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
+	t.Helper()
+	id = runstest.HumanEvalRun(t, home, []runstest.Sample{{Task: "HumanEval/0", Pass: true}}, runstest.HumanEvalOptions{})
+	dir := layout.Home(home).Run(id)
+	recPath, envPath := filepath.Join(dir, runs.RecordFile), filepath.Join(dir, "record.dsse.json")
+	var rec map[string]any
+	b, err := os.ReadFile(recPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	madeUp := strings.Repeat("ab", 32)
+	rec["files"] = append(rec["files"].([]any), map[string]any{"path": "big.bin", "sha256": madeUp, "size": float64(size)})
+	recJSON, _ := json.MarshalIndent(rec, "", "  ")
+	recJSON = append(recJSON, '\n')
+	eb, err := os.ReadFile(envPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env dsse.Envelope
+	if err := json.Unmarshal(eb, &env); err != nil {
+		t.Fatal(err)
+	}
+	payload, err := env.DecodeB64Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st intoto.Statement
+	if err := protojson.Unmarshal(payload, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Subject {
+		if s.Name == runs.RecordFile {
+			s.Digest["sha256"] = digest.Of(recJSON).Hex()
+		}
+	}
+	st.Subject = append(st.Subject, &intoto.ResourceDescriptor{Name: "big.bin", Digest: map[string]string{"sha256": madeUp}})
+	if st.Predicate, err = structpb.NewStruct(rec); err != nil {
+		t.Fatal(err)
+	}
+	payload, err = protojson.Marshal(&st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := runs.LocalKey(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := dsse.NewEnvelopeSigner(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := signer.SignPayload(context.Background(), runs.PayloadType, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envJSON, _ := json.MarshalIndent(signed, "", "  ")
+	envJSON = append(envJSON, '\n')
+	os.WriteFile(recPath, recJSON, 0o644)
+	os.WriteFile(envPath, envJSON, 0o644)
+	if err := os.Truncate(filepath.Join(dir, "big.bin"), 0); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(size)
+	f.Close()
+	entries := []tarballtest.SparseEntry{{Name: "run/" + runs.RecordFile, Data: recJSON}, {Name: "run/record.dsse.json", Data: envJSON}}
+	for _, fl := range rec["files"].([]any) {
+		p := fl.(map[string]any)["path"].(string)
+		if p == "big.bin" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, tarballtest.SparseEntry{Name: "run/" + p, Data: data})
+	}
+	pub, err := os.ReadFile(runs.LocalPublicKeyPath(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries = append(entries, tarballtest.SparseEntry{Name: "run/big.bin", Zeros: size}, tarballtest.SparseEntry{Name: "signer.pub", Data: pub})
+	bundle = filepath.Join(t.TempDir(), "big.tar")
+	tarballtest.WriteSparse(t, bundle, entries)
+	return id, bundle
+}
+
+// TestSignalStopsLongChecks: `runs verify` of a run folder and of a
+// bundle, and `runs import`, hash 64 GiB here (a sparse file: no disk);
+// SIGTERM or Ctrl-C (SIGINT) must end each within a few seconds with exit
+// 1 ("interrupted"), leaving no extracted folder, staging folder or run.
+// Before, the hashing went on to the end (27 to 95 s for the runs and
+// bundles of the report).
+func TestSignalStopsLongChecks(t *testing.T) {
+	home := t.TempDir()
+	id, bundle := bigSignedRun(t, home, 64<<30)
+	trustPath := filepath.Join(home, "trust.json")
+	other := t.TempDir()
+	reviewed := filepath.Join(t.TempDir(), "reviewed")
+	// The bound leaves room for a loaded machine; the loops check for the
+	// signal at every read of at most 1 MiB.
+	const bound = 5 * time.Second
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		home string
+		args []string
+	}{
+		{"runs verify of a run folder, SIGTERM", syscall.SIGTERM, home, []string{"runs", "verify", id}},
+		{"runs verify --bundle --extract, SIGINT", syscall.SIGINT, other, []string{"runs", "verify", "--bundle", bundle, "--trust", trustPath, "--extract", reviewed}},
+		{"runs import, SIGTERM", syscall.SIGTERM, other, []string{"runs", "import", bundle, "--trust", trustPath}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(reproBin, tc.args...)
+			cmd.Env = append(os.Environ(), "REPRO_HOME="+tc.home)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				t.Fatalf("ended before the signal (%v): %s", err, stderr.String())
+			case <-time.After(1500 * time.Millisecond):
+			}
+			sent := time.Now()
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(bound):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running %s after %v", bound, tc.sig)
+			}
+			took := time.Since(sent)
+			t.Logf("exited %v after %v", took.Round(time.Millisecond), tc.sig)
+			code := -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != 1 || !strings.Contains(stderr.String(), "interrupted") {
+				t.Fatalf("after %v: exit %d (%v), want 1 naming the interruption:\n%s", tc.sig, code, err, stderr.String())
+			}
+		})
+	}
+	// Nothing half-written: no extracted folder nor its temporary
+	// sibling, no staging folder, no imported run or import record.
+	if ents, _ := os.ReadDir(filepath.Dir(reviewed)); len(ents) > 0 {
+		t.Errorf("an interrupted --extract left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(layout.Home(other).Imports()); len(ents) > 0 {
+		t.Errorf("an interrupted import left %s in imports", ents[0].Name())
+	}
+	if _, err := os.Lstat(layout.Home(other).Run(id)); err == nil {
+		t.Errorf("an interrupted import left run %s", id)
+	}
+}
