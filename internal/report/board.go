@@ -73,11 +73,11 @@ type BoardRow struct {
 	NotRanked        string   `json:"not_ranked,omitempty"`
 	NotRankedReasons []string `json:"not_ranked_reasons,omitempty"`
 	Label            string   `json:"label"`
-	Model     string `json:"model,omitempty"`
-	Sampling  string `json:"sampling,omitempty"`
-	RunID     string `json:"run_id"`
-	Status    string `json:"status"`
-	Verified  bool   `json:"verified"`
+	Model            string   `json:"model,omitempty"`
+	Sampling         string   `json:"sampling,omitempty"`
+	RunID            string   `json:"run_id"`
+	Status           string   `json:"status"`
+	Verified         bool     `json:"verified"`
 	// Problem is the first reason the run does not verify.
 	Problem string `json:"problem,omitempty"`
 	// Problems counts the reasons.

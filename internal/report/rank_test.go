@@ -124,7 +124,9 @@ func TestBoardReferenceProfile(t *testing.T) {
 		{"other image", boardRunSpec{edit: func(rec *runs.Record) {
 			rec.Image = map[string]string{"id": "sha256:" + strings.Repeat("9", 64)}
 		}}, "evaluator image 9999999999… is not the one this board admits"},
-		{"other harness", boardRunSpec{edit: func(rec *runs.Record) { rec.Limits.(map[string]any)["harness_digest"] = "sha256:" + strings.Repeat("5", 64) }},
+		{"other harness", boardRunSpec{edit: func(rec *runs.Record) {
+			rec.Limits.(map[string]any)["harness_digest"] = "sha256:" + strings.Repeat("5", 64)
+		}},
 			"harness 5555555555… is not this repro's"},
 		{"longer limits", boardRunSpec{edit: func(rec *runs.Record) {
 			l := humaneval.DefaultRunLimits()
