@@ -311,8 +311,8 @@ EXIT STATUS
 			default:
 				name = r.ID
 				v, verr = r.VerifyWith(tf)
-				if v != nil && v.Record.ID != r.ID {
-					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", v.Record.ID, r.ID)})
+				if want := runimport.RecordID(home, r.ID); v != nil && v.Record.ID != want {
+					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder %q holds run %q", v.Record.ID, r.ID, want)})
 					if verr == nil {
 						verr = exitcode.Errorf(exitcode.Integrity, "run folder %q holds the record of run %q", r.ID, v.Record.ID)
 					}
@@ -445,16 +445,23 @@ beside the local runs, under the name the trust file gives its signer.
 Each bundle is checked as 'repro runs verify --bundle' checks it, against
 --trust FILE (default REPRO_HOME/trust.json): a bundle that does not verify
 is not imported. The run's files are then unpacked into a staging folder,
-checked again there, and moved whole into REPRO_HOME/runs/<id>. The key
-that signed it is kept in REPRO_HOME/imports/<id>.json; later checks of the
-run (report, serve, runs verify) use that key, which is trusted for the
-runs imported with it and no others. Importing the same run again changes
+checked again there, and moved whole into REPRO_HOME/runs/<id>, where <id>
+is the run id its record names with the first 16 hex digits of its
+signer's key id before the time (humaneval-20261201T225716Z-cd830285
+signed by key d7ae11cb0b116572… is kept as
+humaneval-d7ae11cb0b116572-20261201T225716Z-cd830285), so that no signer
+can take another signer's run id. That id is printed; 'repro runs show',
+'verify', 'export' and 'report' take it or a unique prefix. The key that
+signed it is kept in REPRO_HOME/imports/<id>.json; later checks of the run
+(report, serve, runs verify) use that key, which is trusted for the runs
+imported with it and no others. Importing the same run again changes
 nothing. See docs/dashboard.md.
 
 EXIT STATUS
   0 every bundle imported (or already there), 2 unreadable bundle path,
-  3 no trust file, 4 a bundle does not verify or holds a run id that
-  another run has (the other bundles are still imported).`,
+  3 no trust file, 4 a bundle does not verify or holds another run than
+  the one its signer imported under the same id (the other bundles are
+  still imported).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, asJSON)
@@ -502,7 +509,7 @@ EXIT STATUS
 					if res.Already {
 						what = "already here"
 					}
-					t.Printf("%s: run %s %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.RunID, what, res.Kind, res.Files, res.Key.Name, res.Key.ID)
+					t.Printf("%s: run %s %s as %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.OriginalID, what, res.RunID, res.Kind, res.Files, res.Key.Name, res.Key.ID)
 				}
 			}
 			if asJSON {

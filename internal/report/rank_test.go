@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/trust"
 )
 
 // rowOf is the row of run id on b (rows and references), or fails t.
@@ -218,5 +221,46 @@ func rewriteResults(t *testing.T, dir string, edit func(map[string]any)) {
 	}
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBoardRowsBelongToSigners: lab B files a genuine, better and newer
+// run under lab A's label; the board keeps lab A's row (its own signer's
+// label) and shows lab B's beside it, each ranked on its own score.
+func TestBoardRowsBelongToSigners(t *testing.T) {
+	greedy := map[string]any{"temperature": 0.0, "n": 1}
+	labA, labB, home := t.TempDir(), t.TempDir(), t.TempDir()
+	a := boardRun(t, labA, 1, boardRunSpec{label: "coder-7b", model: "org/coder-7b", sampling: greedy, n: 1, base: 6, plus: 5, speed: 1})
+	b := boardRun(t, labB, 2, boardRunSpec{label: "coder-7b", model: "org/coder-7b", sampling: greedy, n: 1, base: 9, plus: 9, speed: 1})
+	var keys []trust.Key
+	var bundles []string
+	for i, lab := range []struct{ home, id, name string }{{labA, a, "lab-a"}, {labB, b, "lab-b"}} {
+		k, err := runs.LocalKey(lab.home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, trust.NewKey(lab.name, k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil))
+		bundles = append(bundles, filepath.Join(t.TempDir(), fmt.Sprint(i)+".tar"))
+		if _, err := runs.Export(lab.home, lab.id, bundles[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tf := &trust.File{Version: trust.Version, Keys: keys}
+	for _, bundle := range bundles {
+		if _, err := runimport.Import(home, bundle, tf, "submitters.json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, _ := runs.List(home)
+	board, err := buildBoard(home, "humanevalplus-v0.1.10", ids, BoardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range board.Rows {
+		got = append(got, fmt.Sprintf("%d:%s:%s", r.Rank, r.Label, r.Signer))
+	}
+	if !slices.Equal(got, []string{"1:coder-7b:lab-b", "2:coder-7b:lab-a"}) {
+		t.Errorf("rows %v: want lab A's row and lab B's, each under its signer", got)
 	}
 }

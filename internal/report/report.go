@@ -234,9 +234,9 @@ func Build(home, id string) (*Report, error) {
 	if rep.Problems == nil {
 		rep.Problems = []runs.Problem{}
 	}
-	if rec.ID != r.ID {
+	if want := runimport.RecordID(home, r.ID); rec.ID != want {
 		rep.Verified = false
-		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", rec.ID, r.ID)})
+		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder %q holds run %q", rec.ID, r.ID, want)})
 	}
 	if key != nil && rep.Verified {
 		rep.Signer = &Signer{Name: key.Name, KeyID: key.ID}
