@@ -33,7 +33,8 @@ type Reference struct {
 	// Images are the evaluator image IDs the maintainer admits: the image
 	// pinned in the board's REPRO_HOME.
 	Images []string
-	// Harness is the harness digest of this build of repro.
+	// Harness is the harness digest of this build of repro (hex, as
+	// records carry it).
 	Harness string
 	// Limits are the default run limits.
 	Limits RunLimits
@@ -61,7 +62,7 @@ var (
 // pins) and the evaluator image home pins. What cannot be read is named in
 // Missing, with the command that provides it.
 func LoadReference(home, dataset string) *Reference {
-	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: HarnessDigest.String(), Limits: DefaultRunLimits()}
+	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: HarnessDigest.Hex(), Limits: DefaultRunLimits()}
 	var choice *DatasetChoice
 	for _, c := range DatasetChoices {
 		if strings.EqualFold(c.ID, dataset) {

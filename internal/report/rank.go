@@ -80,7 +80,7 @@ func NotRankedReasons(ref *humaneval.Reference, rep *Report) []string {
 	if ref.Images != nil && !contains(ref.Images, rep.Provenance.ImageID) {
 		add("evaluator image %s is not the one this board admits (%s)", orNone(shortDigest(rep.Provenance.ImageID)), strings.Join(shortAll(ref.Images), ", "))
 	}
-	if rep.Provenance.HarnessDigest != ref.Harness {
+	if bare := func(d string) string { return strings.TrimPrefix(d, "sha256:") }; bare(rep.Provenance.HarnessDigest) != bare(ref.Harness) {
 		add("harness %s is not this repro's (%s)", orNone(shortDigest(rep.Provenance.HarnessDigest)), shortDigest(ref.Harness))
 	}
 	switch {
