@@ -178,7 +178,7 @@ func TestBoardSubmissionsInBrowser(t *testing.T) {
 		rank, label, signer, engine string
 		reasons                     []string
 	}{
-		ids[honest]: {"1", "coder-7b", "lab-a", "engine repro", nil},
+		ids[honest]:   {"1", "coder-7b", "lab-a", "engine repro", nil},
 		ids[evalplus]: {"–", "always-equal", "lab-a", "engine evalplus", []string{`scored by engine "evalplus", not repro's`, "a subset of the tasks: 4 of 164 scored"}},
 		ids[forged]: {"–", "forged", "lab-b", "engine repro", []string{"its record's summary is not what its verdicts give: the record claims 164 tasks, the results hold 4",
 			"a subset of the tasks: 4 of 164 scored"}},

@@ -240,6 +240,9 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 		}
 		row := boardRow(id, rep)
 		row.profile = NotRankedReasons(ref, rep)
+		if ref != nil && len(ref.Tasks) > 0 && rep.HumanEval.Verdicts != nil {
+			row.Subset = row.Tasks < len(ref.Tasks) // what the verdicts cover, not what the record claims
+		}
 		for k := range row.Base {
 			if k != "pass@1" {
 				ks[k] = true
