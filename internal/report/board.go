@@ -606,6 +606,20 @@ func matrix(rows []BoardRow) *Chart {
 		}
 		return "fail"
 	}
+	// A label that two signers' rows share is told apart by its signer.
+	signers := map[string]map[string]bool{}
+	for _, r := range shown {
+		if signers[r.Label] == nil {
+			signers[r.Label] = map[string]bool{}
+		}
+		signers[r.Label][r.Signer] = true
+	}
+	rowName := func(r BoardRow) string {
+		if len(signers[r.Label]) > 1 && r.Signer != "" {
+			return truncate(r.Label, 16) + " (" + truncate(r.Signer, 8) + ")"
+		}
+		return truncate(r.Label, 26)
+	}
 	for blk := 0; blk < blocks; blk++ {
 		y0 := blk * blockH
 		for i := blk * matrixBlock; i < min(len(tasks), (blk+1)*matrixBlock); i += 10 {
@@ -616,7 +630,7 @@ func matrix(rows []BoardRow) *Chart {
 		}
 		for ri, r := range shown {
 			y := y0 + 18 + ri*matrixRowH
-			c.Texts = append(c.Texts, Text{X: matrixLeft - 6, Y: y + 14, Anchor: "end", Class: "tick", Text: truncate(r.Label, 26)})
+			c.Texts = append(c.Texts, Text{X: matrixLeft - 6, Y: y + 14, Anchor: "end", Class: "tick", Text: rowName(r)})
 			have := map[string]TaskRow{}
 			for _, t := range r.rows {
 				have[t.Task] = t

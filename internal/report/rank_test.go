@@ -263,4 +263,13 @@ func TestBoardRowsBelongToSigners(t *testing.T) {
 	if !slices.Equal(got, []string{"1:coder-7b:lab-b", "2:coder-7b:lab-a"}) {
 		t.Errorf("rows %v: want lab A's row and lab B's, each under its signer", got)
 	}
+	var names []string
+	for _, tx := range board.Matrix.Texts {
+		if tx.Anchor == "end" && tx.Class == "tick" {
+			names = append(names, tx.Text)
+		}
+	}
+	if !slices.Equal(names, []string{"coder-7b (lab-b)", "coder-7b (lab-a)"}) {
+		t.Errorf("the matrix names the rows %q", names)
+	}
 }
