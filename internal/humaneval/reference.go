@@ -60,7 +60,7 @@ var (
 // dataset id as records name it, in any case) from home: the dataset's
 // catalog pins and tasks (read from home's store, verified against the
 // pins) and the evaluator image home pins. What cannot be read is named in
-// Missing, with the command that provides it.
+// Missing, with the command that provides it. It writes nothing under home.
 func LoadReference(home, dataset string) *Reference {
 	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: HarnessDigest.Hex(), Limits: DefaultRunLimits()}
 	var choice *DatasetChoice
@@ -76,7 +76,7 @@ func LoadReference(home, dataset string) *Reference {
 		ref.Dataset = choice.ID
 		f, err := loadFacts(home, *choice)
 		if err != nil {
-			ref.Missing = append(ref.Missing, "the dataset cannot be read from this REPRO_HOME's store ("+err.Error()+")")
+			ref.Missing = append(ref.Missing, "the dataset cannot be read from this REPRO_HOME's store ("+err.Error()+"): run 'repro fetch "+choice.ID+"'")
 		} else {
 			ref.Assets, ref.DatasetMD5, ref.Tasks = f.assets, f.md5, f.tasks
 		}
@@ -109,7 +109,9 @@ func loadFacts(home string, c DatasetChoice) (*datasetFacts, error) {
 	if f, ok := facts[key]; ok {
 		return f, nil
 	}
-	st, err := store.Open(home, cat)
+	// A board's reference only reads: repro serve writes nothing under
+	// REPRO_HOME.
+	st, err := store.OpenExisting(home, cat)
 	if err != nil {
 		return nil, err
 	}
