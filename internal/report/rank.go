@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Reference is the reference profile of a board (see humaneval.Reference).
@@ -147,8 +148,8 @@ func limitsDiff(got, want humaneval.RunLimits) string {
 	var g, w map[string]any
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
-	json.Unmarshal(gb, &g)
-	json.Unmarshal(wb, &w)
+	strictjson.DecodeOpen(gb, &g)
+	strictjson.DecodeOpen(wb, &w)
 	var keys []string
 	for k := range w {
 		if fmt.Sprint(g[k]) != fmt.Sprint(w[k]) {
