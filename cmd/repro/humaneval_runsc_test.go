@@ -77,10 +77,12 @@ func noFlipsElsewhere(t *testing.T, home, a, b string) {
 		t.Fatal(err)
 	}
 	other := []string{"REPRO_HOME=" + t.TempDir()}
-	if r := repro(t, other, append(append([]string{"runs", "import"}, bundles...), "--trust", trust)...); r.code != 0 {
+	r = repro(t, other, append(append([]string{"runs", "import"}, bundles...), "--trust", trust)...)
+	ms := importedAs.FindAllStringSubmatch(r.stdout, -1)
+	if r.code != 0 || len(ms) != 2 || ms[0][1] != a || ms[1][1] != b {
 		t.Fatalf("runs import: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	d := repro(t, other, "runs", "diff", "--json", a, b)
+	d := repro(t, other, "runs", "diff", "--json", ms[0][2], ms[1][2])
 	var doc struct {
 		Flipped []json.RawMessage `json:"flipped"`
 		Tasks   int               `json:"tasks"`

@@ -55,7 +55,7 @@ func TestMaintainerFlow(t *testing.T) {
 	env := []string{"REPRO_HOME=" + home}
 
 	r := repro(t, env, append(append([]string{"runs", "import"}, bundles...), "--trust", submitters)...)
-	if r.code != 0 || strings.Count(r.stdout, " imported (humaneval, 3 files), signed by trusted key \"lab-") != 3 {
+	if r.code != 0 || len(importedAs.FindAllString(r.stdout, -1)) != 3 {
 		t.Fatalf("runs import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if again := repro(t, env, "runs", "import", bundles[0], "--trust", submitters); again.code != 0 || !strings.Contains(again.stdout, "already here") {
@@ -138,6 +138,10 @@ func TestMaintainerFlow(t *testing.T) {
 	}
 }
 
+// importedAs reads a line of runs import: the run id its record names and
+// the id it was imported as.
+var importedAs = regexp.MustCompile(`: run (\S+) imported as (\S+) \(humaneval, \d+ files\), signed by trusted key "`)
+
 var labelLine = regexp.MustCompile(`(?m)^label: "([^"]*)", model "([^"]*)", sampling (\S+)$`)
 
 // TestHumanEvalLabelOnTheBoard: a real sandboxed run names its label,
@@ -181,10 +185,12 @@ func TestHumanEvalLabelOnTheBoard(t *testing.T) {
 	trustFile := filepath.Join(t.TempDir(), "lab.json")
 	os.WriteFile(trustFile, []byte(strings.Replace(tr.stdout, `"name": "local"`, `"name": "ci-lab"`, 1)), 0o644)
 	other := []string{"REPRO_HOME=" + t.TempDir()}
-	if r := repro(t, other, "runs", "import", bundle, "--trust", trustFile); r.code != 0 || !strings.Contains(r.stdout, `"ci-lab"`) {
+	r = repro(t, other, "runs", "import", bundle, "--trust", trustFile)
+	m := importedAs.FindStringSubmatch(r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, `"ci-lab"`) || m == nil || m[1] != id {
 		t.Fatalf("runs import: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	rep := repro(t, other, "report", id, "--format", "json")
+	rep := repro(t, other, "report", m[2], "--format", "json")
 	var doc struct {
 		Verified bool
 		Signer   struct{ Name string }

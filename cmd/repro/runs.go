@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/report"
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runlabel"
@@ -302,17 +304,28 @@ EXIT STATUS
 			}
 			var v *runs.Verification
 			var verr error
-			name := bundle
+			name, dir := bundle, ""
 			switch {
 			case extract != "":
 				v, verr = runs.ExtractBundleContext(cmd.Context(), bundle, tf, extract)
+				dir = filepath.Join(extract, "run")
+			case bundle != "" && vsaOut != "":
+				// The claims a VSA states are checked on the verified
+				// files, extracted for the check only.
+				tmp, err := os.MkdirTemp("", "repro-verify-")
+				if err != nil {
+					return exitcode.Errorf(exitcode.Precondition, "cannot make a folder to check the bundle's claims in: %v", err)
+				}
+				defer os.RemoveAll(tmp)
+				v, verr = runs.ExtractBundleContext(cmd.Context(), bundle, tf, filepath.Join(tmp, "x"))
+				dir = filepath.Join(tmp, "x", "run")
 			case bundle != "":
 				v, verr = runs.VerifyBundleContext(cmd.Context(), bundle, tf)
 			default:
-				name = r.ID
+				name, dir = r.ID, r.Dir
 				v, verr = r.VerifyWithContext(cmd.Context(), tf)
-				if v != nil && v.Record.ID != r.ID {
-					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", v.Record.ID, r.ID)})
+				if want := runimport.RecordID(home, r.ID); v != nil && v.Record.ID != want {
+					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder %q holds run %q", v.Record.ID, r.ID, want)})
 					if verr == nil {
 						verr = exitcode.Errorf(exitcode.Integrity, "run folder %q holds the record of run %q", r.ID, v.Record.ID)
 					}
@@ -321,8 +334,26 @@ EXIT STATUS
 			if v == nil {
 				return verr
 			}
+			var checks []runs.VSACheck
+			claims, board := "", []string(nil)
+			if verr == nil && dir != "" {
+				if dis, checked := report.CheckClaims(dir, v.Record); checked {
+					checks = append(checks, runs.VSACheck{Property: runs.VSAScoresFromVerdicts, Passed: len(dis) == 0, Required: true})
+					claims = "its summary's scores are what its results' verdicts give"
+					for _, d := range dis {
+						v.Problems = append(v.Problems, runs.Problem{Path: "eval_results.json", What: "the record's summary is not what the verdicts give: " + d})
+						verr = exitcode.Errorf(exitcode.Integrity, "run %s: its record claims scores its results do not give: %s", v.Record.ID, d)
+					}
+				}
+				if r != nil && v.Record.Kind == "humaneval" && verr == nil {
+					if rep, err := report.Build(home, r.ID); err == nil && rep.HumanEval != nil {
+						board = report.NotRankedReasons(report.LoadReference(home, rep.HumanEval.Dataset), rep)
+						checks = append(checks, runs.VSACheck{Property: runs.VSAReferenceProfile, Passed: len(board) == 0})
+					}
+				}
+			}
 			if vsaOut != "" {
-				if err := writeVSA(home, vsaOut, v, trustBytes); err != nil {
+				if err := writeVSA(home, vsaOut, v, trustBytes, checks); err != nil {
 					return err
 				}
 			}
@@ -346,6 +377,12 @@ EXIT STATUS
 				if v.Key != nil {
 					doc["key"] = map[string]string{"name": v.Key.Name, "key_id": v.Key.ID}
 				}
+				if claims != "" {
+					doc["scores_from_verdicts"] = verr == nil
+				}
+				if board != nil || len(checks) > 1 {
+					doc["board"] = map[string]any{"ranks": len(board) == 0, "not_ranked_reasons": append([]string{}, board...)}
+				}
 				if err := t.Document(doc); err != nil {
 					return err
 				}
@@ -362,6 +399,16 @@ EXIT STATUS
 				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			for _, a := range v.Attestations {
 				t.Printf("  %s: %s, signed by the same key\n", a.Path, a.PredicateType)
+			}
+			if claims != "" {
+				t.Printf("  claims: %s\n", claims)
+			}
+			if len(checks) > 1 {
+				if len(board) == 0 {
+					t.Printf("  board: matches the reference profile of its dataset's board here, so it ranks\n")
+				} else {
+					t.Printf("  board: not ranked here: %s\n", strings.Join(board, "; "))
+				}
 			}
 			if extract != "" {
 				t.Printf("verified files written to %s\n", extract)
@@ -382,12 +429,12 @@ EXIT STATUS
 
 // writeVSA writes the Verification Summary Attestation of v to out, signed
 // with home's run key (the verifier's key), whatever the verdict.
-func writeVSA(home, out string, v *runs.Verification, trustBytes []byte) error {
+func writeVSA(home, out string, v *runs.Verification, trustBytes []byte, checks []runs.VSACheck) error {
 	k, err := runs.LocalKey(home)
 	if err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot load the run key to sign the verification summary: %v", err)
 	}
-	if err := runs.WriteVSA(k, out, v, runs.VSAInput{Version: versionString(), TrustFile: trustBytes, Now: time.Now()}); err != nil {
+	if err := runs.WriteVSA(k, out, v, runs.VSAInput{Version: versionString(), TrustFile: trustBytes, Now: time.Now(), Checks: checks}); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--vsa: %v", err)
 	}
 	return nil
@@ -445,16 +492,23 @@ beside the local runs, under the name the trust file gives its signer.
 Each bundle is checked as 'repro runs verify --bundle' checks it, against
 --trust FILE (default REPRO_HOME/trust.json): a bundle that does not verify
 is not imported. The run's files are then unpacked into a staging folder,
-checked again there, and moved whole into REPRO_HOME/runs/<id>. The key
-that signed it is kept in REPRO_HOME/imports/<id>.json; later checks of the
-run (report, serve, runs verify) use that key, which is trusted for the
-runs imported with it and no others. Importing the same run again changes
+checked again there, and moved whole into REPRO_HOME/runs/<id>, where <id>
+is the run id its record names with the first 16 hex digits of its
+signer's key id before the time (humaneval-20261201T225716Z-cd830285
+signed by key d7ae11cb0b116572… is kept as
+humaneval-d7ae11cb0b116572-20261201T225716Z-cd830285), so that no signer
+can take another signer's run id. That id is printed; 'repro runs show',
+'verify', 'export' and 'report' take it or a unique prefix. The key that
+signed it is kept in REPRO_HOME/imports/<id>.json; later checks of the run
+(report, serve, runs verify) use that key, which is trusted for the runs
+imported with it and no others. Importing the same run again changes
 nothing. See docs/dashboard.md.
 
 EXIT STATUS
   0 every bundle imported (or already there), 2 unreadable bundle path,
-  3 no trust file, 4 a bundle does not verify or holds a run id that
-  another run has (the other bundles are still imported).`,
+  3 no trust file, 4 a bundle does not verify or holds another run than
+  the one its signer imported under the same id (the other bundles are
+  still imported).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := terminal(cmd, asJSON)
@@ -509,7 +563,7 @@ EXIT STATUS
 					if res.Already {
 						what = "already here"
 					}
-					t.Printf("%s: run %s %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.RunID, what, res.Kind, res.Files, res.Key.Name, res.Key.ID)
+					t.Printf("%s: run %s %s as %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.OriginalID, what, res.RunID, res.Kind, res.Files, res.Key.Name, res.Key.ID)
 				}
 			}
 			if asJSON {

@@ -60,7 +60,11 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	for _, e := range all {
 		ids = append(ids, e.ID)
 	}
-	b, err := report.BuildBoard(s.Home, dataset, ids, report.BoardOptions{All: q.Get("all") == "1", Sort: q.Get("sort"), Order: q.Get("order")})
+	ref := report.LoadReference
+	if s.Reference != nil {
+		ref = func(_, d string) *report.Reference { return s.Reference(d) }
+	}
+	b, err := report.CollectBoardWith(s.Home, dataset, ids, ref(s.Home, dataset)).Board(report.BoardOptions{All: q.Get("all") == "1", Sort: q.Get("sort"), Order: q.Get("order")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

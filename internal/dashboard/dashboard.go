@@ -81,6 +81,9 @@ type Server struct {
 	Loopback bool
 	// Log receives one line per failed request; nil discards.
 	Log *log.Logger
+	// Reference gives the reference profile of a dataset's board; nil
+	// means report.LoadReference of Home.
+	Reference func(dataset string) *report.Reference
 }
 
 // NewToken returns a random access token (32 bytes, hex).

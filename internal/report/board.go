@@ -8,17 +8,23 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
 )
 
 // BoardSchema names the JSON form of a Board.
 const BoardSchema = "repro.board/v1"
 
-// Board is the leaderboard of one dataset: one row per label (the run's
-// label, see internal/runlabel), its newest verified run, or every run
-// with All. Every row comes from a report (Build), so every number on it
-// was read from a run folder checked against its signed record; a row
-// whose run does not verify is shown, marked, and never ranked.
+// Board is the leaderboard of one dataset: one row per signer and label
+// (the trusted key that signed the run and the run's label, see
+// internal/runlabel), its newest verified run, or every run with All.
+// Every row comes from a report (Build), so every number on it was read
+// from a run folder checked against its signed record, and its scores are
+// computed from the verdicts of its results file (never taken from the
+// record's summary). A row ranks only when NotRankedReasons finds nothing
+// against it: it verifies and matches the board's reference profile
+// (humaneval.Reference). Runs of the canonical solutions are references,
+// listed apart in References and never ranked.
 type Board struct {
 	Schema  string `json:"schema"`
 	Dataset string `json:"dataset"`
@@ -28,6 +34,11 @@ type Board struct {
 	Sort string     `json:"sort"`
 	Desc bool       `json:"desc"`
 	Rows []BoardRow `json:"rows"`
+	// References are the runs of the dataset's canonical solutions: shown
+	// apart from the models, never ranked.
+	References []BoardRow `json:"references"`
+	// Profile is the reference profile a row must match to rank.
+	Profile BoardProfile `json:"profile"`
 	// PassK lists the k > 1 of pass@k some row has ("pass@10", ...).
 	PassK []string `json:"pass_k"`
 	// RankedBy is the score the ranks follow ("plus" or "base", with
@@ -38,24 +49,49 @@ type Board struct {
 	Matrix *Chart   `json:"-"`
 }
 
+// BoardProfile is the reference profile of a board as its JSON and page
+// state it (see humaneval.Reference).
+type BoardProfile struct {
+	Dataset    string       `json:"dataset"`
+	Assets     []runs.Asset `json:"assets"`
+	DatasetMD5 string       `json:"dataset_md5,omitempty"`
+	Tasks      int          `json:"tasks"`
+	Engine     string       `json:"engine"`
+	Images     []string     `json:"images"`
+	Harness    string       `json:"harness_digest"`
+	// Missing says why the profile is incomplete; while it is not empty,
+	// no row ranks.
+	Missing []string `json:"missing,omitempty"`
+}
+
 // BoardRow is one run on the board.
 type BoardRow struct {
 	// Rank is the row's place by the RankedBy score among the ranked
-	// rows; 0 for a row that is not ranked, with the reason in NotRanked.
-	Rank      int    `json:"rank,omitempty"`
-	NotRanked string `json:"not_ranked,omitempty"`
-	Label     string `json:"label"`
-	Model     string `json:"model,omitempty"`
-	Sampling  string `json:"sampling,omitempty"`
-	RunID     string `json:"run_id"`
-	Status    string `json:"status"`
-	Verified  bool   `json:"verified"`
+	// rows; 0 for a row that is not ranked, with the reasons in
+	// NotRankedReasons (NotRanked joins them).
+	Rank             int      `json:"rank,omitempty"`
+	NotRanked        string   `json:"not_ranked,omitempty"`
+	NotRankedReasons []string `json:"not_ranked_reasons,omitempty"`
+	Label            string   `json:"label"`
+	Model            string   `json:"model,omitempty"`
+	Sampling         string   `json:"sampling,omitempty"`
+	RunID            string   `json:"run_id"`
+	Status           string   `json:"status"`
+	Verified         bool     `json:"verified"`
 	// Problem is the first reason the run does not verify.
 	Problem string `json:"problem,omitempty"`
 	// Problems counts the reasons.
 	Problems int `json:"problems,omitempty"`
-	// Signer is the name of the trusted key that signed the record.
-	Signer     string             `json:"signer,omitempty"`
+	// Signer is the name of the trusted key that signed the record,
+	// SignerKeyID its key id.
+	Signer      string `json:"signer,omitempty"`
+	SignerKeyID string `json:"signer_key_id,omitempty"`
+	// Engine is the scoring engine the record names.
+	Engine string `json:"engine"`
+	// Canonical: the run scored the canonical solutions (a reference).
+	Canonical bool `json:"canonical"`
+	// Base and Plus are pass@k computed from the verdicts of the run's
+	// results file (nil without one).
 	Base       map[string]float64 `json:"base_pass_at_k"`
 	Plus       map[string]float64 `json:"plus_pass_at_k,omitempty"`
 	PlusScored bool               `json:"plus_scored"`
@@ -74,6 +110,16 @@ type BoardRow struct {
 
 	rows []TaskRow
 	rep  *Report
+	// profile are the reasons NotRankedReasons gave when the run was read.
+	profile []string
+}
+
+// EngineText names the row's scoring engine for a table cell.
+func (r BoardRow) EngineText() string {
+	if r.Engine == "" {
+		return "engine not recorded"
+	}
+	return "engine " + r.Engine
 }
 
 // ShortProblem is the start of Problem, for a table cell (the whole of it
@@ -155,15 +201,27 @@ func BuildBoard(home, dataset string, ids []string, o BoardOptions) (*Board, err
 // from which boards in any view and order are made.
 type BoardRuns struct {
 	dataset string
+	// byLabel holds the runs of each signer and label (rowKey).
 	byLabel map[string][]BoardRow
 	passK   []string
 	notes   []string
+	profile BoardProfile
 }
 
 // CollectBoard reads the runs of dataset among ids of home (see
-// BuildBoard).
+// BuildBoard), against the reference profile of home
+// (humaneval.LoadReference).
 func CollectBoard(home, dataset string, ids []string) *BoardRuns {
-	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}}
+	return CollectBoardWith(home, dataset, ids, humaneval.LoadReference(home, dataset))
+}
+
+// rowKey is the key of a row's signer and label: a label belongs to the
+// key that signed it, so that no signer's run can take another's row.
+func rowKey(r BoardRow) string { return r.SignerKeyID + "\x00" + r.Label }
+
+// CollectBoardWith is CollectBoard against the reference profile ref.
+func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Reference) *BoardRuns {
+	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}, profile: profileOf(ref)}
 	ks := map[string]bool{}
 	for _, id := range ids {
 		if !isRunOf(home, id, dataset) {
@@ -181,12 +239,16 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 			br.dataset = rep.HumanEval.Dataset // as the runs name it
 		}
 		row := boardRow(id, rep)
+		row.profile = NotRankedReasons(ref, rep)
+		if ref != nil && len(ref.Tasks) > 0 && rep.HumanEval.Verdicts != nil {
+			row.Subset = row.Tasks < len(ref.Tasks) // what the verdicts cover, not what the record claims
+		}
 		for k := range row.Base {
 			if k != "pass@1" {
 				ks[k] = true
 			}
 		}
-		br.byLabel[row.Label] = append(br.byLabel[row.Label], row)
+		br.byLabel[rowKey(row)] = append(br.byLabel[rowKey(row)], row)
 	}
 	for k := range ks {
 		br.passK = append(br.passK, k)
@@ -205,7 +267,7 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 // shows its newest run that verifies, ended ok and has a score; else its
 // newest verified run, else its newest run.
 func (br *BoardRuns) Board(o BoardOptions) (*Board, error) {
-	b := &Board{Schema: BoardSchema, Dataset: br.dataset, All: o.All, Rows: []BoardRow{}, PassK: br.passK, Notes: br.notes}
+	b := &Board{Schema: BoardSchema, Dataset: br.dataset, All: o.All, Rows: []BoardRow{}, References: []BoardRow{}, PassK: br.passK, Notes: br.notes, Profile: br.profile}
 	labels := make([]string, 0, len(br.byLabel))
 	for l := range br.byLabel {
 		labels = append(labels, l)
@@ -236,7 +298,16 @@ func (br *BoardRuns) Board(o BoardOptions) (*Board, error) {
 	if err := b.order(o); err != nil {
 		return nil, err
 	}
-	b.Matrix = matrix(b.Rows)
+	models := b.Rows[:0:0]
+	for _, r := range b.Rows {
+		if r.Canonical {
+			b.References = append(b.References, r)
+		} else {
+			models = append(models, r)
+		}
+	}
+	b.Rows = models
+	b.Matrix = matrix(append(append([]BoardRow{}, b.Rows...), b.References...))
 	return b, nil
 }
 
@@ -284,10 +355,12 @@ func newer(a, b BoardRow) bool {
 func boardRow(id string, rep *Report) BoardRow {
 	he := rep.HumanEval
 	row := BoardRow{
-		RunID: id, Status: rep.Run.Status, Verified: rep.Verified,
-		Base: he.BasePassAtK, Plus: he.PlusPassAtK, PlusScored: he.PlusScored, Tasks: he.Tasks, Subset: he.Subset,
+		RunID: id, Status: rep.Run.Status, Verified: rep.Verified, Engine: he.Engine, Canonical: he.Canonical, Subset: he.Subset,
 		ImageID: rep.Provenance.ImageID, HarnessDigest: rep.Provenance.HarnessDigest, Finished: rep.Run.FinishedAt,
 		rows: he.Rows, rep: rep,
+	}
+	if v := he.Verdicts; v != nil {
+		row.Base, row.Plus, row.PlusScored, row.Tasks = v.BasePassAtK, v.PlusPassAtK, v.PlusScored, v.Tasks
 	}
 	if s := rep.Subject; s != nil {
 		row.Label, row.Model, row.Sampling = s.Label, s.Model, s.Sampling.String()
@@ -299,7 +372,7 @@ func boardRow(id string, rep *Report) BoardRow {
 		row.Base = nil
 	}
 	if rep.Signer != nil {
-		row.Signer = rep.Signer.Name
+		row.Signer, row.SignerKeyID = rep.Signer.Name, rep.Signer.KeyID
 	}
 	if len(rep.Problems) > 0 {
 		p := rep.Problems[0]
@@ -357,24 +430,20 @@ func (b *Board) order(o BoardOptions) error {
 		return exitcode.Errorf(exitcode.Usage, "unknown sort order %q (asc or desc)", o.Order)
 	}
 	b.Sort = key
-	// Rank: verified, scored on the whole dataset, status ok, with the
-	// score; best first, ties share a rank.
+	// Rank: the rows NotRankedReasons finds nothing against that have
+	// the score; best first, ties share a rank.
 	var ranked []int
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		_, has := r.Score(b.RankedBy)
-		switch {
-		case !r.Verified:
-			r.NotRanked = "NOT verified"
-		case r.Status != "ok":
-			r.NotRanked = "run ended " + r.Status
-		case r.Subset:
-			r.NotRanked = "a subset of the tasks"
-		case !has:
-			r.NotRanked = "no " + b.RankedBy + " score"
-		default:
-			ranked = append(ranked, i)
+		r.NotRankedReasons = append([]string(nil), r.profile...)
+		if _, has := r.Score(b.RankedBy); !has {
+			r.NotRankedReasons = append(r.NotRankedReasons, "no "+b.RankedBy+" score")
 		}
+		if len(r.NotRankedReasons) == 0 {
+			ranked = append(ranked, i)
+			continue
+		}
+		r.NotRanked = strings.Join(r.NotRankedReasons, "; ")
 	}
 	sort.SliceStable(ranked, func(x, y int) bool {
 		vx, _ := b.Rows[ranked[x]].Score(b.RankedBy)
@@ -537,6 +606,20 @@ func matrix(rows []BoardRow) *Chart {
 		}
 		return "fail"
 	}
+	// A label that two signers' rows share is told apart by its signer.
+	signers := map[string]map[string]bool{}
+	for _, r := range shown {
+		if signers[r.Label] == nil {
+			signers[r.Label] = map[string]bool{}
+		}
+		signers[r.Label][r.Signer] = true
+	}
+	rowName := func(r BoardRow) string {
+		if len(signers[r.Label]) > 1 && r.Signer != "" {
+			return truncate(r.Label, 16) + " (" + truncate(r.Signer, 8) + ")"
+		}
+		return truncate(r.Label, 26)
+	}
 	for blk := 0; blk < blocks; blk++ {
 		y0 := blk * blockH
 		for i := blk * matrixBlock; i < min(len(tasks), (blk+1)*matrixBlock); i += 10 {
@@ -547,7 +630,7 @@ func matrix(rows []BoardRow) *Chart {
 		}
 		for ri, r := range shown {
 			y := y0 + 18 + ri*matrixRowH
-			c.Texts = append(c.Texts, Text{X: matrixLeft - 6, Y: y + 14, Anchor: "end", Class: "tick", Text: truncate(r.Label, 26)})
+			c.Texts = append(c.Texts, Text{X: matrixLeft - 6, Y: y + 14, Anchor: "end", Class: "tick", Text: rowName(r)})
 			have := map[string]TaskRow{}
 			for _, t := range r.rows {
 				have[t.Task] = t
@@ -597,6 +680,12 @@ type boardHeader struct {
 	Title, Href, Arrow, Hint string
 }
 
+// boardRowView is one row of a board's table with its page.
+type boardRowView struct {
+	Page boardPage
+	Row  BoardRow
+}
+
 type boardPage struct {
 	*Board
 	Links    BoardLinks
@@ -640,7 +729,7 @@ func WriteBoard(w io.Writer, b *Board, links BoardLinks) error {
 	}
 	head("samples / task", "samples", "")
 	head("evidence", "", "checked against the signed record just now, and the trusted key that signed it")
-	head("image · harness", "", "digests of the evaluator image and of the harness that scored the run")
+	head("engine · image · harness", "", "the scoring engine, and the digests of the evaluator image and of the harness that scored the run")
 	head("date", "date", "")
 	for _, r := range b.Rows {
 		if r.Rank == 1 && p.Leader == "" {

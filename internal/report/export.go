@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 )
 
 var navTmpl = template.Must(template.New("nav").Parse(`<p style="font:14px system-ui,sans-serif;border-bottom:1px solid #ccc;padding-bottom:.4em">` +
@@ -70,7 +71,12 @@ func (l staticLinks) MatrixElsewhere(b *Board) string {
 // <run id>.html, the report of each run on the board. It returns the names
 // written. A dataset without a HumanEval run is a usage error.
 func ExportBoard(home, dataset string, ids []string, write func(name string, data []byte) error) ([]string, error) {
-	br := CollectBoard(home, dataset, ids)
+	return ExportBoardWith(home, dataset, ids, humaneval.LoadReference(home, dataset), write)
+}
+
+// ExportBoardWith is ExportBoard against the reference profile ref.
+func ExportBoardWith(home, dataset string, ids []string, ref *humaneval.Reference, write func(name string, data []byte) error) ([]string, error) {
+	br := CollectBoardWith(home, dataset, ids, ref)
 	if err := br.check(home, ids); err != nil {
 		return nil, err
 	}
@@ -129,7 +135,7 @@ func exportBoard(br *BoardRuns, write func(name string, data []byte) error) ([]s
 			}
 		}
 	}
-	for _, r := range everyRun.Rows {
+	for _, r := range append(everyRun.Rows, everyRun.References...) {
 		var buf bytes.Buffer
 		if err := WriteHTMLWithNav(&buf, r.rep, NavLink{"index.html", "← leaderboard of " + truncate(br.dataset, 60)}); err != nil {
 			return written, err

@@ -24,7 +24,7 @@ func FuzzResults(f *testing.F) {
 	f.Add([]byte(`{"eval":{"<u>/1":[{"base_status":"<i>","plus_status":"fail","plus_fail_tests":[["<script>"]]}]}}`))
 	f.Add([]byte(`{"eval":{"a":[]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rows, _, maxSamples, err := parseResults(b)
+		rows, _, maxSamples, _, err := parseResults(b)
 		if err != nil {
 			return
 		}

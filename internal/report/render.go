@@ -34,6 +34,7 @@ var funcs = map[string]any{
 	"charts": charts,
 	"near":   nearLimitRows,
 	"short":  shortDigest,
+	"rowOf":  func(p boardPage, r BoardRow) boardRowView { return boardRowView{Page: p, Row: r} },
 	"kOf":    kOf,
 	"orderOf": func(desc bool) string {
 		if desc {

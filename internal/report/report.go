@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -126,6 +127,34 @@ type HumanEval struct {
 	SelfCheck    *SelfCheck         `json:"self_check,omitempty"`
 	Rows         []TaskRow          `json:"tasks_table"`
 	ResultsFound bool               `json:"results_found"`
+	// Engine is the scoring engine the record names ("repro" or
+	// "evalplus"; "" when it names none).
+	Engine string `json:"engine"`
+	// Canonical: the run scored the dataset's canonical solutions.
+	Canonical bool `json:"canonical"`
+	// BaseOnly: the run was told to skip the plus tests (--base-only).
+	BaseOnly bool `json:"base_only"`
+	// Limits are the run limits the record names; nil when it names none.
+	Limits *humaneval.RunLimits `json:"run_limits,omitempty"`
+	// ResultsHash is the dataset hash eval_results.json names.
+	ResultsHash string `json:"results_dataset_md5,omitempty"`
+	// Verdicts are the scores the verdicts of eval_results.json give
+	// (nil without a readable results file). BasePassAtK and PlusPassAtK
+	// above are what the record's summary claims; a board ranks by these.
+	Verdicts *VerdictScores `json:"verdicts,omitempty"`
+	// Disagreements name each claim of the record's summary that its
+	// results file's verdicts do not give.
+	Disagreements []string `json:"disagreements,omitempty"`
+}
+
+// VerdictScores are the scores computed from a results file's verdicts.
+type VerdictScores struct {
+	Tasks       int                `json:"tasks"`
+	Samples     int                `json:"samples"`
+	BasePassAtK map[string]float64 `json:"base_pass_at_k"`
+	PlusPassAtK map[string]float64 `json:"plus_pass_at_k,omitempty"`
+	// PlusScored: every sample has a plus verdict.
+	PlusScored bool `json:"plus_scored"`
 }
 
 // SelfCheck is the canonical-solution self-check of a run.
@@ -205,9 +234,9 @@ func Build(home, id string) (*Report, error) {
 	if rep.Problems == nil {
 		rep.Problems = []runs.Problem{}
 	}
-	if rec.ID != r.ID {
+	if want := runimport.RecordID(home, r.ID); rec.ID != want {
 		rep.Verified = false
-		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder is %q", rec.ID, r.ID)})
+		rep.Problems = append(rep.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder %q holds run %q", rec.ID, r.ID, want)})
 	}
 	if key != nil && rep.Verified {
 		rep.Signer = &Signer{Name: key.Name, KeyID: key.ID}
@@ -373,9 +402,18 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 	var extra struct {
 		Dataset    string `json:"dataset"`
 		DatasetMD5 string `json:"dataset_md5"`
+		Engine     string `json:"engine"`
+		Canonical  bool   `json:"canonical"`
 	}
 	if recast(rec.Extra, &extra) {
-		he.Dataset, he.DatasetHash = extra.Dataset, extra.DatasetMD5
+		he.Dataset, he.DatasetHash, he.Engine, he.Canonical = extra.Dataset, extra.DatasetMD5, extra.Engine, extra.Canonical
+	}
+	var lim struct {
+		Run      *humaneval.RunLimits `json:"run"`
+		BaseOnly bool                 `json:"base_only"`
+	}
+	if recast(rec.Limits, &lim) {
+		he.Limits, he.BaseOnly = lim.Run, lim.BaseOnly
 	}
 	recorded := false
 	for _, f := range rec.Files {
@@ -390,26 +428,116 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
 		return he, notes
 	}
-	rows, hash, maxSamples, err := parseResults(b)
+	rows, hash, maxSamples, plus, err := parseResults(b)
 	if err != nil {
 		notes = append(notes, "eval_results.json "+err.Error())
 		return he, notes
 	}
-	he.ResultsFound, he.Rows, he.MaxSamples = true, rows, maxSamples
+	he.ResultsFound, he.Rows, he.MaxSamples, he.ResultsHash = true, rows, maxSamples, truncate(hash, 64)
 	if he.DatasetHash == "" {
-		he.DatasetHash = truncate(hash, 64)
+		he.DatasetHash = he.ResultsHash
 	}
+	he.Verdicts = verdictScores(rows, plus)
+	he.Disagreements = disagreements(he, sum.Samples)
 	return he, notes
+}
+
+// verdictScores computes pass@k (k in 1, 10, 100 where every task has k
+// samples, as the scorer does) from the per-task verdicts.
+func verdictScores(rows []TaskRow, plus bool) *VerdictScores {
+	v := &VerdictScores{Tasks: len(rows), PlusScored: plus && len(rows) > 0, BasePassAtK: map[string]float64{}}
+	var base, both [][2]int
+	for _, r := range rows {
+		v.Samples += r.Samples
+		base = append(base, [2]int{r.Samples, r.BasePassed})
+		both = append(both, [2]int{r.Samples, r.Passed})
+	}
+	v.BasePassAtK = passAtK(base)
+	if v.PlusScored {
+		v.PlusPassAtK = passAtK(both)
+	}
+	return v
+}
+
+func passAtK(counts [][2]int) map[string]float64 {
+	out := map[string]float64{}
+	if len(counts) == 0 {
+		return out
+	}
+	minN := counts[0][0]
+	for _, c := range counts {
+		minN = min(minN, c[0])
+	}
+	for _, k := range []int{1, 10, 100} {
+		if minN < k {
+			continue
+		}
+		sum := 0.0
+		for _, c := range counts {
+			sum += humaneval.EstimatePassAtK(c[0], c[1], k)
+		}
+		out["pass@"+strconv.Itoa(k)] = sum / float64(len(counts))
+	}
+	return out
+}
+
+// disagreements lists the claims of the record's summary (tasks, samples,
+// plus scored, pass@k) that the verdicts do not give. samples is the
+// summary's sample count.
+func disagreements(he *HumanEval, samples int) []string {
+	v := he.Verdicts
+	var out []string
+	if he.Tasks != v.Tasks {
+		out = append(out, fmt.Sprintf("the record claims %d tasks, the results hold %d", he.Tasks, v.Tasks))
+	}
+	if samples != v.Samples {
+		out = append(out, fmt.Sprintf("the record claims %d samples, the results hold %d", samples, v.Samples))
+	}
+	if he.PlusScored != v.PlusScored {
+		out = append(out, fmt.Sprintf("the record claims plus scored %v, the results say %v", he.PlusScored, v.PlusScored))
+	}
+	cmp := func(phase string, claim, got map[string]float64) {
+		keys := map[string]bool{}
+		for k := range claim {
+			keys[k] = true
+		}
+		for k := range got {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			c, okc := claim[k]
+			g, okg := got[k]
+			switch {
+			case !okc:
+				out = append(out, fmt.Sprintf("the record claims no %s %s, the verdicts give %.1f%%", phase, k, 100*g))
+			case !okg:
+				out = append(out, fmt.Sprintf("the record claims %s %s %.1f%%, the verdicts give none", phase, k, 100*c))
+			case math.Abs(c-g) > 1e-9:
+				out = append(out, fmt.Sprintf("the record claims %s %s %.1f%%, the verdicts give %.1f%%", phase, k, 100*c, 100*g))
+			}
+		}
+	}
+	cmp("base", he.BasePassAtK, v.BasePassAtK)
+	if he.PlusScored || v.PlusScored {
+		cmp("plus", he.PlusPassAtK, v.PlusPassAtK)
+	}
+	return out
 }
 
 // parseResults reads an EvalPlus-format results file into one row per
 // task, in task order, with the file's dataset hash and the largest number
 // of samples of a task.
-func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err error) {
+func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus bool, err error) {
 	var res humaneval.ResultsFile
 	if err := strictjson.DecodeOpen(b, &res); err != nil {
-		return nil, "", 0, fmt.Errorf("is not valid JSON: %v", err)
+		return nil, "", 0, false, fmt.Errorf("is not valid JSON: %v", err)
 	}
+	plus = true
 	ids := make([]string, 0, len(res.Eval))
 	for id := range res.Eval {
 		ids = append(ids, id)
@@ -419,8 +547,11 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, err er
 	for _, id := range ids {
 		rows = append(rows, taskRow(id, res.Eval[id]))
 		maxSamples = max(maxSamples, len(res.Eval[id]))
+		for _, e := range res.Eval[id] {
+			plus = plus && e.PlusStatus != nil
+		}
 	}
-	return rows, res.Hash, maxSamples, nil
+	return rows, res.Hash, maxSamples, plus, nil
 }
 
 func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {

@@ -50,6 +50,9 @@ type Side struct {
 	Problems []runs.Problem `json:"problems"`
 	// Label is what the run's record says it scored (HumanEval runs).
 	Label string `json:"label,omitempty"`
+	// Engine is the scoring engine the record names (HumanEval runs;
+	// "" when it names none).
+	Engine string `json:"engine,omitempty"`
 }
 
 // Verdict is a task's outcome on one side: its status ("pass", "fail",
@@ -119,6 +122,9 @@ func side(r *report.Report) Side {
 	s := Side{ID: r.Run.ID, Kind: r.Run.Kind, Status: r.Run.Status, Verified: r.Verified, Problems: r.Problems}
 	if r.Subject != nil {
 		s.Label = r.Subject.Label
+	}
+	if r.HumanEval != nil {
+		s.Engine = r.HumanEval.Engine
 	}
 	if s.Problems == nil {
 		s.Problems = []runs.Problem{}
@@ -266,6 +272,9 @@ func provenance(r *report.Report) map[string]map[string]string {
 		put("dataset", "md5", he.DatasetHash)
 	}
 	put("harness", "digest", p.HarnessDigest)
+	if he := r.HumanEval; he != nil {
+		put("harness", "engine", orNotRecorded(he.Engine))
+	}
 	for _, f := range p.Limits {
 		if f.Key != "harness_digest" {
 			put("limits", f.Key, f.Value)
@@ -312,4 +321,11 @@ func differing(section string, a, b map[string]string) []Value {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+func orNotRecorded(s string) string {
+	if s == "" {
+		return "(not recorded)"
+	}
+	return s
 }

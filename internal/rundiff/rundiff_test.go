@@ -108,3 +108,32 @@ func TestDiffUnknownRun(t *testing.T) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }
+
+// TestDiffNamesTheEngine: two runs of the same samples, one scored by
+// repro's engine and one by EvalPlus's: the diff names each side's engine
+// and lists the engine among the provenance that differs.
+func TestDiffNamesTheEngine(t *testing.T) {
+	home := t.TempDir()
+	samples := []runstest.Sample{{Task: "HumanEval/0", Pass: true}, {Task: "HumanEval/1", Pass: true}}
+	a := runstest.HumanEvalRun(t, home, samples, runstest.HumanEvalOptions{Engine: "repro"})
+	b := runstest.HumanEvalRun(t, home, samples, runstest.HumanEvalOptions{Engine: "evalplus"})
+	d, err := Build(home, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.A.Engine != "repro" || d.B.Engine != "evalplus" {
+		t.Errorf("engines %q %q", d.A.Engine, d.B.Engine)
+	}
+	found := false
+	for _, v := range d.Provenance {
+		found = found || v.Section == "harness" && v.Key == "engine" && v.A == "repro" && v.B == "evalplus"
+	}
+	if !found {
+		t.Errorf("provenance that differs lacks the engine: %+v", d.Provenance)
+	}
+	var buf bytes.Buffer
+	d.WriteText(&buf)
+	if !strings.Contains(buf.String(), "engine repro)") || !strings.Contains(buf.String(), "engine evalplus)") {
+		t.Errorf("the text does not name the engines:\n%s", buf.String())
+	}
+}

@@ -23,7 +23,11 @@ func (d *Diff) WriteText(w io.Writer) {
 		if !s.side.Verified {
 			mark = "NOT verified"
 		}
-		ui.Fprintf(w, "%s %s (%s, status %s, %s)\n", s.name, s.side.ID, s.side.Kind, s.side.Status, mark)
+		engine := ""
+		if s.side.Kind == "humaneval" {
+			engine = ", engine " + quote(orNotRecorded(s.side.Engine))
+		}
+		ui.Fprintf(w, "%s %s (%s, status %s, %s%s)\n", s.name, s.side.ID, s.side.Kind, s.side.Status, mark, engine)
 		for _, p := range s.side.Problems {
 			ui.Fprintf(w, "  problem: %s\n", quote(strings.TrimPrefix(p.Path+": "+p.What, ": ")))
 		}

@@ -12,6 +12,13 @@
 // into REPRO_HOME/runs/<id>. A bundle that changes between the two checks
 // thus cannot bring in anything the second did not verify.
 //
+// An imported run is kept under an id of its own, runs.ImportedID: the id
+// its record names with the first 16 hex digits of its signer's key id
+// before the time (humaneval-d7ae11cb0b116572-20261201T225716Z-cd830285),
+// so that no signer can take the id of another's run, whatever id its
+// record names; Import prints it, and `repro runs show/verify/export`
+// take it (or a unique prefix) like any run id.
+//
 // The trusted key that signed the run is kept in its import record,
 // REPRO_HOME/imports/<id>.json. Trust returns it as a one-key trust file,
 // and later checks of the run (report, serve, runs verify) use it, so a
@@ -27,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
@@ -49,8 +57,12 @@ const maxRecordFile = 1 << 20
 // Record is an import record: which bundle a run came from and the key it
 // was accepted with.
 type Record struct {
-	Schema       string    `json:"schema"`
+	Schema string `json:"schema"`
+	// RunID is the run's id in this REPRO_HOME (runs.ImportedID);
+	// OriginalID the id its record names (empty in import records made
+	// before runs were kept under ids of their own: then RunID).
 	RunID        string    `json:"run_id"`
+	OriginalID   string    `json:"original_id,omitempty"`
 	Bundle       string    `json:"bundle"`
 	BundleSHA256 string    `json:"bundle_sha256"`
 	TrustFile    string    `json:"trust_file"`
@@ -62,8 +74,11 @@ type Record struct {
 
 // Result is what Import did with one bundle.
 type Result struct {
-	RunID string `json:"id"`
-	Kind  string `json:"kind"`
+	// RunID is the run's id in this REPRO_HOME, OriginalID the id its
+	// record names.
+	RunID      string `json:"id"`
+	OriginalID string `json:"original_id"`
+	Kind       string `json:"kind"`
 	// Key is the trusted key that signed the run.
 	Key struct {
 		Name string `json:"name"`
@@ -114,11 +129,15 @@ func ImportContext(ctx context.Context, home, bundle string, t *trust.File, trus
 	if err != nil {
 		return nil, err
 	}
-	id := v.Record.ID
-	if !runs.ValidID(id) {
-		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: its record names run %q, which is not a run id", bundle, id)
+	orig := v.Record.ID
+	if !runs.ValidID(orig) {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: its record names run %q, which is not a run id", bundle, orig)
 	}
-	res := &Result{RunID: id, Kind: v.Record.Kind, Files: len(v.Record.Files)}
+	id, err := runs.ImportedID(orig, v.Key.ID)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", bundle, err)
+	}
+	res := &Result{RunID: id, OriginalID: orig, Kind: v.Record.Kind, Files: len(v.Record.Files)}
 	res.Key.Name, res.Key.ID = v.Key.Name, v.Key.ID
 	dir := layout.Home(staging).Run(id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
@@ -141,7 +160,7 @@ func ImportContext(ctx context.Context, home, bundle string, t *trust.File, trus
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s of bundle %q does not verify as a run folder: %v", id, bundle, err)
 	}
-	if v2.Record.ID != id || v2.Key == nil || v2.Key.ID != v.Key.ID {
+	if v2.Record.ID != orig || v2.Key == nil || v2.Key.ID != v.Key.ID {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s of bundle %q does not verify as a run folder: it holds another run or another signature", id, bundle)
 	}
 	stagedRecord, err := safefile.ReadFile(runs.RecordPath(staging, id), runs.MaxRecordBytes)
@@ -157,7 +176,7 @@ func ImportContext(ctx context.Context, home, bundle string, t *trust.File, trus
 	} else if _, serr := os.Lstat(h.Run(id)); serr == nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q holds run %s, but %q exists and is not that run; not importing it", bundle, id, h.Run(id))
 	}
-	rec, err := importRecord(id, bundle, v.BundleSHA256, trustPath, v2.Key)
+	rec, err := importRecord(id, orig, bundle, v.BundleSHA256, trustPath, v2.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +212,7 @@ func moveNew(from, to string) error {
 
 // importRecord is the import record of run id, keeping key for run
 // records only.
-func importRecord(id, bundle string, sum digest.SHA256, trustPath string, key *trust.Key) ([]byte, error) {
+func importRecord(id, orig, bundle string, sum digest.SHA256, trustPath string, key *trust.Key) ([]byte, error) {
 	k := trust.NewKey(key.Name, key.Public(), []trust.Purpose{trust.RunRecords}, key.NotBefore, key.NotAfter)
 	tb, err := json.Marshal(trust.File{Version: trust.Version, Keys: []trust.Key{k}})
 	if err != nil {
@@ -203,7 +222,7 @@ func importRecord(id, bundle string, sum digest.SHA256, trustPath string, key *t
 	if err != nil {
 		abs = bundle
 	}
-	b, err := json.MarshalIndent(Record{Schema: Schema, RunID: id, Bundle: abs, BundleSHA256: sum.Hex(), TrustFile: trustPath,
+	b, err := json.MarshalIndent(Record{Schema: Schema, RunID: id, OriginalID: orig, Bundle: abs, BundleSHA256: sum.Hex(), TrustFile: trustPath,
 		ImportedAt: time.Now().UTC(), Trust: tb}, "", "  ")
 	return append(b, '\n'), err
 }
@@ -221,31 +240,31 @@ func Trust(home, id string) (t *trust.File, ok bool, err error) {
 // trustOf is Trust that also returns the trust file's bytes as the import
 // record holds them.
 func trustOf(home, id string) (t *trust.File, raw []byte, ok bool, err error) {
-	if !runs.ValidID(id) {
-		return nil, nil, false, nil
-	}
-	p := layout.Home(home).ImportRecord(id)
-	b, err := safefile.ReadFile(p, maxRecordFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
-	}
-	var rec Record
-	if err := strictjson.Decode(b, &rec); err != nil {
-		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
-	}
-	if rec.Schema != Schema || rec.RunID != id {
-		return nil, nil, true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
+	t, raw, _, ok, err = readImport(home, id)
+	return t, raw, ok, err
+}
+
+// readImport reads the import record of run id: its key as a trust file
+// and that file's bytes, and the run id the run's record must name.
+func readImport(home, id string) (t *trust.File, raw []byte, orig string, ok bool, err error) {
+	rec, p, ok, err := readRecord(home, id)
+	if !ok || err != nil {
+		return nil, nil, "", ok, err
 	}
 	if t, err = trust.Parse(rec.Trust); err != nil {
-		return nil, nil, true, fmt.Errorf("import record %q: %v", p, err)
+		return nil, nil, "", true, fmt.Errorf("import record %q: %v", p, err)
 	}
 	if len(t.Keys) != 1 || len(t.For(trust.RunRecords)) != 1 {
-		return nil, nil, true, fmt.Errorf("import record %q does not name one key for run records", p)
+		return nil, nil, "", true, fmt.Errorf("import record %q does not name one key for run records", p)
 	}
-	return t, rec.Trust, true, nil
+	orig = rec.OriginalID
+	if orig == "" {
+		orig = id
+	}
+	if o, k, imported := runs.SplitImportedID(id); orig != id && (!imported || o != orig || !strings.HasPrefix(t.Keys[0].ID, k)) {
+		return nil, nil, "", true, fmt.Errorf("import record %q names run %q signed by key %s, which is not what run id %s carries", p, orig, t.Keys[0].ID, id)
+	}
+	return t, rec.Trust, orig, true, nil
 }
 
 // LoadTrust is the trust file that checks run id of home: its import
@@ -273,23 +292,46 @@ func LoadTrustBytes(home, id string) (*trust.File, []byte, error) {
 // imported from; ok is false for a run that was not imported. An import
 // record that cannot be read is an error.
 func BundleSHA256(home, id string) (sum string, ok bool, err error) {
-	if !runs.ValidID(id) {
-		return "", false, nil
-	}
-	p := layout.Home(home).ImportRecord(id)
-	b, err := safefile.ReadFile(p, maxRecordFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", true, fmt.Errorf("import record %q: %v", p, err)
-	}
-	var rec Record
-	if err := strictjson.Decode(b, &rec); err != nil {
-		return "", true, fmt.Errorf("import record %q: %v", p, err)
-	}
-	if rec.Schema != Schema || rec.RunID != id {
-		return "", true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
+	rec, _, ok, err := readRecord(home, id)
+	if !ok || err != nil {
+		return "", ok, err
 	}
 	return rec.BundleSHA256, true, nil
+}
+
+// readRecord reads and checks the import record of run id of home and
+// returns it with its path; ok is false for a run that was not imported.
+func readRecord(home, id string) (rec *Record, p string, ok bool, err error) {
+	if !runs.ValidID(id) {
+		return nil, "", false, nil
+	}
+	p = layout.Home(home).ImportRecord(id)
+	b, err := safefile.ReadFile(p, maxRecordFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, p, false, nil
+	}
+	if err != nil {
+		return nil, p, true, fmt.Errorf("import record %q: %v", p, err)
+	}
+	rec = new(Record)
+	if err := strictjson.Decode(b, rec); err != nil {
+		return nil, p, true, fmt.Errorf("import record %q: %v", p, err)
+	}
+	if rec.Schema != Schema || rec.RunID != id {
+		return nil, p, true, fmt.Errorf("import record %q is not the import record of run %s", p, id)
+	}
+	return rec, p, true, nil
+}
+
+// RecordID is the run id the record of run id of home must name: the id
+// its import record names for an imported run (whose id carries its
+// signer's key id, runs.ImportedID), else id itself. A run kept under an
+// imported run's form of id without an import record, or whose import
+// record cannot be read, must name id itself (and so does not verify).
+func RecordID(home, id string) string {
+	_, _, orig, ok, err := readImport(home, id)
+	if !ok || err != nil {
+		return id
+	}
+	return orig
 }

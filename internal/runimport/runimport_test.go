@@ -21,22 +21,41 @@ import (
 
 // submission makes a run in a home of its own (the submitter's), exports
 // it as a bundle and returns the bundle, a trust file naming the
-// submitter's key "lab-a", and the run id.
+// submitter's key "lab-a", and the id the run gets when imported
+// (runs.ImportedID).
 func submission(t *testing.T) (bundle string, tf *trust.File, id string) {
 	t.Helper()
-	lab := t.TempDir()
-	id = runstest.HumanEvalRun(t, lab, []runstest.Sample{{Task: "HumanEval/0", Pass: true}, {Task: "HumanEval/1", FailingInput: `[1]`, Reason: "AssertionError"}},
+	bundle, tf, _, id = submissionIn(t, t.TempDir(), "lab-a")
+	return bundle, tf, id
+}
+
+// submissionIn is submission from the lab home lab, with the key named
+// name; it also returns the id the run's record names.
+func submissionIn(t *testing.T, lab, name string) (bundle string, tf *trust.File, orig, id string) {
+	t.Helper()
+	orig = runstest.HumanEvalRun(t, lab, []runstest.Sample{{Task: "HumanEval/0", Pass: true}, {Task: "HumanEval/1", FailingInput: `[1]`, Reason: "AssertionError"}},
 		runstest.HumanEvalOptions{Label: "model-a"})
-	bundle = filepath.Join(t.TempDir(), "a.tar")
-	if _, err := runs.Export(lab, id, bundle); err != nil {
+	return bundleOf(t, lab, orig, name)
+}
+
+// bundleOf exports run orig of lab and returns the bundle, a trust file
+// naming lab's key name, and the id the run gets when imported.
+func bundleOf(t *testing.T, lab, orig, name string) (bundle string, tf *trust.File, _, id string) {
+	t.Helper()
+	bundle = filepath.Join(t.TempDir(), name+".tar")
+	if _, err := runs.Export(lab, orig, bundle); err != nil {
 		t.Fatal(err)
 	}
 	k, err := runs.LocalKey(lab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf = &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey("lab-a", k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
-	return bundle, tf, id
+	tf = &trust.File{Version: trust.Version, Keys: []trust.Key{trust.NewKey(name, k.PublicKey(), []trust.Purpose{trust.RunRecords}, nil, nil)}}
+	id, err = runs.ImportedID(orig, tf.Keys[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle, tf, orig, id
 }
 
 // maintainer is a home with a run of its own (so it has its own key and
@@ -320,12 +339,12 @@ func TestTamperedImportRecord(t *testing.T) {
 	b, _ = json.Marshal(rec)
 	os.WriteFile(p, b, 0o644)
 	run, _ := runs.Open(home, id)
-	it, err := LoadTrust(home, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := run.VerifyWith(it); exitcode.Of(err) != exitcode.Integrity {
-		t.Errorf("a run verifies with a key swapped into its import record: %v", err)
+	// The key swapped in is not the one the run's id names: the import
+	// record is refused, and were it not, the signature would be.
+	if it, err := LoadTrust(home, id); exitcode.Of(err) != exitcode.Integrity {
+		if _, err := run.VerifyWith(it); exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("a run verifies with a key swapped into its import record: %v", err)
+		}
 	}
 	for _, bad := range []string{"{", `{"schema": "repro.import/v1", "run_id": "other"}`, `{"schema": "repro.import/v1", "run_id": "` + id + `", "trust": {"version": 1, "keys": []}}`} {
 		os.WriteFile(p, []byte(bad), 0o644)
@@ -419,4 +438,63 @@ func TestImportOfABombIsBounded(t *testing.T) {
 		t.Fatalf("refusing the bundle read %d bytes and wrote %d", r1-r0, w1-w0)
 	}
 	nothingLeft(t, home, id)
+}
+
+// TestImportIDsBelongToSigners: lab B learns the id of lab A's run, signs
+// a run of its own whose record names that id and imports it first; lab
+// A's genuine bundle is still imported, under an id of its own, and each
+// run verifies with its own signer's key only. The same bundle imported
+// again is "already here".
+func TestImportIDsBelongToSigners(t *testing.T) {
+	genuine, tfA, orig, idA := submissionIn(t, t.TempDir(), "lab-a")
+	labB := t.TempDir()
+	squat := runstest.HumanEvalRun(t, labB, []runstest.Sample{{Task: "HumanEval/0", Pass: true}, {Task: "HumanEval/1", Pass: true}}, runstest.HumanEvalOptions{Label: "model-a"})
+	r, err := runs.Open(labB, squat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := r.ReadRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ID = orig // lab A's run id, in a record lab B signs
+	if err := r.Finish(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	squatBundle, tfB, _, _ := bundleOf(t, labB, squat, "lab-b")
+	idB, _ := runs.ImportedID(orig, tfB.Keys[0].ID)
+	tf := &trust.File{Version: trust.Version, Keys: []trust.Key{tfA.Keys[0], tfB.Keys[0]}}
+	home := maintainer(t)
+	first, err := Import(home, squatBundle, tf, "t.json")
+	if err != nil || first.RunID != idB || first.OriginalID != orig || first.Key.Name != "lab-b" {
+		t.Fatalf("lab B's import: %+v %v", first, err)
+	}
+	second, err := Import(home, genuine, tf, "t.json")
+	if err != nil || second.RunID != idA || second.OriginalID != orig || second.Key.Name != "lab-a" || second.Already {
+		t.Fatalf("lab A's genuine bundle after lab B's: %+v %v", second, err)
+	}
+	if idA == idB {
+		t.Fatalf("both runs have id %s", idA)
+	}
+	for id, name := range map[string]string{idA: "lab-a", idB: "lab-b"} {
+		run, err := runs.Open(home, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := LoadTrust(home, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := run.VerifyWith(it); err != nil || v.Key.Name != name || v.Record.ID != orig || RecordID(home, id) != orig {
+			t.Errorf("run %s: %v %v", id, v, err)
+		}
+	}
+	if again, err := Import(home, genuine, tf, "t.json"); err != nil || !again.Already || again.RunID != idA {
+		t.Errorf("lab A's bundle again: %+v %v", again, err)
+	}
+	// A folder of an imported run's form without its import record names
+	// the id it must hold: itself.
+	if RecordID(home, "humaneval-0123456789abcdef-20261201T225716Z-cd830285") != "humaneval-0123456789abcdef-20261201T225716Z-cd830285" {
+		t.Errorf("RecordID of a run that was not imported")
+	}
 }

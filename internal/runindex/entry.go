@@ -77,7 +77,7 @@ func entryOf(id string, raw []byte) Entry {
 		e.Problem = clip(err.Error())
 		return e
 	}
-	if rec.ID != id {
+	if orig, _, imported := runs.SplitImportedID(id); rec.ID != id && !(imported && rec.ID == orig) {
 		e.Problem = clip("the record names run " + quote(rec.ID))
 		return e
 	}

@@ -19,9 +19,36 @@ const (
 	// VerifierID names repro's run verification as the VSA's verifier.
 	VerifierID = "https://reprolab.github.io/repro/verifier/run/v1"
 	// VerifyPolicyURI names the checks of docs/provenance.md
-	// ("Verifying"); the VSA's policy digest is the trust file's SHA-256.
-	VerifyPolicyURI = "https://reprolab.github.io/repro/policy/run-verify/v1"
+	// ("Verifying"): the record's signature by a key of the trust file and
+	// the run's files as recorded, and every Required VSACheck; the VSA's
+	// policy digest is the trust file's SHA-256.
+	VerifyPolicyURI = "https://reprolab.github.io/repro/policy/run-verify/v2"
 )
+
+// VSA properties (verifiedLevels values besides the SLSA build level)
+// that name what a VSA checked.
+const (
+	// VSARecordVerified: the record is signed by a key the trust file
+	// trusts for run records, and the run's files are the recorded ones.
+	VSARecordVerified = "REPRO_RUN_RECORD_VERIFIED"
+	// VSAScoresFromVerdicts: a HumanEval run's summary (tasks, samples,
+	// pass@k) is what the verdicts of its results file give.
+	VSAScoresFromVerdicts = "REPRO_SCORES_FROM_VERDICTS"
+	// VSAReferenceProfile: a HumanEval run matches the reference profile
+	// of its dataset's board in the verifier's REPRO_HOME, so the board
+	// ranks it (report.NotRankedReasons finds nothing).
+	VSAReferenceProfile = "REPRO_BOARD_REFERENCE_PROFILE"
+)
+
+// VSACheck is a check of a run's claims that the verifier made besides its
+// record's signature and files. A VSA states Property among its verified
+// levels only when the check Passed; a Required check that did not pass
+// makes the verification FAILED.
+type VSACheck struct {
+	Property string
+	Passed   bool
+	Required bool
+}
 
 // VSA result values and levels.
 const (
@@ -39,15 +66,22 @@ type VSAInput struct {
 	TrustFile []byte
 	// Now is the verification time.
 	Now time.Time
+	// Checks are the checks of the run's claims that were made (none for
+	// a run whose claims were not checked: then the VSA states only the
+	// record's verification).
+	Checks []VSACheck
 }
 
 // VSA returns the in-toto statement (JSON) of a Verification Summary
 // Attestation of v: subjects record.json and every other file of the run
 // but the record's envelope, with the digests they had when checked;
-// result PASSED when v has no problems (verified level SLSA_BUILD_LEVEL_1
-// when the run's SLSA provenance verified, SLSA_BUILD_LEVEL_0 for runs
-// without one), else FAILED; the record's envelope and the standard
-// attestations as input attestations; the trust file's digest as the
+// result PASSED when v has no problems and every required check of
+// in.Checks passed, else FAILED (verified levels ["FAILED"]). A PASSED
+// VSA's verified levels name exactly what was checked: SLSA_BUILD_LEVEL_1
+// when the run's SLSA provenance verified (SLSA_BUILD_LEVEL_0 for runs
+// without one), VSARecordVerified, and the Property of each check that
+// passed, nothing else. The record's envelope and the standard
+// attestations are the input attestations; the trust file's digest is the
 // policy's.
 func VSA(v *Verification, in VSAInput) ([]byte, error) {
 	if v == nil || v.Record == nil {
@@ -74,13 +108,24 @@ func VSA(v *Verification, in VSAInput) ([]byte, error) {
 		sum.InputAttestations = append(sum.InputAttestations, &vsa.VerificationSummary_InputAttestation{Uri: a.Path, Digest: map[string]string{"sha256": a.SHA256}})
 		provenance = provenance || a.PredicateType == ProvenancePredicateType
 	}
+	failed := len(v.Problems) > 0
+	for _, c := range in.Checks {
+		failed = failed || c.Required && !c.Passed
+	}
 	switch {
-	case len(v.Problems) > 0:
+	case failed:
 		sum.VerificationResult, sum.VerifiedLevels = VSAFailed, []string{VSAFailed}
 	case provenance:
-		sum.VerificationResult, sum.VerifiedLevels = VSAPassed, []string{"SLSA_BUILD_LEVEL_1"}
+		sum.VerificationResult, sum.VerifiedLevels = VSAPassed, []string{"SLSA_BUILD_LEVEL_1", VSARecordVerified}
 	default:
-		sum.VerificationResult, sum.VerifiedLevels = VSAPassed, []string{"SLSA_BUILD_LEVEL_0"}
+		sum.VerificationResult, sum.VerifiedLevels = VSAPassed, []string{"SLSA_BUILD_LEVEL_0", VSARecordVerified}
+	}
+	if !failed {
+		for _, c := range in.Checks {
+			if c.Passed {
+				sum.VerifiedLevels = append(sum.VerifiedLevels, c.Property)
+			}
+		}
 	}
 	pred, err := structOf(sum)
 	if err != nil {

@@ -60,6 +60,21 @@ func Open(home string, cat *catalog.Catalog) (*Store, error) {
 	return &Store{home: home, dir: layout.Home(home), cat: cat}, nil
 }
 
+// OpenExisting opens the store under home for reading, without creating
+// anything: a home whose store folders are not all there is an
+// exitcode.Precondition error.
+func OpenExisting(home string, cat *catalog.Catalog) (*Store, error) {
+	if cat == nil {
+		return nil, errors.New("store: nil catalog")
+	}
+	for _, d := range layout.Home(home).StoreFolders() {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, exitcode.Errorf(exitcode.Precondition, "no store in %q (nothing fetched yet)", home)
+		}
+	}
+	return &Store{home: home, dir: layout.Home(home), cat: cat}, nil
+}
+
 // Home returns the store's root folder.
 func (s *Store) Home() string { return s.home }
 

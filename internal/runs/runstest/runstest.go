@@ -143,6 +143,8 @@ type HumanEvalOptions struct {
 	// Label and Model go into the record as repro humaneval --label and
 	// --model put them; empty leaves them out.
 	Label, Model string
+	// Engine is the scoring engine the record names; empty leaves it out.
+	Engine string
 }
 
 // HumanEvalRun writes a signed humaneval run under home through the runs
@@ -208,6 +210,9 @@ func HumanEvalRun(t testing.TB, home string, samples []Sample, o HumanEvalOption
 	}
 	if o.Model != "" {
 		extra["model"] = o.Model
+	}
+	if o.Engine != "" {
+		extra["engine"] = o.Engine
 	}
 	rec.Extra = extra
 	if err := r.Finish(rec, 0); err != nil {
