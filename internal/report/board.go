@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/reproduce"
+	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -33,6 +35,10 @@ type Board struct {
 	// RankedBy is the score the ranks follow ("plus" or "base", with
 	// "@k" past pass@1).
 	RankedBy string `json:"ranked_by"`
+	// RequireReexecution: the maintainer's policy (REPRO_HOME/trust.json,
+	// "leaderboard": {"require_reexecution": true}) ranks an imported run
+	// only when its newest re-execution here agrees (internal/reproduce).
+	RequireReexecution bool `json:"require_reexecution,omitempty"`
 	// Notes say what the board left out and why.
 	Notes  []string `json:"notes,omitempty"`
 	Matrix *Chart   `json:"-"`
@@ -71,6 +77,11 @@ type BoardRow struct {
 	// Others counts the label's runs the board does not show (without
 	// All).
 	Others int `json:"other_runs,omitempty"`
+	// Reexecution is the newest re-execution of the run on this machine
+	// (repro runs reproduce, signed with the local run key), nil if none.
+	Reexecution *reproduce.Reproduction `json:"reexecution,omitempty"`
+	// Imported: the run came from a bundle (repro runs import).
+	Imported bool `json:"imported,omitempty"`
 
 	rows []TaskRow
 	rep  *Report
@@ -158,12 +169,18 @@ type BoardRuns struct {
 	byLabel map[string][]BoardRow
 	passK   []string
 	notes   []string
+
+	// requireReexecution is the trust file's leaderboard policy.
+	requireReexecution bool
 }
 
 // CollectBoard reads the runs of dataset among ids of home (see
 // BuildBoard).
 func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}}
+	if tf, err := runs.LoadTrust(home, ""); err == nil {
+		br.requireReexecution = tf.Leaderboard.RequireReexecution
+	}
 	ks := map[string]bool{}
 	for _, id := range ids {
 		if !isRunOf(home, id, dataset) {
@@ -181,6 +198,10 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 			br.dataset = rep.HumanEval.Dataset // as the runs name it
 		}
 		row := boardRow(id, rep)
+		_, row.Imported, _ = runimport.Trust(home, id)
+		if re, err := reproduce.Latest(home, id); err == nil {
+			row.Reexecution = re
+		}
 		for k := range row.Base {
 			if k != "pass@1" {
 				ks[k] = true
@@ -206,6 +227,7 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 // newest verified run, else its newest run.
 func (br *BoardRuns) Board(o BoardOptions) (*Board, error) {
 	b := &Board{Schema: BoardSchema, Dataset: br.dataset, All: o.All, Rows: []BoardRow{}, PassK: br.passK, Notes: br.notes}
+	b.RequireReexecution = br.requireReexecution
 	labels := make([]string, 0, len(br.byLabel))
 	for l := range br.byLabel {
 		labels = append(labels, l)
@@ -370,6 +392,10 @@ func (b *Board) order(o BoardOptions) error {
 			r.NotRanked = "run ended " + r.Status
 		case r.Subset:
 			r.NotRanked = "a subset of the tasks"
+		case b.RequireReexecution && r.Imported && r.Reexecution == nil:
+			r.NotRanked = "not re-executed here (repro runs reproduce)"
+		case b.RequireReexecution && r.Imported && !r.Reexecution.Agrees:
+			r.NotRanked = fmt.Sprintf("its re-execution here differs (%d of %d verdicts agree)", r.Reexecution.Agree, r.Reexecution.Verdicts)
 		case !has:
 			r.NotRanked = "no " + b.RankedBy + " score"
 		default:

@@ -13,7 +13,8 @@
 //	     "purposes": ["run-records", "images"],
 //	     "not_before": "2026-01-01T00:00:00Z", "not_after": "2027-01-01T00:00:00Z"}
 //	  ],
-//	  "image": {"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}}
+//	  "image": {"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}},
+//	  "leaderboard": {"require_reexecution": true}
 //	}
 //
 // "image": {"profile": "production"} is the production profile in one
@@ -76,6 +77,18 @@ type File struct {
 	Version int         `json:"version"`
 	Keys    []Key       `json:"keys"`
 	Image   ImagePolicy `json:"image,omitzero"`
+	// Leaderboard is the ranking policy of the boards made from the
+	// REPRO_HOME whose trust file this is.
+	Leaderboard LeaderboardPolicy `json:"leaderboard,omitzero"`
+}
+
+// LeaderboardPolicy is what an imported run must show, beyond verifying,
+// before a leaderboard ranks it. The zero value requires nothing more.
+type LeaderboardPolicy struct {
+	// RequireReexecution: an imported run ranks only when its newest
+	// re-execution on this machine (repro runs reproduce, signed with the
+	// local run key) agrees with it verdict by verdict.
+	RequireReexecution bool `json:"require_reexecution,omitempty"`
 }
 
 // Key is one trusted public key. ID must equal keys.ID of PublicKey.
