@@ -12,6 +12,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
 )
 
 // reproduceJSON is the part of `runs reproduce --json` the tests read.
@@ -214,4 +215,94 @@ func TestRunsReproduce(t *testing.T) {
 	if !strings.Contains(string(page), "ranked only when its re-execution on this machine") {
 		t.Errorf("the board does not state the policy")
 	}
+}
+
+// swappedSamplesRun writes a signed humaneval run under home through the
+// runs API whose workspace holds a samples copy other than the one its
+// record names: a submitter that signs a record of its real samples but
+// ships programs of its choice. It returns the run id.
+func swappedSamplesRun(t *testing.T, home string) string {
+	t.Helper()
+	r, err := runs.Create(home, "humaneval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := []byte(`{"task_id": "HumanEval/0", "completion": "    return False\n"}` + "\n")
+	shipped := []byte(`{"task_id": "HumanEval/0", "completion": "    return True\n"}` + "\n")
+	if err := os.MkdirAll(filepath.Join(r.Dir, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, "workspace", "samples.jsonl"), shipped, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	res := `{"date":"2026-12-05 01:00","hash":"h","eval":{"HumanEval/0":[{"task_id":"HumanEval/0","solution":"x","base_status":"pass","plus_status":"pass","base_fail_tests":[],"plus_fail_tests":[]}]},"pass_at_k":{}}`
+	if err := os.WriteFile(filepath.Join(r.Dir, "eval_results.json"), []byte(res), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := r.NewRecord("v0.0.0-test")
+	rec.Assets = []runs.Asset{{ID: "humanevalplus-mini-v0.1.10", SHA256: strings.Repeat("ab", 32)}}
+	rec.Summary = map[string]any{"tasks": 1, "subset": true}
+	rec.Extra = map[string]any{"dataset": "HumanEvalPlus-Mini-v0.1.10", "engine": "repro", "label": "swapped",
+		"samples": map[string]any{"format": "jsonl", "sha256": digest.Of(real).Hex()}, "summary": map[string]any{"subset": true}}
+	if err := r.Finish(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	return r.ID
+}
+
+// TestRunsReproduceRefuses: what cannot be re-executed stops before
+// anything runs, with the documented exit code: an unreadable path (2), a
+// bundle no trusted key signed (4), a run of the canonical solutions or
+// without samples (2), and a bundle whose samples copy is not the samples
+// its signed record names (4).
+func TestRunsReproduceRefuses(t *testing.T) {
+	lab := t.TempDir()
+	labEnv := []string{"REPRO_HOME=" + lab}
+	noSamples := runstest.HumanEvalRun(t, lab, []runstest.Sample{{Task: "HumanEval/0", Pass: true}}, runstest.HumanEvalOptions{Label: "no-samples"})
+	swapped := swappedSamplesRun(t, lab)
+	bundle := func(id string) string {
+		p := filepath.Join(t.TempDir(), id+".tar")
+		if r := repro(t, labEnv, "runs", "export", id, "--out", p); r.code != 0 {
+			t.Fatalf("runs export: %d %s", r.code, r.stderr)
+		}
+		return p
+	}
+	tr := repro(t, labEnv, "keys", "export", "--trust-file")
+	submitters := filepath.Join(t.TempDir(), "submitters.json")
+	if err := os.WriteFile(submitters, []byte(tr.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := []string{"REPRO_HOME=" + t.TempDir()}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want exitcode.Code
+		msg  string
+	}{
+		{"unreadable path", []string{filepath.Join(t.TempDir(), "missing.tar"), "--trust", submitters}, exitcode.Usage, "not a readable regular file"},
+		{"not signed by a trusted key", []string{bundle(noSamples), "--trust", writeTrustOfNewKey(t)}, exitcode.Integrity, "not signed by a trusted key"},
+		{"no samples", []string{bundle(noSamples), "--trust", submitters}, exitcode.Usage, "not submitted samples"},
+		{"samples swapped under a signed record", []string{bundle(swapped), "--trust", submitters}, exitcode.Integrity, "the samples copy in the run's workspace has sha256"},
+	} {
+		r := repro(t, home, append([]string{"runs", "reproduce"}, tc.args...)...)
+		if r.code != int(tc.want) || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%s: exit %d, want %d with %q\n%s", tc.name, r.code, tc.want, tc.msg, r.stderr)
+		}
+	}
+	if ids, _ := os.ReadDir(filepath.Join(strings.TrimPrefix(home[0], "REPRO_HOME="), "runs")); len(ids) != 0 {
+		t.Errorf("a refused bundle left %d runs", len(ids))
+	}
+}
+
+// writeTrustOfNewKey writes a trust file of a key that signed nothing.
+func writeTrustOfNewKey(t *testing.T) string {
+	t.Helper()
+	other := []string{"REPRO_HOME=" + t.TempDir()}
+	runstest.HumanEvalRun(t, strings.TrimPrefix(other[0], "REPRO_HOME="), nil, runstest.HumanEvalOptions{})
+	tr := repro(t, other, "keys", "export", "--trust-file")
+	p := filepath.Join(t.TempDir(), "other.json")
+	if err := os.WriteFile(p, []byte(tr.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

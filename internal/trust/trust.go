@@ -1,6 +1,7 @@
 // Package trust reads a trust file: the public keys a user accepts, each
-// with a name, the purposes it may sign for and a validity window, and what
-// an evaluator image must show before it runs. It verifies DSSE envelopes
+// with a name, the purposes it may sign for and a validity window, what
+// an evaluator image must show before it runs, and what a leaderboard
+// requires before it ranks an imported run. It verifies DSSE envelopes
 // against those keys.
 //
 // A trust file is JSON (unknown fields are errors):
