@@ -101,7 +101,7 @@ func Latest(home, submissionRunID string) (*Reproduction, error) {
 		if !strings.HasPrefix(id, Kind+"-") {
 			continue
 		}
-		if fin, ok := names(home, id, submissionRunID); ok {
+		if fin, ok := names(home, id, want); ok {
 			cands = append(cands, candidate{id, fin})
 		}
 	}
@@ -112,29 +112,33 @@ func Latest(home, submissionRunID string) (*Reproduction, error) {
 		return cands[i].id > cands[j].id
 	})
 	for _, c := range cands {
-		r, err := read(home, c.id, submissionRunID, local)
-		if err != nil {
-			continue
+		if r, err := read(home, c.id, want, local); err == nil {
+			return r, nil
 		}
-		if want.recordSHA256 != "" && r.Submission.RecordSHA256 != want.recordSHA256 {
-			continue
-		}
-		if want.keyID != "" && r.Submission.SignerKeyID != want.keyID {
-			continue
-		}
-		return r, nil
 	}
 	return nil, nil
 }
 
 // submitted is what a reproduction must name of the run in home.
 type submitted struct {
+	id           string
 	recordSHA256 string // "" when home has no run of that id
 	keyID        string // "" unless the run was imported
 }
 
+// matches reports whether s is the submission: the run's record.json
+// and, for an imported run, the key it was imported with; by its id only
+// where home has no such run. The folder's name is not compared, so a
+// run keeps its reproductions whatever folder holds it.
+func (w submitted) matches(s Submission) bool {
+	if w.recordSHA256 == "" {
+		return s.RunID == w.id
+	}
+	return s.RecordSHA256 == w.recordSHA256 && (w.keyID == "" || s.SignerKeyID == w.keyID)
+}
+
 func submissionFacts(home, id string) (submitted, error) {
-	var s submitted
+	s := submitted{id: id}
 	b, err := safefile.ReadFile(runs.RecordPath(home, id), runs.MaxRecordBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -171,8 +175,8 @@ func localTrust(home string) (*trust.File, error) {
 }
 
 // names reports whether run id of home is, by its record (not yet
-// verified), a reproduction of run sub, and when it finished.
-func names(home, id, sub string) (time.Time, bool) {
+// verified), a reproduction of sub, and when it finished.
+func names(home, id string, sub submitted) (time.Time, bool) {
 	r, err := runs.Open(home, id)
 	if err != nil || r.ID != id {
 		return time.Time{}, false
@@ -183,21 +187,19 @@ func names(home, id, sub string) (time.Time, bool) {
 	}
 	var head struct {
 		Reproduction *struct {
-			Submission struct {
-				RunID string `json:"run_id"`
-			} `json:"submission"`
+			Submission Submission `json:"submission"`
 		} `json:"reproduction"`
 	}
 	raw, err := jsonOf(rec.Extra)
-	if err != nil || strictjson.DecodeOpen(raw, &head) != nil || head.Reproduction == nil || head.Reproduction.Submission.RunID != sub {
+	if err != nil || strictjson.DecodeOpen(raw, &head) != nil || head.Reproduction == nil || !sub.matches(head.Reproduction.Submission) {
 		return time.Time{}, false
 	}
 	return rec.FinishedAt, true
 }
 
 // read reads reproduction run id of home when it is a reproduction of
-// run sub that verifies against local and completed its comparison.
-func read(home, id, sub string, local *trust.File) (*Reproduction, error) {
+// sub that verifies against local and completed its comparison.
+func read(home, id string, sub submitted, local *trust.File) (*Reproduction, error) {
 	r, err := runs.Open(home, id)
 	if err != nil || r.ID != id {
 		return nil, errNotReproduction
@@ -218,7 +220,7 @@ func read(home, id, sub string, local *trust.File) (*Reproduction, error) {
 		return nil, errNotReproduction
 	}
 	var res Result
-	if err := strictjson.DecodeOpen(b, &res); err != nil || res.Schema != Schema || res.RunID != id || res.Submission.RunID != sub {
+	if err := strictjson.DecodeOpen(b, &res); err != nil || res.Schema != Schema || res.RunID != id || !sub.matches(res.Submission) {
 		return nil, errNotReproduction
 	}
 	// The outcome is what the comparison says, whatever the file claims.
