@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
@@ -108,7 +109,14 @@ func writeReproduction(t *ui.Terminal, rep *reproduce.Report) {
 		return
 	}
 	t.Printf("%s\n", res.Tally())
-	for _, d := range res.Differences {
+	for i, d := range res.Differences {
+		if i == maxPrintedDifferences {
+			t.Printf("  and %d more (every one in %s)\n", len(res.Differences)-i, filepath.Join(rep.Run.RunDir, reproduce.OutputFile))
+			break
+		}
 		t.Printf("  %s\n", d.String())
 	}
 }
+
+// maxPrintedDifferences is how many differences the text output names.
+const maxPrintedDifferences = 20
