@@ -39,7 +39,8 @@ and record SHA-256) and whose reproduction.json lists the agreements and
 the differences, each difference with both measurements where it is a
 time-limit case. Boards show its outcome on the submission's row; with
 "leaderboard": {"require_reexecution": true} in REPRO_HOME/trust.json an
-imported run ranks only when its newest reproduction agrees. See
+run not signed with the local run key (a submission) ranks only when its
+newest reproduction agrees. See
 docs/dashboard.md.
 
 EXIT STATUS

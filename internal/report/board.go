@@ -9,7 +9,6 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/reproduce"
-	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -36,8 +35,9 @@ type Board struct {
 	// "@k" past pass@1).
 	RankedBy string `json:"ranked_by"`
 	// RequireReexecution: the maintainer's policy (REPRO_HOME/trust.json,
-	// "leaderboard": {"require_reexecution": true}) ranks an imported run
-	// only when its newest re-execution here agrees (internal/reproduce).
+	// "leaderboard": {"require_reexecution": true}) ranks a run not signed
+	// with the local run key (a submission) only when its newest
+	// re-execution here agrees (internal/reproduce).
 	RequireReexecution bool `json:"require_reexecution,omitempty"`
 	// Notes say what the board left out and why.
 	Notes  []string `json:"notes,omitempty"`
@@ -80,8 +80,9 @@ type BoardRow struct {
 	// Reexecution is the newest re-execution of the run on this machine
 	// (repro runs reproduce, signed with the local run key), nil if none.
 	Reexecution *reproduce.Reproduction `json:"reexecution,omitempty"`
-	// Imported: the run came from a bundle (repro runs import).
-	Imported bool `json:"imported,omitempty"`
+	// Local: the run is signed with this REPRO_HOME's own run key (it
+	// ran here); every other run is a submission.
+	Local bool `json:"local,omitempty"`
 
 	rows []TaskRow
 	rep  *Report
@@ -181,6 +182,7 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 	if tf, err := runs.LoadTrust(home, ""); err == nil {
 		br.requireReexecution = tf.Leaderboard.RequireReexecution
 	}
+	localKey := reproduce.LocalKeyID(home)
 	ks := map[string]bool{}
 	for _, id := range ids {
 		if !isRunOf(home, id, dataset) {
@@ -198,7 +200,7 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 			br.dataset = rep.HumanEval.Dataset // as the runs name it
 		}
 		row := boardRow(id, rep)
-		_, row.Imported, _ = runimport.Trust(home, id)
+		row.Local = rep.Signer != nil && localKey != "" && rep.Signer.KeyID == localKey
 		if re, err := reproduce.Latest(home, id); err == nil {
 			row.Reexecution = re
 		}
@@ -392,9 +394,9 @@ func (b *Board) order(o BoardOptions) error {
 			r.NotRanked = "run ended " + r.Status
 		case r.Subset:
 			r.NotRanked = "a subset of the tasks"
-		case b.RequireReexecution && r.Imported && r.Reexecution == nil:
+		case b.RequireReexecution && !r.Local && r.Reexecution == nil:
 			r.NotRanked = "not re-executed here (repro runs reproduce)"
-		case b.RequireReexecution && r.Imported && !r.Reexecution.Agrees:
+		case b.RequireReexecution && !r.Local && !r.Reexecution.Agrees:
 			r.NotRanked = fmt.Sprintf("its re-execution here differs (%d of %d verdicts agree)", r.Reexecution.Agree, r.Reexecution.Verdicts)
 		case !has:
 			r.NotRanked = "no " + b.RankedBy + " score"

@@ -20,15 +20,18 @@ import (
 // TestBoardRequiresReexecution: three runs of a lab arrive as bundles and
 // are imported; the maintainer re-executes one to agreement and one to a
 // difference (its verdicts were forged and the record re-signed with the
-// lab's trusted key), and leaves the third alone. Without the policy the
-// board only shows the re-executions; with "leaderboard":
-// {"require_reexecution": true} only the run whose re-execution agrees
-// is ranked, and each other says why.
+// lab's trusted key), and leaves the third alone; a fourth run of the lab
+// is copied into runs/ by hand with its key in trust.json, and a fifth is
+// the maintainer's own. Without the policy the board only shows the
+// re-executions; with "leaderboard": {"require_reexecution": true} only
+// the run whose re-execution agrees and the maintainer's own are ranked,
+// and each other says why.
 func TestBoardRequiresReexecution(t *testing.T) {
 	lab := t.TempDir()
 	honest := boardRun(t, lab, 1, boardRunSpec{label: "honest", model: "org/honest", n: 1, base: 6, plus: 5, speed: 1})
 	forged := boardRun(t, lab, 2, boardRunSpec{label: "forged", model: "org/forged", n: 1, base: 10, plus: 10, speed: 1})
 	unchecked := boardRun(t, lab, 3, boardRunSpec{label: "unchecked", model: "org/unchecked", n: 1, base: 4, plus: 3, speed: 1})
+	copied := boardRun(t, lab, 4, boardRunSpec{label: "copied", model: "org/copied", n: 1, base: 4, plus: 3, speed: 1})
 
 	pem, err := os.ReadFile(runs.LocalPublicKeyPath(lab))
 	if err != nil {
@@ -65,6 +68,21 @@ func TestBoardRequiresReexecution(t *testing.T) {
 		}
 		sub[id] = reproduce.Submission{RunID: id, Signer: "lab", SignerKeyID: keys.ID(pub), RecordSHA256: digest.Of(rec).Hex(), Dataset: "HumanEvalPlus-v0.1.10"}
 	}
+	// The maintainer's own run, signed with the local key: it ran here.
+	boardRun(t, home, 5, boardRunSpec{label: "in-house", model: "org/in-house", n: 1, base: 3, plus: 2, speed: 1})
+	// A lab's run copied into runs/ by hand, its key put in trust.json:
+	// verified, not imported, and still a submission.
+	if err := os.CopyFS(filepath.Join(home, "runs", copied), os.DirFS(filepath.Join(lab, "runs", copied))); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := runs.LoadTrust(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine.Keys = append(mine.Keys, trust.NewKey("lab", pub, []trust.Purpose{trust.RunRecords}, nil, nil))
+	if err := runs.WriteTrust(layout.Home(home).Trust(), mine); err != nil {
+		t.Fatal(err)
+	}
 	reproducetest.Record(t, home, sub[honest], reproducetest.Agreeing(fixtureTasks*2))
 	differs := reproducetest.Agreeing(fixtureTasks*2 - 1)
 	differs.Verdicts++
@@ -87,16 +105,16 @@ func TestBoardRequiresReexecution(t *testing.T) {
 		for _, r := range b.Rows {
 			rows[r.Label] = r
 		}
-		if len(rows) != 3 {
+		if len(rows) != 5 {
 			t.Fatalf("board rows: %v", labels(b))
 		}
 		return b, rows
 	}
 	b, rows := board()
-	if b.RequireReexecution || rows["forged"].Rank != 1 || rows["honest"].Rank == 0 || rows["unchecked"].Rank == 0 {
+	if b.RequireReexecution || rows["forged"].Rank != 1 || rows["honest"].Rank == 0 || rows["unchecked"].Rank == 0 || rows["copied"].Rank == 0 {
 		t.Fatalf("without the policy every verified full run ranks: %v", labels(b))
 	}
-	if re := rows["honest"].Reexecution; re == nil || re.Text() != "re-executed: 24 of 24 verdicts agree" || !rows["honest"].Imported {
+	if re := rows["honest"].Reexecution; re == nil || re.Text() != "re-executed: 24 of 24 verdicts agree" || rows["honest"].Local {
 		t.Errorf("honest row's re-execution: %+v", re)
 	}
 	want := "re-executed: 23 of 24 verdicts agree; differs: HumanEval/3 #0 base: submitted pass (0.50 s of a 4.00 s limit), re-executed timeout (4.20 s of a 4.00 s limit)"
@@ -117,14 +135,19 @@ func TestBoardRequiresReexecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, rows = board()
-	if !b.RequireReexecution || rows["honest"].Rank != 1 || rows["forged"].Rank != 0 || rows["unchecked"].Rank != 0 {
+	if !b.RequireReexecution || rows["honest"].Rank != 1 || rows["in-house"].Rank != 2 || rows["forged"].Rank != 0 || rows["unchecked"].Rank != 0 || rows["copied"].Rank != 0 {
 		t.Fatalf("under the policy only the agreeing re-execution ranks: %v", labels(b))
 	}
 	if got := rows["forged"].NotRanked; got != "its re-execution here differs (23 of 24 verdicts agree)" {
 		t.Errorf("forged: not ranked %q", got)
 	}
-	if got := rows["unchecked"].NotRanked; got != "not re-executed here (repro runs reproduce)" {
-		t.Errorf("unchecked: not ranked %q", got)
+	for _, l := range []string{"unchecked", "copied"} {
+		if got := rows[l].NotRanked; got != "not re-executed here (repro runs reproduce)" {
+			t.Errorf("%s: not ranked %q", l, got)
+		}
+	}
+	if !rows["in-house"].Local || rows["copied"].Local || rows["honest"].Local {
+		t.Errorf("local rows: in-house %v, copied %v, honest %v", rows["in-house"].Local, rows["copied"].Local, rows["honest"].Local)
 	}
 	var page bytes.Buffer
 	if err := WriteBoard(&page, b, staticLinks{defaultKey: b.Sort}); err != nil {

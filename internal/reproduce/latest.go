@@ -157,6 +157,16 @@ func submissionFacts(home, id string) (submitted, error) {
 	return s, nil
 }
 
+// LocalKeyID is the key id of home's own run key, "" when it has none
+// or it cannot be read.
+func LocalKeyID(home string) string {
+	t, err := localTrust(home)
+	if err != nil || t == nil {
+		return ""
+	}
+	return t.Keys[0].ID
+}
+
 // localTrust is a trust file of home's own run key alone; nil when home
 // has none.
 func localTrust(home string) (*trust.File, error) {

@@ -1,7 +1,7 @@
 // Package trust reads a trust file: the public keys a user accepts, each
 // with a name, the purposes it may sign for and a validity window, what
 // an evaluator image must show before it runs, and what a leaderboard
-// requires before it ranks an imported run. It verifies DSSE envelopes
+// requires before it ranks a submitted run. It verifies DSSE envelopes
 // against those keys.
 //
 // A trust file is JSON (unknown fields are errors):
@@ -83,10 +83,11 @@ type File struct {
 	Leaderboard LeaderboardPolicy `json:"leaderboard,omitzero"`
 }
 
-// LeaderboardPolicy is what an imported run must show, beyond verifying,
-// before a leaderboard ranks it. The zero value requires nothing more.
+// LeaderboardPolicy is what a submitted run (one not signed with the
+// REPRO_HOME's own run key) must show, beyond verifying, before a
+// leaderboard ranks it. The zero value requires nothing more.
 type LeaderboardPolicy struct {
-	// RequireReexecution: an imported run ranks only when its newest
+	// RequireReexecution: a submitted run ranks only when its newest
 	// re-execution on this machine (repro runs reproduce, signed with the
 	// local run key) agrees with it verdict by verdict.
 	RequireReexecution bool `json:"require_reexecution,omitempty"`
