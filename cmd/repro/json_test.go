@@ -22,6 +22,7 @@ func TestJSONFailuresAreJSON(t *testing.T) {
 		{[]string{"runs", "verify", "nope", "--json"}, exitcode.Usage},
 		{[]string{"runs", "verify", "--bundle", "/nonexistent.tar", "--json"}, exitcode.Usage},
 		{[]string{"runs", "export", "nope", "--out", "/tmp/x.tar", "--json"}, exitcode.Usage},
+		{[]string{"runs", "reproduce", "/nonexistent.tar", "--json"}, exitcode.Usage},
 		{[]string{"keys", "list", "--json"}, exitcode.Precondition},
 		{[]string{"catalog", "list", "--json", "--bogus"}, exitcode.Usage},
 		{[]string{"pickle", "scan", "--json", "/nonexistent\nfile"}, exitcode.Precondition},

@@ -35,7 +35,7 @@ subjects are the folder's files, signed with the local run key
 docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
 it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsImportCommand(), newRunsDiffCommand(), newRunsReindexCommand())
+	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsImportCommand(), newRunsReproduceCommand(), newRunsDiffCommand(), newRunsReindexCommand())
 	return cmd
 }
 

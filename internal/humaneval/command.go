@@ -65,6 +65,17 @@ type Options struct {
 	// program digest, image, runtime, harness, limits and CPU model.
 	Cache bool
 
+	// Kind is the run's kind; "" is "humaneval". A workload that scores
+	// samples as one step of its own (internal/reproduce) names its own
+	// kind, so that its run is never taken for a scoring run (the board,
+	// --cache and --resume read "humaneval" runs only).
+	Kind string
+	// Finish, if set, is called once scoring ended, whatever its outcome
+	// (err), with the run and its report, before the record is signed: it
+	// may write more outputs into the run folder and fill the record, and
+	// what it returns is the run's outcome.
+	Finish func(run *workload.Run, rep *RunReport, err error) error
+
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts. Either may be nil.
 	Warn     func(string)
@@ -212,7 +223,11 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 		return nil, err
 	}
 
-	run, err := workload.Start(st.Home(), "humaneval", o.Version)
+	kind := o.Kind
+	if kind == "" {
+		kind = "humaneval"
+	}
+	run, err := workload.Start(st.Home(), kind, o.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +246,9 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 		rep.Error = err.Error()
 	}
 	rec.Extra = rep
+	if o.Finish != nil {
+		err = o.Finish(run, rep, err)
+	}
 	return rep, run.End(err)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/reproduce"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -44,6 +45,11 @@ type Board struct {
 	// RankedBy is the score the ranks follow ("plus" or "base", with
 	// "@k" past pass@1).
 	RankedBy string `json:"ranked_by"`
+	// RequireReexecution: the maintainer's policy (REPRO_HOME/trust.json,
+	// "leaderboard": {"require_reexecution": true}) ranks a run not signed
+	// with the local run key (a submission) only when its newest
+	// re-execution here agrees (internal/reproduce).
+	RequireReexecution bool `json:"require_reexecution,omitempty"`
 	// Notes say what the board left out and why.
 	Notes  []string `json:"notes,omitempty"`
 	Matrix *Chart   `json:"-"`
@@ -107,6 +113,12 @@ type BoardRow struct {
 	// Others counts the label's runs the board does not show (without
 	// All).
 	Others int `json:"other_runs,omitempty"`
+	// Reexecution is the newest re-execution of the run on this machine
+	// (repro runs reproduce, signed with the local run key), nil if none.
+	Reexecution *reproduce.Reproduction `json:"reexecution,omitempty"`
+	// Local: the run is signed with this REPRO_HOME's own run key (it
+	// ran here); every other run is a submission.
+	Local bool `json:"local,omitempty"`
 
 	rows []TaskRow
 	rep  *Report
@@ -206,6 +218,9 @@ type BoardRuns struct {
 	passK   []string
 	notes   []string
 	profile BoardProfile
+
+	// requireReexecution is the trust file's leaderboard policy.
+	requireReexecution bool
 }
 
 // CollectBoard reads the runs of dataset among ids of home (see
@@ -222,6 +237,10 @@ func rowKey(r BoardRow) string { return r.SignerKeyID + "\x00" + r.Label }
 // CollectBoardWith is CollectBoard against the reference profile ref.
 func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Reference) *BoardRuns {
 	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}, profile: profileOf(ref)}
+	if tf, err := runs.LoadTrust(home, ""); err == nil {
+		br.requireReexecution = tf.Leaderboard.RequireReexecution
+	}
+	localKey := reproduce.LocalKeyID(home)
 	ks := map[string]bool{}
 	for _, id := range ids {
 		if !isRunOf(home, id, dataset) {
@@ -240,8 +259,12 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 		}
 		row := boardRow(id, rep)
 		row.profile = NotRankedReasons(ref, rep)
+		row.Local = rep.Signer != nil && localKey != "" && rep.Signer.KeyID == localKey
 		if ref != nil && len(ref.Tasks) > 0 && rep.HumanEval.Verdicts != nil {
 			row.Subset = row.Tasks < len(ref.Tasks) // what the verdicts cover, not what the record claims
+		}
+		if re, err := reproduce.Latest(home, id); err == nil {
+			row.Reexecution = re
 		}
 		for k := range row.Base {
 			if k != "pass@1" {
@@ -268,6 +291,7 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 // newest verified run, else its newest run.
 func (br *BoardRuns) Board(o BoardOptions) (*Board, error) {
 	b := &Board{Schema: BoardSchema, Dataset: br.dataset, All: o.All, Rows: []BoardRow{}, References: []BoardRow{}, PassK: br.passK, Notes: br.notes, Profile: br.profile}
+	b.RequireReexecution = br.requireReexecution
 	labels := make([]string, 0, len(br.byLabel))
 	for l := range br.byLabel {
 		labels = append(labels, l)
@@ -436,6 +460,14 @@ func (b *Board) order(o BoardOptions) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		r.NotRankedReasons = append([]string(nil), r.profile...)
+		if b.RequireReexecution && !r.Local {
+			switch {
+			case r.Reexecution == nil:
+				r.NotRankedReasons = append(r.NotRankedReasons, "not re-executed here (repro runs reproduce)")
+			case !r.Reexecution.Agrees:
+				r.NotRankedReasons = append(r.NotRankedReasons, fmt.Sprintf("its re-execution here differs (%d of %d verdicts agree)", r.Reexecution.Agree, r.Reexecution.Verdicts))
+			}
+		}
 		if _, has := r.Score(b.RankedBy); !has {
 			r.NotRankedReasons = append(r.NotRankedReasons, "no "+b.RankedBy+" score")
 		}

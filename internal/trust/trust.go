@@ -1,6 +1,7 @@
 // Package trust reads a trust file: the public keys a user accepts, each
-// with a name, the purposes it may sign for and a validity window, and what
-// an evaluator image must show before it runs. It verifies DSSE envelopes
+// with a name, the purposes it may sign for and a validity window, what
+// an evaluator image must show before it runs, and what a leaderboard
+// requires before it ranks a submitted run. It verifies DSSE envelopes
 // against those keys.
 //
 // A trust file is JSON (unknown fields are errors):
@@ -13,7 +14,8 @@
 //	     "purposes": ["run-records", "images"],
 //	     "not_before": "2026-01-01T00:00:00Z", "not_after": "2027-01-01T00:00:00Z"}
 //	  ],
-//	  "image": {"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}}
+//	  "image": {"require_signature": true, "scan": {"max_age_days": 7, "max_severity": "high"}},
+//	  "leaderboard": {"require_reexecution": true}
 //	}
 //
 // "image": {"profile": "production"} is the production profile in one
@@ -76,6 +78,19 @@ type File struct {
 	Version int         `json:"version"`
 	Keys    []Key       `json:"keys"`
 	Image   ImagePolicy `json:"image,omitzero"`
+	// Leaderboard is the ranking policy of the boards made from the
+	// REPRO_HOME whose trust file this is.
+	Leaderboard LeaderboardPolicy `json:"leaderboard,omitzero"`
+}
+
+// LeaderboardPolicy is what a submitted run (one not signed with the
+// REPRO_HOME's own run key) must show, beyond verifying, before a
+// leaderboard ranks it. The zero value requires nothing more.
+type LeaderboardPolicy struct {
+	// RequireReexecution: a submitted run ranks only when its newest
+	// re-execution on this machine (repro runs reproduce, signed with the
+	// local run key) agrees with it verdict by verdict.
+	RequireReexecution bool `json:"require_reexecution,omitempty"`
 }
 
 // Key is one trusted public key. ID must equal keys.ID of PublicKey.

@@ -1,0 +1,116 @@
+package reproduce
+
+import (
+	"github.com/reprolab/repro/internal/humaneval"
+	"strings"
+	"testing"
+)
+
+const honestResults = `{"date":"2026-12-05 01:00","hash":"h1","eval":{
+"HumanEval/0":[{"task_id":"HumanEval/0","solution":"a","base_status":"pass","plus_status":"pass","base_fail_tests":[],"plus_fail_tests":[]},
+               {"task_id":"HumanEval/0","solution":"b","base_status":"fail","plus_status":"fail","base_fail_tests":[[1]],"plus_fail_tests":[]}],
+"HumanEval/2":[{"task_id":"HumanEval/2","solution":"c","base_status":"pass","plus_status":"timeout","base_fail_tests":[],"plus_fail_tests":[],
+                "plus_elapsed":9.5,"plus_limit":9.0,"plus_near_limit":{"status":"timeout","input":-1,"cpu":9.2,"limit":9.0}}]},
+"pass_at_k":{"base":{"pass@1":0.6}}}`
+
+func mustParse(t *testing.T, s string) *humaneval.ResultsFile {
+	t.Helper()
+	rf, err := ParseResults([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rf
+}
+
+func TestCompareAgrees(t *testing.T) {
+	c := Compare(mustParse(t, honestResults), mustParse(t, honestResults))
+	if !c.Agrees() || c.Verdicts != 6 || c.Agree != 6 || len(c.Agreements) != 6 || len(c.Differences) != 0 {
+		t.Fatalf("identical results: %+v", c)
+	}
+	if got := c.Tally(); got != "6 of 6 verdicts agree" {
+		t.Errorf("tally %q", got)
+	}
+}
+
+// TestCompareForged: each way a results file can claim what its samples
+// do not earn is a difference, and a time-limit case keeps both sides'
+// measurements.
+func TestCompareForged(t *testing.T) {
+	for _, tc := range []struct {
+		name, from, to string
+		want           string // in the first difference's String
+		differences    int
+	}{
+		{"a failing sample claims a pass", `"solution":"b","base_status":"fail","plus_status":"fail"`, `"solution":"b","base_status":"pass","plus_status":"pass"`,
+			"HumanEval/0 #1 base: submitted pass, re-executed fail", 2},
+		{"a timeout claims a pass", `"plus_status":"timeout"`, `"plus_status":"pass"`,
+			"HumanEval/2 #0 plus: submitted pass (9.20 s CPU of a 9.00 s limit), re-executed timeout (9.20 s CPU of a 9.00 s limit)", 1},
+		{"a results file of another program", `"solution":"a"`, `"solution":"a2"`, "another program", 2},
+		{"a sample left out", `{"task_id":"HumanEval/2","solution":"c","base_status":"pass","plus_status":"timeout","base_fail_tests":[],"plus_fail_tests":[],
+                "plus_elapsed":9.5,"plus_limit":9.0,"plus_near_limit":{"status":"timeout","input":-1,"cpu":9.2,"limit":9.0}}`, ``,
+			"HumanEval/2 #0 base: submitted no verdict, re-executed pass", 2},
+		{"plus never scored", `"solution":"c","base_status":"pass","plus_status":"timeout"`, `"solution":"c","base_status":"pass","plus_status":null`,
+			"HumanEval/2 #0 plus: submitted no verdict, re-executed timeout", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged := strings.Replace(honestResults, tc.from, tc.to, 1)
+			if forged == honestResults {
+				t.Fatal("the edit changed nothing")
+			}
+			c := Compare(mustParse(t, forged), mustParse(t, honestResults))
+			if c.Agrees() || len(c.Differences) != tc.differences || c.Agree+len(c.Differences) != c.Verdicts {
+				t.Fatalf("forged results: %+v", c)
+			}
+			if got := c.Differences[0].String(); !strings.Contains(got, tc.want) {
+				t.Errorf("difference %q, want %q in it", got, tc.want)
+			}
+		})
+	}
+	other := strings.Replace(honestResults, `"hash":"h1"`, `"hash":"h2"`, 1)
+	if c := Compare(mustParse(t, other), mustParse(t, honestResults)); c.Agrees() || !strings.Contains(c.Tally(), "dataset hash") {
+		t.Errorf("another dataset: %+v", c)
+	}
+	if c := Compare(mustParse(t, `{"eval":{}}`), mustParse(t, `{"eval":{}}`)); c.Agrees() {
+		t.Errorf("no verdicts at all agree: %+v", c)
+	}
+}
+
+func TestParseResultsRefuses(t *testing.T) {
+	for _, bad := range []string{
+		``, `[]`, `{"hash":"h"}`,
+		`{"eval":{"HumanEval/0":[{"task_id":"HumanEval/1","solution":"a","base_status":"pass"}]}}`,
+		`{"eval":{},"eval":{}}`,
+		`{"Eval":{}}`,
+	} {
+		if _, err := ParseResults([]byte(bad)); err == nil {
+			t.Errorf("ParseResults(%q) accepted it", bad)
+		}
+	}
+}
+
+// FuzzCompare: whatever two results files say, the tally adds up and an
+// agreement has no differences.
+func FuzzCompare(f *testing.F) {
+	f.Add([]byte(honestResults), []byte(strings.Replace(honestResults, `"base_status":"fail"`, `"base_status":"pass"`, 1)))
+	f.Add([]byte(`{"eval":{}}`), []byte(honestResults))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ra, err := ParseResults(a)
+		if err != nil {
+			return
+		}
+		rb, err := ParseResults(b)
+		if err != nil {
+			return
+		}
+		c := Compare(ra, rb)
+		if c.Agree+len(c.Differences) != c.Verdicts || c.Agree != len(c.Agreements) {
+			t.Fatalf("tally does not add up: %+v", c)
+		}
+		if c.Agrees() && len(c.Differences) > 0 {
+			t.Fatalf("agrees with differences: %+v", c)
+		}
+		for _, d := range c.Differences {
+			_ = d.String()
+		}
+	})
+}
