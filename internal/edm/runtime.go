@@ -238,6 +238,10 @@ func copyTree(src, dst string) error {
 
 // environ is the whole environment of the runtime: nothing else is
 // inherited, so no PYTHON* variable, user site folder or preload reaches it.
+// The host's OpenBLAS settings do: on processors where it sets
+// OPENBLAS_CORETYPE (and OPENBLAS_L2_SIZE), older OpenBLAS builds compute
+// wrong results or crash without them, and the runtime's features must be
+// what PyTorch computes on this host, kernel for kernel.
 func (r *runtimeEnv) environ() []string {
 	env := []string{
 		"PATH=" + filepath.Dir(r.python) + ":/usr/local/bin:/usr/bin:/bin",
@@ -251,7 +255,7 @@ func (r *runtimeEnv) environ() []string {
 		"TMPDIR=" + filepath.Join(r.dir, "cache"),
 		"HOME=" + filepath.Join(r.dir, "cache"),
 	}
-	for _, k := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "OMP_NUM_THREADS"} {
+	for _, k := range []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
