@@ -321,3 +321,38 @@ func TestEvalPlusControlsAreNeeded(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEvalPlusEngine measures --engine evalplus end to end under each
+// runtime: the self-check and the scoring of the canonical solutions of
+// HumanEval+'s first 20 tasks (base and plus), one container at a time,
+// reported per sample scored (40 in all).
+func BenchmarkEvalPlusEngine(b *testing.B) {
+	tree := testenv.Getenv(b, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
+	m, err := digest.Tree(filepath.Join(tree, EvalPlusPackage))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rt := range []sandbox.Runtime{sandbox.Runc, sandbox.Runsc} {
+		b.Run(string(rt), func(b *testing.B) {
+			e := sandboxtest.EngineRuntime(b, rt)
+			img := sandboxtest.Image(b, e)
+			harness, err := WriteHarness(filepath.Join(b.TempDir(), "harness"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := testDataset(b, "humanevalplus-mini-v0.1.10")
+			file := decompressed(b, miniPin, d)
+			tasks := d.Tasks[:20]
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rep, err := RunEvalPlus(context.Background(), EvalPlusConfig{Engine: e, Image: img, HarnessDir: harness,
+					TreeDir: tree, TreeDigest: m.Digest(), DatasetFile: file, Dataset: d, Tasks: tasks,
+					Samples: CanonicalSamples(tasks), Parallel: 1, Limits: DefaultRunLimits()})
+				if err != nil || rep.Summary.PlusPassed != len(tasks) {
+					b.Fatalf("%v %+v", err, rep.Summary)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*2*len(tasks)), "s/sample")
+		})
+	}
+}

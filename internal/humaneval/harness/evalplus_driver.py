@@ -134,7 +134,12 @@ def main():
     job = json.loads(sys.argv[2])
     sample = read_exact(JOB, int(job["program_len"])).decode("utf-8")
     problem = json.loads(read_exact(JOB, int(job["inputs_len"])))
-    os.close(JOB)
+    # /dev/null takes the job pipe's place: the descriptor stays taken, so
+    # that the at-fork hook never closes one that multiprocessing opened
+    # since (the pipe on which a parent learns that its child ended).
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, JOB)
+    os.close(null)
     tree = os.environ["REPRO_EVALPLUS_TREE"]
     sys.path.insert(0, tree)
     # The shim (see the module comment), whatever /dev/shm looks like:
