@@ -28,8 +28,8 @@ import (
 // processes an EvalPlus driver forked to run a sample (their command line
 // is their parent's, which names the driver), but skip; detach runs fn in
 // a process of its own, in a new session, made with posix.fork (EvalPlus's
-// guard takes os.fork and os.kill, not posix's), until the given monotonic
-// time.
+// guard takes os.fork and os.kill, not posix's), with no inherited
+// descriptor, until the given monotonic time.
 const evalplusAttackHelpers = `
 import ctypes, os, posix, signal, time
 def _read(path):
@@ -68,6 +68,9 @@ def detach(fn, seconds):
         try:
             os.setsid()
             if posix.fork() == 0:
+                # Nothing inherited held open: EvalPlus's parent would
+                # otherwise wait for the end of its child's pipe.
+                os.closerange(3, 1 << 16)
                 try:
                     fn(me, time.monotonic() + seconds)
                 finally:
@@ -128,7 +131,7 @@ def forge(parent, end):
             ctypes.memset(DET, 1, N)
             posix.kill(driver, signal.SIGCONT)
         time.sleep(0.001)
-detach(forge, 30)
+detach(forge, 60)
 def add(x, y):
     return x + y
 `},
@@ -176,9 +179,9 @@ def stopper(parent, end):
             except OSError:
                 pass
         time.sleep(0.001)
-detach(spin, 30)
-detach(spin, 30)
-detach(stopper, 30)
+detach(spin, 60)
+detach(spin, 60)
+detach(stopper, 60)
 def add(x, y):
     return x + y
 `},

@@ -123,15 +123,68 @@ def load_mbpp_module(tree):
     return mbpp
 
 
+def preload():
+    """Imports what a driver needs (numpy, psutil, EvalPlus's scoring
+    modules) and applies the shim; returns the modules missing. The zygote
+    of an EvalPlus container runs it once, before any job, so that each
+    job's driver, forked from the zygote, starts with them loaded: it runs
+    no EvalPlus function and allocates no shared memory. numpy is loaded
+    with one BLAS thread, so that the zygote stays one thread."""
+    tree = os.environ["REPRO_EVALPLUS_TREE"]
+    if tree not in sys.path:
+        sys.path.insert(0, tree)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    # The shim (see the module comment), whatever /dev/shm looks like:
+    # under runsc gVisor mounts a /dev/shm of its own, which the sandbox's
+    # user cannot write, so its existence says nothing.
+    import multiprocessing
+    import multiprocessing.heap
+
+    if not getattr(multiprocessing, "_repro_shim", False):
+        multiprocessing.heap.Arena._dir_candidates = []
+        value, array = multiprocessing.Value, multiprocessing.Array
+
+        def unlocked_value(typecode, *args, **kwargs):
+            kwargs["lock"] = False
+            return value(typecode, *args, **kwargs)
+
+        def unlocked_array(typecode, init, **kwargs):
+            kwargs["lock"] = False
+            return array(typecode, init, **kwargs)
+
+        multiprocessing.Value, multiprocessing.Array = unlocked_value, unlocked_array
+        multiprocessing._repro_shim = True
+    missing = []
+    for mod in ("numpy", "psutil"):
+        try:
+            __import__(mod)
+        except ImportError:
+            missing.append(mod)
+    if not missing:
+        import evalplus.eval  # noqa: F401
+        import evalplus.gen.util  # noqa: F401
+    return missing
+
+
+# What the zygote's preload returned; None where this driver was started
+# on its own (python3 evalplus_driver.py job HEADER).
+PRELOADED = None
+
+
 def main():
     if os.environ.get("REPRO_SANDBOX") != "1" or sys.argv[1:2] != ["job"] or len(sys.argv) != 3:
         sys.stderr.write("evalplus_driver.py runs only as a job of repro's supervisor\n")
         os._exit(2)
+    return run(json.loads(sys.argv[2]))
+
+
+def run(job):
+    """Scores the job's sample (see the module comment); returns the exit
+    status."""
     # First, before any sample exists: no process of the job may read or
     # write this one's memory through /proc.
     set_nondumpable()
     os.register_at_fork(after_in_child=close_channels)
-    job = json.loads(sys.argv[2])
     sample = read_exact(JOB, int(job["program_len"])).decode("utf-8")
     problem = json.loads(read_exact(JOB, int(job["inputs_len"])))
     # /dev/null takes the job pipe's place: the descriptor stays taken, so
@@ -141,31 +194,7 @@ def main():
     os.dup2(null, JOB)
     os.close(null)
     tree = os.environ["REPRO_EVALPLUS_TREE"]
-    sys.path.insert(0, tree)
-    # The shim (see the module comment), whatever /dev/shm looks like:
-    # under runsc gVisor mounts a /dev/shm of its own, which the sandbox's
-    # user cannot write, so its existence says nothing.
-    import multiprocessing
-    import multiprocessing.heap
-
-    multiprocessing.heap.Arena._dir_candidates = []
-    value, array = multiprocessing.Value, multiprocessing.Array
-
-    def unlocked_value(typecode, *args, **kwargs):
-        kwargs["lock"] = False
-        return value(typecode, *args, **kwargs)
-
-    def unlocked_array(typecode, init, **kwargs):
-        kwargs["lock"] = False
-        return array(typecode, init, **kwargs)
-
-    multiprocessing.Value, multiprocessing.Array = unlocked_value, unlocked_array
-    missing = []
-    for mod in ("numpy", "psutil"):
-        try:
-            __import__(mod)
-        except ImportError:
-            missing.append(mod)
+    missing = PRELOADED if PRELOADED is not None else preload()
     if missing:
         out({"error": "missing", "modules": missing})
         return 3

@@ -887,8 +887,43 @@ def evalplus_child(job, jfd, rfd, efd):
     os.dup2(jfd, 4)
     os.closerange(5, 1 << 16)
     os.chdir(WORKDIR)
-    driver = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalplus_driver.py")
-    os.execv(sys.executable, [sys.executable, "-I", driver, "job", json.dumps(job, separators=(",", ":"))])
+    if EVALPLUS_DRIVER is not None:
+        # The driver and its modules were loaded by the zygote: this
+        # process, forked from it for this job alone, is the driver.
+        code = 2
+        try:
+            code = EVALPLUS_DRIVER.run(job)
+        finally:
+            os._exit(code or 0)
+    os.execv(sys.executable, [sys.executable, "-I", EVALPLUS_DRIVER_PATH, "job", json.dumps(job, separators=(",", ":"))])
+
+
+EVALPLUS_DRIVER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalplus_driver.py")
+EVALPLUS_DRIVER = None  # evalplus_driver.py, loaded by the zygote of an EvalPlus container
+
+
+def preload_evalplus():
+    """In the zygote of an --engine evalplus container (the host sets
+    REPRO_EVALPLUS_TREE): loads evalplus_driver.py and the modules it
+    imports once, before any job, so that each job's driver, a child forked
+    from the zygote, does not load numpy and EvalPlus again. Loading runs
+    none of EvalPlus's functions; where it fails, each job's child execs the
+    driver instead, which reports what is missing."""
+    global EVALPLUS_DRIVER
+    if not os.environ.get("REPRO_EVALPLUS_TREE"):
+        return
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("evalplus_driver", EVALPLUS_DRIVER_PATH)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        missing = mod.preload()
+    except Exception:
+        return
+    if not missing:
+        mod.PRELOADED = missing
+        EVALPLUS_DRIVER = mod
 
 
 # ------------------------------------------------------------------ zygote
@@ -927,6 +962,7 @@ def zygote():
     supervisor's end of the socket closes, or when its own state changed."""
     set_nondumpable("zygote")
     os.umask(0o077)
+    preload_evalplus()
     sock = socket.socket(fileno=ZYGOTE_FD)
     start = own_state()
     sock.send(b"Z")
