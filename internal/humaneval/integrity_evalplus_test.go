@@ -25,8 +25,9 @@ import (
 // run without the controls fails for certain, not by a race.
 
 // evalplusAttackHelpers are shared by the attackers. sampleProcs lists the
-// processes an EvalPlus driver forked to run a sample (their command line
-// is their parent's, which names the driver), but skip; detach runs fn in
+// processes an EvalPlus driver forked to run a sample, but skip: those
+// under EvalPlus's guard (its stack limit of GiBs) whose parent is not init
+// (the attackers' own detached processes are init's); detach runs fn in
 // a process of its own, in a new session, made with posix.fork (EvalPlus's
 // guard takes os.fork and os.kill, not posix's), with no inherited
 // descriptor, until the given monotonic time.
@@ -51,15 +52,20 @@ def _ppid(pid):
 def _state(pid):
     s = _read("/proc/%d/stat" % pid)
     return s.rsplit(b")", 1)[1].split()[0] if b")" in s else None
+def _guarded(pid):
+    for line in _read("/proc/%d/limits" % pid).split(b"\n"):
+        if line.startswith(b"Max stack size"):
+            f = line.split()[3:5]
+            return len(f) == 2 and f[0] == f[1] and f[0].isdigit() and int(f[0]) >= 1 << 30
+    return False
 def sampleProcs(skip):
     out = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in skip:
             continue
         pid = int(name)
-        c = _read("/proc/%d/cmdline" % pid)
         pp = _ppid(pid)
-        if b"evalplus_driver.py" in c and c == _read("/proc/%d/cmdline" % pp):
+        if pp > 1 and _guarded(pid):
             out.append((pid, pp))
     return out
 def detach(fn, seconds):
@@ -258,7 +264,9 @@ var evalplusControls = []struct {
 	edits               [][2]string // old, new
 }{
 	{control: "non-dumpable driver", test: "a write of the expected outputs through /proc/<driver>/mem", file: "evalplus_driver.py", edits: [][2]string{
-		{"    set_nondumpable()\n    os.register_at_fork", "    os.register_at_fork"},
+		// (The driver inherits the zygote's non-dumpable flag too: the row
+		// makes it dumpable.)
+		{"    set_nondumpable()\n    os.register_at_fork", "    import ctypes\n    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n    os.register_at_fork"},
 	}},
 	{control: "sweep and process table after an EvalPlus job", test: "forked hogs that stop and slow later samples", file: "supervisor.py", edits: [][2]string{
 		{"    clean = sweep(skip)  # the driver's and the sample's processes\n", "    clean = True\n"},
