@@ -25,12 +25,14 @@ import (
 // run without the controls fails for certain, not by a race.
 
 // evalplusAttackHelpers are shared by the attackers. sampleProcs lists the
-// processes an EvalPlus driver forked to run a sample, but skip: those
-// under EvalPlus's guard (its stack limit of GiBs) whose parent is not init
-// (the attackers' own detached processes are init's); detach runs fn in
-// a process of its own, in a new session, made with posix.fork (EvalPlus's
-// guard takes os.fork and os.kill, not posix's), with no inherited
-// descriptor, until the given monotonic time.
+// processes an EvalPlus driver forked to run a sample, but skip and their
+// children: those under EvalPlus's guard (its stack limit of GiBs) whose
+// parent is not init and whose session is not the caller's (the attackers'
+// own detached processes are init's, each in a session of its own); detach
+// runs fn in a process of its own, in a new session, made with posix.fork
+// (EvalPlus's guard takes os.fork and os.kill, not posix's), with no
+// inherited descriptor, until the given monotonic time, and returns once
+// that process runs.
 const evalplusAttackHelpers = `
 import ctypes, os, posix, signal, time
 def _read(path):
@@ -60,22 +62,30 @@ def _guarded(pid):
     return False
 def sampleProcs(skip):
     out = []
+    mine = os.getsid(0)
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in skip:
             continue
         pid = int(name)
         pp = _ppid(pid)
-        if pp > 1 and _guarded(pid):
+        try:
+            if os.getsid(pid) == mine:
+                continue
+        except OSError:
+            continue
+        if pp > 1 and pp not in skip and _guarded(pid):
             out.append((pid, pp))
     return out
 def detach(fn, seconds):
     me = os.getpid()
+    r, w = os.pipe()
     if posix.fork() == 0:
         try:
             os.setsid()
             if posix.fork() == 0:
                 # Nothing inherited held open: EvalPlus's parent would
                 # otherwise wait for the end of its child's pipe.
+                os.write(w, b"x")
                 os.closerange(3, 1 << 16)
                 try:
                     fn(me, time.monotonic() + seconds)
@@ -83,6 +93,9 @@ def detach(fn, seconds):
                     os._exit(0)
         finally:
             os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # the process runs
+    os.close(r)
 `
 
 // evalplusLater is what the later samples hold before their add: 0.1 s of
