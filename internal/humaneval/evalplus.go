@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -171,14 +172,41 @@ func datasetLines(file string) (map[string][]byte, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var head struct {
-			TaskID string `json:"task_id"`
+		id, err := lineTaskID(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
 		}
-		if err := strictjson.DecodeOpen(b, &head); err != nil || head.TaskID == "" {
-			return nil, fmt.Errorf("%s: a line without a task id: %v", file, err)
-		}
-		lines[head.TaskID] = b
+		lines[id] = b
 	}
+}
+
+// lineTaskID reads the task id of a dataset line, up to its task_id member:
+// the line as a whole is Python's JSON, which may hold Infinity and NaN
+// (MBPP+), and is parsed as such by the driver alone.
+func lineTaskID(b []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", fmt.Errorf("a line that is no JSON object")
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if k == "task_id" {
+			if v, err := dec.Token(); err == nil {
+				if id, ok := v.(string); ok && id != "" {
+					return id, nil
+				}
+			}
+			return "", fmt.Errorf("a line whose task_id is not a name")
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", fmt.Errorf("a line without a task id before %v", err)
+		}
+	}
+	return "", fmt.Errorf("a line without a task id")
 }
 
 // run scores samples, each as one job of its own (a fresh driver), several

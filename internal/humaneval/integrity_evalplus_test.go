@@ -380,3 +380,32 @@ func BenchmarkEvalPlusEngine(b *testing.B) {
 		})
 	}
 }
+
+// FuzzParseEvalPlusResult: the driver's result, which a sample can write
+// into, is read without panic, and only a line with a verdict is taken.
+func FuzzParseEvalPlusResult(f *testing.F) {
+	f.Add("{\"gt_seconds\": 0.1, \"base_status\": \"pass\", \"base_fail\": -1, \"plus_status\": \"fail\", \"plus_fail\": 3}\n", true)
+	f.Add("{\"gt_error\": \"ValueError: x\"}\n", false)
+	f.Add("{\"error\": \"missing\", \"modules\": [\"numpy\"]}\n", true)
+	f.Add("{\"gt_seconds\": 0.1, \"base_status\": \"pass\"}\n{\"gt_seconds\": 0.1}\n", false)
+	f.Add("", true)
+	f.Fuzz(func(t *testing.T, s string, plus bool) {
+		r, err := parseEvalPlusResult(s, plus)
+		if err == nil && r.Error == "" && r.GTError == nil && (r.BaseStatus == "" || (plus && r.PlusStatus == "")) {
+			t.Fatalf("%q taken without a verdict: %+v", s, r)
+		}
+	})
+}
+
+// FuzzLineTaskID: a dataset line's task id is read without panic.
+func FuzzLineTaskID(f *testing.F) {
+	f.Add([]byte(`{"task_id": "Mbpp/2", "atol": Infinity}`))
+	f.Add([]byte(`{"prompt": "x", "task_id": "HumanEval/0"}`))
+	f.Add([]byte(`{"atol": NaN, "task_id": "Mbpp/3"}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := lineTaskID(b); err == nil && id == "" {
+			t.Fatalf("%q: an empty task id taken", b)
+		}
+	})
+}
