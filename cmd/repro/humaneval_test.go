@@ -580,7 +580,14 @@ func TestHumanEvalEngineEvalPlus(t *testing.T) {
 		sampleLine("HumanEval/0", "def has_close_elements(n, t):\n    return False\n"),
 		sampleLine("HumanEval/32", findZeroMutator),
 	)
-	args := []string{"humaneval", "--engine", "evalplus", "--evalplus-tree", tree, "--dataset", "humanevalplus-mini",
+	// The tree as a relative path, which the command resolves before it
+	// mounts it.
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, tree)
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to %s from %s: %v", tree, wd, err)
+	}
+	args := []string{"humaneval", "--engine", "evalplus", "--evalplus-tree", rel, "--dataset", "humanevalplus-mini",
 		"--tasks", "0,32,53", "--samples", samples, "--json"}
 	testEngineEvalPlusOn(t, env, args)
 

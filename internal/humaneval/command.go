@@ -118,6 +118,17 @@ func (o *Options) Validate() error {
 		if o.EvalPlusTree == "" {
 			return exitcode.Errorf(exitcode.Usage, "--engine evalplus needs --evalplus-tree DIR (a checkout of evalplus at 26d6d00)")
 		}
+		// The tree is mounted into the sandbox, which takes absolute
+		// paths only: a relative one is resolved here, against the
+		// current folder, and must name a folder.
+		abs, err := filepath.Abs(o.EvalPlusTree)
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree %s: %v", o.EvalPlusTree, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree %s: not a folder (%s): give a checkout of evalplus at 26d6d00", o.EvalPlusTree, abs)
+		}
+		o.EvalPlusTree = abs
 	default:
 		return exitcode.Errorf(exitcode.Usage, "--engine %q: want repro or evalplus", o.Engine)
 	}

@@ -4,16 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,16 +43,16 @@ const (
 const EvalPlusWeakness = "verdicts are EvalPlus's own (evalplus@26d6d00 untrusted_check, run in repro's sandbox): " +
 	"each sample runs in a process forked from the one that holds the expected outputs and reports its result through " +
 	"shared memory it can write itself, so a sample can read the expected outputs, return an object that equals " +
-	"anything, change its inputs before they are checked (find_zero), or forge its own result; the driver's results " +
-	"reach repro tagged on a channel no sample holds, so a sample can forge no other sample's verdict, but its own " +
-	"verdict is only as trustworthy as EvalPlus's"
+	"anything, change its inputs before they are checked (find_zero), or forge its own result; each sample is one job " +
+	"of repro's supervisor with a driver of its own, whose processes all end before its result is read, so a sample " +
+	"can forge no other sample's verdict, but its own verdict is only as trustworthy as EvalPlus's"
 
 // EvalPlusConfig is one run of EvalPlus's scoring core in the sandbox.
 type EvalPlusConfig struct {
 	Engine      *sandbox.Engine
 	Image       sandbox.Image
 	HarnessDir  string // checked with CheckHarness
-	TreeDir     string // an EvalPlus checkout; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
+	TreeDir     string // an EvalPlus checkout, an absolute path; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
 	TreeDigest  digest.SHA256
 	DatasetFile string // the decompressed dataset's JSON lines (EvalPlus hashes these bytes)
 	Dataset     *Dataset
@@ -100,6 +97,9 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	if cfg.Dataset.InputsFrom != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores EvalPlus's own datasets (HumanEval+, MBPP+); %s is not one", cfg.Dataset.ID)
 	}
+	if !filepath.IsAbs(cfg.TreeDir) {
+		return nil, exitcode.Errorf(exitcode.Usage, "the EvalPlus tree %s is not an absolute path, which the sandbox needs to mount it", cfg.TreeDir)
+	}
 	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return nil, err
 	}
@@ -127,65 +127,122 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 type evalplusPass struct {
 	cfg   EvalPlusConfig
 	stage string
+	lines map[string][]byte // each task's line of the dataset file
 	mu    sync.Mutex
 	done  int
+	st    ScoreStats
 }
 
-type evalplusJob struct {
-	TaskID       string           `json:"task_id"`
-	Samples      []evalplusSample `json:"samples"`
-	BaseOnly     bool             `json:"base_only"`
-	MinTimeLimit float64          `json:"min_time_limit"`
-	Factor       float64          `json:"gt_time_limit_factor"`
-}
-
-type evalplusSample struct {
-	ID       int    `json:"id"`
-	Solution string `json:"solution"`
-}
-
-type evalplusLine struct {
+// evalplusResult is the driver's result line (evalplus_driver.py).
+type evalplusResult struct {
 	Error      string   `json:"error"`
 	Modules    []string `json:"modules"`
-	Hello      int      `json:"hello"`
-	TaskID     string   `json:"task_id"`
 	GTError    *string  `json:"gt_error"`
 	GTSeconds  *float64 `json:"gt_seconds"`
-	ID         *int     `json:"id"`
 	BaseStatus string   `json:"base_status"`
 	BaseFail   int      `json:"base_fail"`
 	PlusStatus string   `json:"plus_status"`
 	PlusFail   int      `json:"plus_fail"`
 }
 
-const maxEvalPlusLine = 1 << 20
+// evalplusWall is the wall time one sample's driver may run: EvalPlus
+// gives the ground truth no limit (the old driver was allowed 30 minutes
+// for a task's), and ends each input list's run within about a minute
+// (EVALPLUS_TIMEOUT_PER_TASK).
+const evalplusWall = 35 * time.Minute
 
-// run scores samples, several containers at once, each taking whole tasks.
+// datasetLines reads the dataset file's lines by task id.
+func datasetLines(file string) (map[string][]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	lines := map[string][]byte{}
+	for {
+		b, err := readLineCapped(r, maxDatasetLine)
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			continue
+		}
+		id, err := lineTaskID(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		lines[id] = b
+	}
+}
+
+// lineTaskID reads the task id of a dataset line, up to its task_id member:
+// the line as a whole is Python's JSON, which may hold Infinity and NaN
+// (MBPP+), and is parsed as such by the driver alone.
+func lineTaskID(b []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", fmt.Errorf("a line that is no JSON object")
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if k == "task_id" {
+			if v, err := dec.Token(); err == nil {
+				if id, ok := v.(string); ok && id != "" {
+					return id, nil
+				}
+			}
+			return "", fmt.Errorf("a line whose task_id is not a name")
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", fmt.Errorf("a line without a task id before %v", err)
+		}
+	}
+	return "", fmt.Errorf("a line without a task id")
+}
+
+// run scores samples, each as one job of its own (a fresh driver), several
+// containers at once.
 func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleResult, ScoreStats, error) {
 	start := time.Now()
+	if p.lines == nil {
+		lines, err := datasetLines(p.cfg.DatasetFile)
+		if err != nil {
+			return nil, ScoreStats{}, err
+		}
+		p.lines = lines
+	}
 	results := make([]*SampleResult, len(samples))
-	byTask := map[string][]int{}
-	var order []string
+	idx := make([]int, len(samples))
 	for i, s := range samples {
 		results[i] = &SampleResult{Sample: s}
 		if !p.cfg.BaseOnly {
 			results[i].Plus = &PhaseResult{}
 		}
-		if _, ok := byTask[s.TaskID]; !ok {
-			order = append(order, s.TaskID)
+		idx[i] = i
+		if p.lines[s.TaskID] == nil {
+			return nil, ScoreStats{}, fmt.Errorf("%s is not in %s", s.TaskID, p.cfg.DatasetFile)
 		}
-		byTask[s.TaskID] = append(byTask[s.TaskID], i)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return len(byTask[order[i]]) > len(byTask[order[j]]) })
-	st := ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(order))}
+	p.st = ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(samples))}
 	var peak peakMemory
-	err := workpool.Run(ctx, p.cfg.Parallel, order, workpool.Worker[*evalplusContainer, string]{
-		Start: func() *evalplusContainer { return &evalplusContainer{p: p} },
-		Do: func(ctx context.Context, c *evalplusContainer, task string) error {
-			return c.task(ctx, task, byTask[task], results, len(samples))
+	launch := p.launcher()
+	err := workpool.Run(ctx, p.cfg.Parallel, idx, workpool.Worker[*worker, int]{
+		Start: func() *worker { return &worker{launch: launch} },
+		Do: func(ctx context.Context, w *worker, i int) error {
+			return p.score(ctx, w, results[i], len(samples))
 		},
-		Stop: func(c *evalplusContainer) { peak.note(c.stop(false)) },
+		Stop: func(w *worker) { peak.note(w.close()) },
 	})
+	st := p.st
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {
 		return nil, st, err
@@ -193,135 +250,146 @@ func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleRes
 	return results, st, nil
 }
 
-// evalplusContainer is one container running the driver.
-type evalplusContainer struct {
-	p    *evalplusPass
-	c    *sandbox.Container
-	r    *bufio.Reader
-	peak int64
-	key  []byte // the channel key of c
-	seq  uint64 // lines read from c
-	// scored counts the samples c has scored; a sample that breaks the
-	// stream as the first of a fresh container fails.
-	scored int
-}
-
-// errEvalPlusBroken: a line on the driver's stream that the relay did not
-// tag, or that is not the one the host awaits.
-var errEvalPlusBroken = errors.New("the driver's stream holds a line the driver did not send or did not send now")
-
-func (c *evalplusContainer) start(ctx context.Context) error {
-	cfg := c.p.cfg
-	if err := CheckHarness(cfg.HarnessDir); err != nil {
-		return err
-	}
-	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
-		return err
-	}
-	data := path.Join(evalplusData, cfg.Dataset.Bench().DataFile)
-	ct, err := cfg.Engine.Start(ctx, sandbox.Spec{
-		Image: cfg.Image,
-		Cmd:   []string{"/usr/bin/python3", "-I", HarnessTarget + "/evalplus_driver.py"},
-		Env: map[string]string{"REPRO_SANDBOX": "1", "REPRO_EVALPLUS_TREE": EvalPlusTarget,
-			"REPRO_EVALPLUS_DATASET": data, "REPRO_EVALPLUS_BENCHMARK": cfg.Dataset.Bench().Name},
-		ReadOnly: []sandbox.Mount{
-			{Source: cfg.HarnessDir, Target: HarnessTarget},
-			{Source: cfg.packageDir(), Target: path.Join(EvalPlusTarget, EvalPlusPackage)},
-			{Source: cfg.DatasetFile, Target: data},
-		},
-		Limits: evalplusLimitsFor(cfg.Dataset.Bench()),
-		Stdin:  true,
-		Labels: map[string]string{"humaneval": "evalplus"},
-	})
-	if err != nil {
-		return err
-	}
-	c.c, c.r = ct, bufio.NewReaderSize(ct.Stdout(), 1<<16)
-	c.key, c.seq, c.scored = make([]byte, 32), 0, 0
-	rand.Read(c.key)
-	if _, err := ct.Stdin().Write([]byte(`{"key":"` + hex.EncodeToString(c.key) + "\"}\n")); err != nil {
-		c.stop(true)
-		return fmt.Errorf("cannot send the channel key to EvalPlus's driver: %v", err)
-	}
-	line, err := c.line(2 * time.Minute)
-	if err != nil {
-		c.stop(true)
-		return fmt.Errorf("EvalPlus's driver did not start: %v", err)
-	}
-	if line.Error == "missing" {
-		c.stop(true)
-		return exitcode.Errorf(exitcode.Precondition, "the evaluator image lacks the Python modules %v that EvalPlus's scoring core imports (Debian python3-numpy, python3-psutil): build an image that holds them", line.Modules)
-	}
-	if line.Hello != 1 {
-		c.stop(true)
-		return fmt.Errorf("EvalPlus's driver did not say hello")
-	}
-	return nil
-}
-
-func (c *evalplusContainer) stop(abort bool) int64 {
-	if c.c == nil {
-		return c.peak
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if abort {
-		c.c.Kill(ctx)
-	} else {
-		c.c.Stdin().Close()
-	}
-	if o, err := c.c.Wait(ctx); err == nil && o.PeakMemory > c.peak {
-		c.peak = o.PeakMemory
-	}
-	c.c, c.r = nil, nil
-	return c.peak
-}
-
-var errEvalPlusTimeout = errors.New("no output from EvalPlus's driver in time")
-
-// line reads the next line within d: the relay's tag, a space and the
-// driver's JSON line. A line without the tag of the next line number is
-// errEvalPlusBroken.
-func (c *evalplusContainer) line(d time.Duration) (evalplusLine, error) {
-	ct := c.c
-	timer := time.AfterFunc(d, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		ct.Kill(ctx)
-	})
-	defer timer.Stop()
-	b, err := readLineCapped(c.r, maxEvalPlusLine)
-	if err != nil {
-		if !timer.Stop() {
-			return evalplusLine{}, errEvalPlusTimeout
+// launcher starts a supervisor whose container also holds EvalPlus's
+// package, checked against its tree digest before every start.
+func (p *evalplusPass) launcher() Launcher {
+	cfg := p.cfg
+	return func(ctx context.Context) (Transport, error) {
+		if err := CheckHarness(cfg.HarnessDir); err != nil {
+			return nil, err
 		}
-		return evalplusLine{}, err
+		if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+			return nil, err
+		}
+		env := map[string]string{"REPRO_SANDBOX": "1", "REPRO_EVALPLUS_TREE": EvalPlusTarget}
+		if cfg.Engine.Runtime() == sandbox.Runsc {
+			env["REPRO_CPU_CLOCK"] = "proc"
+		}
+		c, err := cfg.Engine.Start(ctx, sandbox.Spec{
+			Image: cfg.Image,
+			Cmd:   supervisorCmd,
+			Env:   env,
+			ReadOnly: []sandbox.Mount{
+				{Source: cfg.HarnessDir, Target: HarnessTarget},
+				{Source: cfg.packageDir(), Target: path.Join(EvalPlusTarget, EvalPlusPackage)},
+			},
+			Limits: evalplusLimitsFor(cfg.Dataset.Bench()),
+			Stdin:  true,
+			Labels: map[string]string{"humaneval": "evalplus"},
+		})
+		if err != nil {
+			return nil, err
+		}
+		t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
+		go t.drainStderr()
+		return t, nil
 	}
-	tag, body, ok := bytes.Cut(bytes.TrimSuffix(b, []byte("\n")), []byte(" "))
-	want := c.tag(body)
-	got := make([]byte, len(want))
-	if !ok || len(tag) != 2*len(want) {
-		return evalplusLine{}, errEvalPlusBroken
-	}
-	if _, err := hex.Decode(got, tag); err != nil || !hmac.Equal(got, want) {
-		return evalplusLine{}, errEvalPlusBroken
-	}
-	c.seq++
-	var l evalplusLine
-	if err := strictjson.DecodeOpen(body, &l); err != nil {
-		return evalplusLine{}, fmt.Errorf("a line of EvalPlus's driver is not its JSON: %v", err)
-	}
-	return l, nil
 }
 
-// tag is the relay's tag of the next line, body.
-func (c *evalplusContainer) tag(body []byte) []byte {
-	m := digest.NewHMAC(c.key)
-	m.Write([]byte("repro-evalplus"))
-	m.Write(binary.BigEndian.AppendUint64(nil, c.seq))
-	m.Write(body)
-	sum := m.Digest()
-	return sum[:]
+// score runs one sample as one job and sets its result.
+func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, total int) error {
+	s := res.Sample
+	task := p.cfg.Dataset.Task(s.TaskID)
+	hdr := &evalplusHeader{Kind: "evalplus", Dataset: p.cfg.Dataset.Bench().Name, BaseOnly: p.cfg.BaseOnly,
+		MinTimeLimit: p.cfg.Limits.MinTimeLimit, Factor: p.cfg.Limits.TimeFactor, WallLimit: evalplusWall.Seconds()}
+	set := func(pr PhaseResult) {
+		res.Base = pr
+		if res.Plus != nil {
+			*res.Plus = pr
+		}
+	}
+	for setups := 0; ; setups++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j := &job{ID: nextJobID(), Program: []byte(s.Solution), Body: p.lines[s.TaskID], EvalPlus: hdr,
+			PhaseLimit: evalplusWall.Seconds()/20 + 30, FSize: evalplusLimitsFor(p.cfg.Dataset.Bench()).FSize}
+		end, err := w.run(ctx, j, func(int, record) bool { return true })
+		if err != nil {
+			return err
+		}
+		if end.Last || end.Status == endLost {
+			p.count(func(st *ScoreStats) { st.Retired++ })
+		}
+		switch end.Status {
+		case endDone:
+			r, err := parseEvalPlusResult(end.Result, res.Plus != nil)
+			switch {
+			case err != nil:
+				set(PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no verdict from EvalPlus's driver: " + err.Error()})
+			case r.Error == "missing":
+				return exitcode.Errorf(exitcode.Precondition, "the evaluator image lacks the Python modules %v that EvalPlus's scoring core imports (Debian python3-numpy, python3-psutil): build an image that holds them", r.Modules)
+			case r.GTError != nil:
+				set(PhaseResult{Status: StatusFail, FailInput: -1, Reason: "EvalPlus's ground truth failed: " + *r.GTError})
+			default:
+				res.Base = evalplusPhase(task, Base, r.BaseStatus, r.BaseFail)
+				if res.Plus != nil {
+					*res.Plus = evalplusPhase(task, Plus, r.PlusStatus, r.PlusFail)
+				}
+			}
+		case endTimeout:
+			set(PhaseResult{Status: StatusTimeout, FailInput: -1, Reason: "EvalPlus's driver did not end in time: " + end.Detail})
+		case endSetup:
+			if setups == 0 {
+				continue // once more, in a fresh container
+			}
+			return fmt.Errorf("the sandbox could not start EvalPlus's driver for %s: %s", s.TaskID, end.Detail)
+		case endLost:
+			st := StatusFail
+			if end.Detail == "the supervisor did not finish the job in time" {
+				st = StatusTimeout
+			}
+			set(PhaseResult{Status: st, FailInput: -1, Reason: "the job lost its supervisor: " + end.Detail})
+		default:
+			reason := fmt.Sprintf("the job ended %s: %s", end.Status, end.Detail)
+			if tail := strings.TrimSpace(end.Stderr); tail != "" {
+				reason += "; stderr: " + clipString(tail)
+			}
+			set(PhaseResult{Status: StatusFail, FailInput: -1, Reason: reason})
+		}
+		if end.Outlived > 0 {
+			p.count(func(st *ScoreStats) { st.Outlived++ })
+			note := fmt.Sprintf("; %d process(es) of the sample outlived EvalPlus's driver and were killed with its job", end.Outlived)
+			res.Base.Reason += note
+			if res.Plus != nil {
+				res.Plus.Reason += note
+			}
+		}
+		p.progress(total)
+		return nil
+	}
+}
+
+// parseEvalPlusResult reads the driver's one line.
+func parseEvalPlusResult(s string, plus bool) (evalplusResult, error) {
+	var r evalplusResult
+	line, rest, ok := strings.Cut(s, "\n")
+	if !ok || rest != "" {
+		return r, fmt.Errorf("the driver's result pipe holds %d bytes, not one line", len(s))
+	}
+	if err := strictjson.DecodeOpen([]byte(line), &r); err != nil {
+		return r, fmt.Errorf("the driver's result line is not its JSON: %v", err)
+	}
+	if r.Error == "" && r.GTError == nil && (r.GTSeconds == nil || r.BaseStatus == "" || (plus && r.PlusStatus == "")) {
+		return r, fmt.Errorf("the driver's result line lacks a verdict")
+	}
+	return r, nil
+}
+
+func (p *evalplusPass) count(f func(*ScoreStats)) {
+	p.mu.Lock()
+	f(&p.st)
+	p.mu.Unlock()
+}
+
+func (p *evalplusPass) progress(total int) {
+	p.mu.Lock()
+	p.done++
+	d := p.done
+	p.mu.Unlock()
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.stage, d, total)
+	}
 }
 
 // readLineCapped reads one line; longer lines are read and dropped.
@@ -338,6 +406,9 @@ func readLineCapped(r *bufio.Reader, max int) ([]byte, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
+		if err == io.EOF && len(line) > 0 && !over {
+			return line, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -346,107 +417,6 @@ func readLineCapped(r *bufio.Reader, max int) ([]byte, error) {
 			continue
 		}
 		return line, nil
-	}
-}
-
-// task scores the samples idx of one task; if the container dies, the
-// sample being scored gets EvalPlus's status for a child that never
-// reported (timeout) and the rest go to a fresh container.
-func (c *evalplusContainer) task(ctx context.Context, taskID string, idx []int, results []*SampleResult, total int) error {
-	task := c.p.cfg.Dataset.Task(taskID)
-	for len(idx) > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if c.c == nil {
-			if err := c.start(ctx); err != nil {
-				return err
-			}
-		}
-		job := evalplusJob{TaskID: taskID, BaseOnly: c.p.cfg.BaseOnly,
-			MinTimeLimit: c.p.cfg.Limits.MinTimeLimit, Factor: c.p.cfg.Limits.TimeFactor}
-		for _, i := range idx {
-			job.Samples = append(job.Samples, evalplusSample{ID: i, Solution: results[i].Sample.Solution})
-		}
-		b, _ := json.Marshal(job)
-		if _, err := c.c.Stdin().Write(append(b, '\n')); err != nil {
-			c.stop(true)
-			return fmt.Errorf("cannot send %s to EvalPlus's driver: %v", taskID, err)
-		}
-		l, err := c.line(30 * time.Minute)
-		if err == nil && (l.TaskID != taskID || (l.GTError == nil && l.GTSeconds == nil)) {
-			err = errEvalPlusBroken
-		}
-		if err == errEvalPlusBroken && c.scored > 0 {
-			// A process left by an earlier task's sample: the task starts
-			// again in a fresh container.
-			c.stop(true)
-			continue
-		}
-		if err != nil {
-			c.stop(true)
-			return fmt.Errorf("EvalPlus's ground truth for %s did not finish: %v", taskID, err)
-		}
-		if l.GTError != nil {
-			for _, i := range idx {
-				results[i].Base = PhaseResult{Status: StatusFail, FailInput: -1, Reason: "EvalPlus's ground truth failed: " + *l.GTError}
-				if results[i].Plus != nil {
-					*results[i].Plus = results[i].Base
-				}
-			}
-			return nil
-		}
-		for len(idx) > 0 {
-			i := idx[0]
-			// EvalPlus's own limits end a sample's two runs within about
-			// two minutes; more means the driver is stuck.
-			l, err := c.line(5 * time.Minute)
-			if err == nil && (l.TaskID != taskID || l.ID == nil || *l.ID != i) {
-				err = errEvalPlusBroken
-			}
-			if err == errEvalPlusBroken && c.scored > 0 {
-				// Sample i or one scored before it in this container wrote
-				// into the stream: the container is retired and i and the
-				// rest are scored in a fresh one, where i comes first.
-				c.stop(true)
-				break
-			}
-			if err != nil {
-				// The driver died or hung while scoring sample i, or i broke
-				// the stream as the first sample of a fresh container.
-				res := PhaseResult{Status: StatusTimeout, FailInput: -1, Reason: "EvalPlus's driver ended while scoring this sample: " + err.Error()}
-				if err == errEvalPlusBroken {
-					res = PhaseResult{Status: StatusFail, FailInput: -1, Reason: "the sample wrote into the stream of EvalPlus's driver, as the first sample of a fresh container"}
-				}
-				results[i].Base = res
-				if results[i].Plus != nil {
-					*results[i].Plus = res
-				}
-				c.stop(true)
-				idx = idx[1:]
-				c.progress(total)
-				break
-			}
-			results[i].Base = evalplusPhase(task, Base, l.BaseStatus, l.BaseFail)
-			if results[i].Plus != nil {
-				*results[i].Plus = evalplusPhase(task, Plus, l.PlusStatus, l.PlusFail)
-			}
-			c.scored++
-			idx = idx[1:]
-			c.progress(total)
-		}
-	}
-	return nil
-}
-
-func (c *evalplusContainer) progress(total int) {
-	p := c.p
-	p.mu.Lock()
-	p.done++
-	d := p.done
-	p.mu.Unlock()
-	if p.cfg.Progress != nil {
-		p.cfg.Progress(p.stage, d, total)
 	}
 }
 

@@ -157,7 +157,7 @@ func byID(rs []*SampleResult) map[int]*SampleResult {
 
 // decompressed writes the dataset's JSON lines, as EvalPlus's cache holds
 // them, and checks their MD5.
-func decompressed(t *testing.T, p pinned, d *Dataset) string {
+func decompressed(t testing.TB, p pinned, d *Dataset) string {
 	f, err := os.Open(filepath.Join(sharedData(t), p.file))
 	if err != nil {
 		t.Fatal(err)

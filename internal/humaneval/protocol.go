@@ -153,6 +153,22 @@ type job struct {
 	// child reports 0 and spends no clock read on it (under gVisor each
 	// read of a process clock is a system call).
 	Times bool
+	// EvalPlus makes the job one sample scored by EvalPlus's own code (the
+	// supervisor's job kind "evalplus"): Program is the sample, Body the
+	// task's line of EvalPlus's dataset file, and Inputs and Limits are
+	// empty. Its verdict comes in the end's Result.
+	EvalPlus *evalplusHeader
+	Body     []byte
+}
+
+// evalplusHeader is what an EvalPlus job's header holds beyond a job's.
+type evalplusHeader struct {
+	Kind         string  `json:"kind"` // "evalplus"
+	Dataset      string  `json:"dataset"`
+	BaseOnly     bool    `json:"base_only"`
+	MinTimeLimit float64 `json:"min_time_limit"`
+	Factor       float64 `json:"gt_time_limit_factor"`
+	WallLimit    float64 `json:"wall_limit"` // seconds the driver may run
 }
 
 type jobHeader struct {
@@ -174,6 +190,7 @@ type jobHeader struct {
 	ByteCap    int64     `json:"byte_cap"`
 	Mem        int64     `json:"mem"`
 	FSize      int64     `json:"fsize"`
+	*evalplusHeader
 }
 
 // record is one result of a child, as the supervisor forwarded it.
@@ -224,6 +241,12 @@ type jobEnd struct {
 	// Last: the supervisor stops after this job (its zygote was lost, a
 	// process survived the job, or the job never started).
 	Last bool `json:"last"`
+	// Result is an EvalPlus job's line from its driver, read by the
+	// supervisor once every process of the job was gone (untrusted: the
+	// sample could write there); Outlived counts the processes of the job
+	// still alive when its driver had ended, which the sweep killed.
+	Result   string `json:"result"`
+	Outlived int    `json:"outlived"`
 }
 
 // worker drives one supervisor at a time, starting a fresh one whenever
@@ -438,7 +461,10 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return jobEnd{}, err
 	}
 	inputs, lens := joinInputs(j.Inputs)
-	hdr, err := json.Marshal(jobHeader{
+	if j.EvalPlus != nil {
+		inputs, lens = j.Body, nil
+	}
+	hdr, err := json.Marshal(jobHeader{evalplusHeader: j.EvalPlus,
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,

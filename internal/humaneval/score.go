@@ -143,6 +143,11 @@ type ScoreStats struct {
 	// ExactRuns counts the verdicts decided by a run that released one
 	// input at a time (PhaseResult.Exact).
 	ExactRuns int `json:"exact_runs"`
+	// With --engine evalplus: Outlived counts the samples whose job left
+	// processes alive after EvalPlus's driver ended (the sweep killed
+	// them), Retired the jobs after which the container was replaced.
+	Outlived int `json:"outlived_jobs,omitempty"`
+	Retired  int `json:"retired_containers,omitempty"`
 }
 
 // Scorer runs samples in the sandbox and judges them against ground truth.

@@ -749,6 +749,8 @@ def child(jfd, rfd, efd):
         if size > 1 << 24:
             os._exit(5)
         job = json.loads(read_exact(jfd, size))
+        if job.get("kind") == "evalplus":
+            evalplus_child(job, jfd, rfd, efd)  # execs; never returns
         mem = int(job["mem"])
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         cpu = int(job["phase_limit"]) + 2
@@ -869,6 +871,61 @@ def child(jfd, rfd, efd):
             emit(b"V", _f64(dt), data)
     _exit(0)
 
+def evalplus_child(job, jfd, rfd, efd):
+    """The child of an EvalPlus job (see run_evalplus_job): it becomes
+    EvalPlus's driver, a fresh program image, with the rest of its job pipe
+    (the sample, then the task's dataset line) as fd 4, its result pipe as
+    fd 3, its stderr pipe as fd 2 and /dev/null as 0 and 1."""
+    fsize = int(job["fsize"])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(efd, 2)
+    os.dup2(rfd, 3)
+    os.dup2(jfd, 4)
+    os.closerange(5, 1 << 16)
+    os.chdir(WORKDIR)
+    if EVALPLUS_DRIVER is not None:
+        # The driver and its modules were loaded by the zygote: this
+        # process, forked from it for this job alone, is the driver.
+        code = 2
+        try:
+            code = EVALPLUS_DRIVER.run(job)
+        finally:
+            os._exit(code or 0)
+    os.execv(sys.executable, [sys.executable, "-I", EVALPLUS_DRIVER_PATH, "job", json.dumps(job, separators=(",", ":"))])
+
+
+EVALPLUS_DRIVER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalplus_driver.py")
+EVALPLUS_DRIVER = None  # evalplus_driver.py, loaded by the zygote of an EvalPlus container
+
+
+def preload_evalplus():
+    """In the zygote of an --engine evalplus container (the host sets
+    REPRO_EVALPLUS_TREE): loads evalplus_driver.py and the modules it
+    imports once, before any job, so that each job's driver, a child forked
+    from the zygote, does not load numpy and EvalPlus again. Loading runs
+    none of EvalPlus's functions; where it fails, each job's child execs the
+    driver instead, which reports what is missing."""
+    global EVALPLUS_DRIVER
+    if not os.environ.get("REPRO_EVALPLUS_TREE"):
+        return
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("evalplus_driver", EVALPLUS_DRIVER_PATH)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        missing = mod.preload()
+    except Exception:
+        return
+    if not missing:
+        mod.PRELOADED = missing
+        EVALPLUS_DRIVER = mod
+
+
 # ------------------------------------------------------------------ zygote
 
 
@@ -905,6 +962,7 @@ def zygote():
     supervisor's end of the socket closes, or when its own state changed."""
     set_nondumpable("zygote")
     os.umask(0o077)
+    preload_evalplus()
     sock = socket.socket(fileno=ZYGOTE_FD)
     start = own_state()
     sock.send(b"Z")
@@ -1713,6 +1771,211 @@ def run_job(job, body, zyg, clock):
         fatal("job %s: %s" % (jid, detail))
 
 
+# ------------------------------------------------------------ EvalPlus jobs
+
+# The header fields an EvalPlus job's child and driver read.
+EVALPLUS_CHILD_KEYS = ("job", "kind", "program_len", "inputs_len", "dataset", "base_only", "min_time_limit",
+                       "gt_time_limit_factor", "fsize")
+EVALPLUS_RESULT_CAP = 1 << 16  # bytes of the driver's result line
+
+
+def job_survivors(skip):
+    """The live processes of the container outside BASELINE and skip (a
+    zombie is no process: its parent reaps it)."""
+    out = []
+    for pid in process_table() - BASELINE - skip:
+        st = proc_state(str(pid))
+        if st is not None and st[0] != b"Z":
+            out.append(pid)
+    return out
+
+
+def run_evalplus_job(job, body, zyg):
+    """Runs one sample through EvalPlus's own scoring core (the "evalplus"
+    job kind of `repro humaneval --engine evalplus`); body is the sample
+    and the task's line of the dataset. The zygote forks the job's child as
+    for any job; the child execs evalplus_driver.py, a fresh driver for
+    this sample alone, which computes the task's ground truth with
+    EvalPlus's trusted_exec and runs EvalPlus's untrusted_check on each
+    input list. The job ends when the driver has ended (or at its wall
+    limit); then every process of the job is killed and the process table
+    checked as after any job, and only then is the driver's result read
+    from its pipe and sent to the host, as the E frame's "result": no
+    process of the job exists any more to write there, and none can reach
+    a later job. The E frame's "outlived" counts the processes of the job
+    that were still alive when its driver had ended (the sweep killed
+    them). The supervisor does not read the result: the host parses it."""
+    jid = job["job"]
+    wall = float(job["wall_limit"])
+    size = int(job["program_len"]) + int(job["inputs_len"])
+    if size != len(body):
+        fatal("job %s: %d bytes of sample and dataset line, %d announced" % (jid, len(body), size))
+    header = json.dumps({k: job[k] for k in EVALPLUS_CHILD_KEYS if k in job}, separators=(",", ":")).encode()
+    pending = memoryview(U32.pack(len(header)) + header + body)
+    os.mkdir(WORKDIR, 0o700)
+    jr, jw = os.pipe()
+    rfd, wfd = os.pipe()
+    efd_r, efd_w = os.pipe()
+    pid, why = zyg.fork([jr, wfd, efd_w])
+    for fd in (jr, wfd, efd_w):
+        os.close(fd)
+    skip = {os.getpid(), zyg.pid}
+    if pid is None:
+        for fd in (jw, rfd, efd_r):
+            os.close(fd)
+        sweep(skip)
+        empty_tmp()
+        send_json(b"E", {"job": jid, "status": "setup", "detail": why, "records": 0, "elapsed": 0.0, "exit": 0,
+                         "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": True})
+        fatal("job %s: %s" % (jid, why))
+    for fd in (jw, rfd, efd_r):
+        os.set_blocking(fd, False)
+    poller = select.poll()
+    poller.register(rfd, select.POLLIN)
+    poller.register(efd_r, select.POLLIN)
+    poller.register(jw, select.POLLOUT)
+    poller.register(0, select.POLLIN)
+    # The zygote's socket becomes readable when it reports that the child
+    # (the driver) ended; zyg.reap reads that report after the sweep.
+    poller.register(zyg.sock, select.POLLIN)
+    out = Out()
+    start = time.monotonic()
+    status, detail = None, ""
+    result = bytearray()
+    stderr_keep = bytearray()
+    stderr_total = 0
+    cancels = 0
+    while status is None:
+        now = time.monotonic()
+        if now - start >= wall:
+            status, detail = "timeout", "EvalPlus's driver did not end within %.0f s" % wall
+            break
+        if now - out.last >= HEARTBEAT:
+            out.add(b"P", b"")
+            out.flush()
+        events = poller.poll(max(1, int(min(HEARTBEAT, start + wall - now) * 1000)))
+        for fd, ev in events:
+            if fd == jw:
+                try:
+                    k = os.write(jw, pending[: 1 << 16])
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    k = len(pending)  # the driver is gone; its end tells
+                pending = pending[k:]
+                if not pending:
+                    poller.unregister(jw)
+                    os.close(jw)
+                    jw = -1
+            elif fd == rfd:
+                try:
+                    chunk = os.read(rfd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    poller.unregister(rfd)
+                    continue
+                result += chunk
+                if len(result) > EVALPLUS_RESULT_CAP:
+                    status, detail = "toolarge", "more than %d bytes on the driver's result pipe" % EVALPLUS_RESULT_CAP
+                    break
+            elif fd == efd_r:
+                try:
+                    chunk = os.read(efd_r, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    poller.unregister(efd_r)
+                    continue
+                stderr_total += len(chunk)
+                room = STDERR_KEEP - len(stderr_keep)
+                if room > 0:
+                    stderr_keep += chunk[:room]
+            elif fd == 0:
+                if not HOST.fill():
+                    status, detail = "hostgone", "stdin closed or broken"
+                    break
+                try:
+                    got = cancels_for(jid)
+                except Forged as e:
+                    status, detail = channel_broken(e)
+                    break
+                if got:
+                    cancels += got
+                    status, detail = "cancelled", "stopped by the host"
+                    break
+            elif fd == zyg.sock.fileno():
+                status = "done"
+                break
+    elapsed = time.monotonic() - start
+    outlived = job_survivors(skip | {pid})
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if jw >= 0:
+        os.close(jw)
+    clean = sweep(skip)  # the driver's and the sample's processes
+    waited = zyg.reap()
+    last = False
+    if waited is None:
+        status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
+        waited = (0, 0)
+    elif clean:  # the process table, as after any job
+        left = leftovers()
+        if left:
+            status, detail, last = "leftover", "processes outlived the job: %s" % describe_pids(left), True
+    if clean and status not in ("hostgone", "channel"):
+        try:
+            cancels += drain_stdin(jid)
+        except Forged as e:
+            status, detail = channel_broken(e)
+    if status == "channel":
+        last = True
+    if clean:
+        # Every process of the job is gone: what the result pipe still
+        # holds was written by the job, and nothing can add to it.
+        while status == "done":
+            try:
+                chunk = os.read(rfd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            result += chunk
+            if len(result) > EVALPLUS_RESULT_CAP:
+                status, detail = "toolarge", "more than %d bytes on the driver's result pipe" % EVALPLUS_RESULT_CAP
+    os.close(rfd)
+    os.close(efd_r)
+    end = {
+        "job": jid,
+        "status": status,
+        "detail": detail,
+        "records": 0,
+        "elapsed": elapsed,
+        "exit": os.waitstatus_to_exitcode(waited[0]),
+        "stderr": stderr_keep.decode("utf-8", "replace"),
+        "stderr_bytes": stderr_total,
+        "maxrss_kb": waited[1],
+        "cancels": cancels,
+        "outlived": len(outlived),
+        "last": last or not clean,
+    }
+    if status == "done" and clean:
+        end["result"] = result.decode("utf-8", "replace")
+    if not clean:
+        out.add(b"E", json.dumps(end).encode())
+        out.flush()
+        fatal("processes survived the sweep after job %s" % jid)
+    empty_tmp()
+    out.add(b"E", json.dumps(end).encode())
+    out.flush()
+    if status == "hostgone":
+        os._exit(0)
+    if end["last"]:
+        fatal("job %s: %s" % (jid, detail))
+
+
 # The inode of the initial PID namespace is a kernel constant
 # (PROC_PID_INIT_INO).
 HOST_PID_NS = "pid:[4026531836]"
@@ -1782,8 +2045,11 @@ def main():
         if kind == b"S":
             send(b"S", body)
             continue
-        header = body[:n]
-        run_job(json.loads(header), body[n:], zyg, clock)
+        header = json.loads(body[:n])
+        if header.get("kind") == "evalplus":
+            run_evalplus_job(header, body[n:], zyg)
+        else:
+            run_job(header, body[n:], zyg, clock)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+package humaneval
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+// TestEvalPlusTreeRelative: a relative --evalplus-tree is resolved against
+// the current folder before anything runs (the sandbox mounts absolute
+// paths only); one that names no folder stops with a one-line usage error
+// naming the flag.
+func TestEvalPlusTreeRelative(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "tree"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	opts := func(tree string) *Options {
+		return &Options{Canonical: true, Dataset: "humanevalplus-mini", Parallel: 1, Engine: EngineEvalPlus,
+			EvalPlusTree: tree, Limits: DefaultRunLimits()}
+	}
+	o := opts("tree")
+	if err := o.Validate(); err != nil {
+		t.Fatalf("a relative tree: %v", err)
+	}
+	if want := filepath.Join(dir, "tree"); o.EvalPlusTree != want {
+		t.Fatalf("the tree is %q, want %q", o.EvalPlusTree, want)
+	}
+	for _, bad := range []string{"no-such-tree", "tree/../missing"} {
+		err := opts(bad).Validate()
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "--evalplus-tree "+bad) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v (exit %d), want a one-line usage error naming the flag", bad, err, exitcode.Of(err))
+		}
+	}
+}

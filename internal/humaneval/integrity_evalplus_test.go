@@ -1,0 +1,411 @@
+package humaneval
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	"github.com/reprolab/repro/internal/testenv"
+)
+
+// The integrity suite of --engine evalplus: a sample scored by EvalPlus's
+// own code may decide its own verdict the way EvalPlus lets it, but no
+// other sample's. Each case is one base-only run of HumanEval/53 (add) with
+// one container at a time: the self-check, then the attacker, then the
+// canonical solution (which must pass) and a wrong solution (which must
+// fail). Both later samples sleep 0.1 s as they load, as a slow import
+// would: the attacks below then find their processes every time, so that a
+// run without the controls fails for certain, not by a race.
+
+// evalplusAttackHelpers are shared by the attackers. sampleProcs lists the
+// processes an EvalPlus driver forked to run a sample, but skip and their
+// children: those under EvalPlus's guard (its stack limit of GiBs) whose
+// parent is not init and whose session is not the caller's (the attackers'
+// own detached processes are init's, each in a session of its own); detach
+// runs fn in a process of its own, in a new session, made with posix.fork
+// (EvalPlus's guard takes os.fork and os.kill, not posix's), with no
+// inherited descriptor, until the given monotonic time, and returns once
+// that process runs.
+const evalplusAttackHelpers = `
+import ctypes, os, posix, signal, time
+def _read(path):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+def _ppid(pid):
+    try:
+        return int(_read("/proc/%d/stat" % pid).rsplit(b")", 1)[1].split()[1])
+    except (ValueError, IndexError):
+        return -1
+def _state(pid):
+    s = _read("/proc/%d/stat" % pid)
+    return s.rsplit(b")", 1)[1].split()[0] if b")" in s else None
+def _guarded(pid):
+    for line in _read("/proc/%d/limits" % pid).split(b"\n"):
+        if line.startswith(b"Max stack size"):
+            f = line.split()[3:5]
+            return len(f) == 2 and f[0] == f[1] and f[0].isdigit() and int(f[0]) >= 1 << 30
+    return False
+def sampleProcs(skip):
+    out = []
+    mine = os.getsid(0)
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in skip:
+            continue
+        pid = int(name)
+        pp = _ppid(pid)
+        try:
+            if os.getsid(pid) == mine:
+                continue
+        except OSError:
+            continue
+        if pp > 1 and pp not in skip and _guarded(pid):
+            out.append((pid, pp))
+    return out
+def detach(fn, seconds):
+    me = os.getpid()
+    r, w = os.pipe()
+    if posix.fork() == 0:
+        try:
+            os.setsid()
+            if posix.fork() == 0:
+                # Nothing inherited held open: EvalPlus's parent would
+                # otherwise wait for the end of its child's pipe.
+                os.write(w, b"x")
+                os.closerange(3, 1 << 16)
+                try:
+                    fn(me, time.monotonic() + seconds)
+                finally:
+                    os._exit(0)
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # the process runs
+    os.close(r)
+`
+
+// evalplusLater is what the later samples hold before their add: 0.1 s of
+// loading.
+const evalplusLater = "import time\ntime.sleep(0.1)\n"
+
+type evalplusAttack struct {
+	name string
+	code string
+	// ownFail: the attacker's own verdict must be fail; the attacker
+	// passes only where its attack worked.
+	ownFail bool
+	// outlived: the attacker's job must have left processes behind, which
+	// the supervisor killed after its driver ended (the process-table path
+	// of the job ran).
+	outlived bool
+}
+
+func evalplusAttacks() []evalplusAttack {
+	return []evalplusAttack{
+		// EvalPlus's driver reports through shared memory (stat, progress,
+		// details) that it allocates again, at the same offsets, for each
+		// sample. A process left by the attacker stops the driver as soon as
+		// it forks a later sample, waits for that sample to end, writes
+		// "pass, every input true" where the sample's results lie, and lets
+		// the driver go on to read them.
+		{name: "a posix.fork survivor that writes later samples' results", outlived: true, code: evalplusAttackHelpers + `
+import sys
+def _locals():
+    f = sys._getframe()
+    while f is not None:
+        if "stat" in f.f_locals and "details" in f.f_locals and "progress" in f.f_locals:
+            return f.f_locals
+        f = f.f_back
+L = _locals()
+STAT, PROG, DET, N = (ctypes.addressof(L["stat"]), ctypes.addressof(L["progress"]),
+                      ctypes.addressof(L["details"]), len(L["details"]))
+def forge(parent, end):
+    seen = {parent}
+    while time.monotonic() < end:
+        for pid, driver in sampleProcs(seen):
+            seen.add(pid)
+            try:
+                posix.kill(driver, signal.SIGSTOP)
+            except OSError:
+                continue
+            stop = time.monotonic() + 10
+            while _state(pid) not in (None, b"Z") and time.monotonic() < stop:
+                time.sleep(0.001)
+            ctypes.c_int.from_address(STAT).value = 0  # _SUCCESS
+            ctypes.c_int.from_address(PROG).value = N
+            ctypes.memset(DET, 1, N)
+            posix.kill(driver, signal.SIGCONT)
+        time.sleep(0.001)
+detach(forge, 60)
+def add(x, y):
+    return x + y
+`},
+		// The driver holds the expected outputs of the task; the attacker,
+		// forked from it, finds their list at the same address in its own
+		// memory and, through /proc/<driver>/mem, points every item of the
+		// driver's list at -1: later samples are then compared with -1. It
+		// returns the right sums only where the write went through, so its
+		// own fail shows the write refused.
+		{name: "a write of the expected outputs through /proc/<driver>/mem", ownFail: true, code: `
+import ctypes, os, struct, sys
+def _expected():
+    f = sys._getframe()
+    while f is not None:
+        e = f.f_locals.get("expected")
+        if isinstance(e, dict) and isinstance(e.get("base"), list):
+            return e["base"]
+        f = f.f_back
+WROTE = False
+try:
+    exp = _expected()
+    items = ctypes.c_void_p.from_address(id(exp) + 24).value  # PyListObject.ob_item
+    fd = os.open("/proc/%d/mem" % os.getppid(), os.O_RDWR)
+    try:
+        WROTE = os.pwrite(fd, struct.pack("<%dQ" % len(exp), *[id(-1)] * len(exp)), items) > 0
+    finally:
+        os.close(fd)
+except (OSError, TypeError, AttributeError):
+    pass
+def add(x, y):
+    return x + y if WROTE else -1
+`},
+		// Processes that run on after the attacker: two spin on the CPU and
+		// one stops every process a driver forks for a later sample, which
+		// then overruns EvalPlus's wall-clock limits.
+		{name: "forked hogs that stop and slow later samples", outlived: true, code: evalplusAttackHelpers + `
+def spin(parent, end):
+    while time.monotonic() < end:
+        pass
+def stopper(parent, end):
+    while time.monotonic() < end:
+        for pid, _ in sampleProcs({parent}):
+            try:
+                posix.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+        time.sleep(0.001)
+detach(spin, 60)
+detach(spin, 60)
+detach(stopper, 60)
+def add(x, y):
+    return x + y
+`},
+	}
+}
+
+// TestEvalPlusIntegrity runs every attack on --engine evalplus under each
+// runtime.
+func TestEvalPlusIntegrity(t *testing.T) {
+	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		img := sandboxtest.Image(t, e)
+		harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range evalplusAttacks() {
+			t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+				if broke := runEvalPlusAttack(t, e, img, harness, tree, c); len(broke) > 0 {
+					t.Errorf("%s", strings.Join(broke, "; "))
+				}
+			})
+		}
+	})
+}
+
+// runEvalPlusAttack runs one case and returns what went wrong.
+func runEvalPlusAttack(t *testing.T, e *sandbox.Engine, img sandbox.Image, harness, tree string, c evalplusAttack) []string {
+	t.Helper()
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	task := d.Task("HumanEval/53")
+	m, err := digest.Tree(filepath.Join(tree, EvalPlusPackage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := []*Sample{
+		{TaskID: task.ID, ID: 0, Solution: c.code, Origin: "attacker"},
+		{TaskID: task.ID, ID: 1, Solution: evalplusLater + task.Program(), Origin: "canonical"},
+		{TaskID: task.ID, ID: 2, Solution: evalplusLater + "def add(x, y):\n    return -1\n", Origin: "wrong"},
+	}
+	rep, err := RunEvalPlus(context.Background(), EvalPlusConfig{Engine: e, Image: img, HarnessDir: harness,
+		TreeDir: tree, TreeDigest: m.Digest(), DatasetFile: decompressed(t, miniPin, d), Dataset: d,
+		Tasks: []*Task{task}, Samples: samples, BaseOnly: true, Parallel: 1, Limits: DefaultRunLimits()})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	res := byID(rep.Results)
+	for i, r := range res {
+		t.Logf("%s: %s (%s)", samples[i].Origin, r.Base.Status, r.Base.Reason)
+	}
+	var broke []string
+	if r := res[1]; r.Base.Status != StatusPass {
+		broke = append(broke, "the canonical solution after the attacker: "+string(r.Base.Status))
+	}
+	if r := res[2]; r.Base.Status == StatusPass {
+		broke = append(broke, "the wrong solution after the attacker passed")
+	}
+	if att := res[0]; c.ownFail && att.Base.Status != StatusFail {
+		broke = append(broke, "the attacker's own verdict is "+string(att.Base.Status)+": its attack worked")
+	}
+	if c.outlived {
+		if rep.Scoring.Outlived < 1 || !strings.Contains(res[0].Base.Reason, "outlived") {
+			broke = append(broke, "no process of the attacker outlived its driver to be killed: the case did not run its attack")
+		}
+	}
+	return broke
+}
+
+// evalplusControls are the controls of --engine evalplus, each with the
+// edits of a harness file that take it out and the case that must then
+// fail (under runc, where both show).
+var evalplusControls = []struct {
+	control, test, file string
+	edits               [][2]string // old, new
+}{
+	{control: "non-dumpable driver", test: "a write of the expected outputs through /proc/<driver>/mem", file: "evalplus_driver.py", edits: [][2]string{
+		// (The driver inherits the zygote's non-dumpable flag too: the row
+		// makes it dumpable.)
+		{"    set_nondumpable()\n    os.register_at_fork", "    import ctypes\n    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n    os.register_at_fork"},
+	}},
+	{control: "sweep and process table after an EvalPlus job", test: "forked hogs that stop and slow later samples", file: "supervisor.py", edits: [][2]string{
+		{"    clean = sweep(skip)  # the driver's and the sample's processes\n", "    clean = True\n"},
+		{"    elif clean:  # the process table, as after any job\n", "    elif False:\n"},
+	}},
+}
+
+// TestEvalPlusControlsAreNeeded takes one control at a time out of the
+// harness and requires the named case to notice.
+func TestEvalPlusControlsAreNeeded(t *testing.T) {
+	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	pinned := HarnessDigest
+	t.Cleanup(func() { HarnessDigest = pinned })
+	for _, m := range evalplusControls {
+		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
+			src, err := fs.ReadFile(harnessTree(), m.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := string(src)
+			for _, ed := range m.edits {
+				if strings.Count(code, ed[0]) != 1 {
+					t.Fatalf("%s no longer has %q once: update the edit", m.file, ed[0])
+				}
+				code = strings.Replace(code, ed[0], ed[1], 1)
+			}
+			dir := filepath.Join(t.TempDir(), "harness")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			err = fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+				if err != nil || de.IsDir() {
+					return err
+				}
+				b, err := fs.ReadFile(harnessTree(), p)
+				if p == m.file {
+					b = []byte(code)
+				}
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(filepath.Join(dir, p), b, 0o444)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := digest.Tree(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			HarnessDigest = h.Digest()
+			idx := slices.IndexFunc(evalplusAttacks(), func(c evalplusAttack) bool { return c.name == m.test })
+			if idx < 0 {
+				t.Fatalf("no case %q", m.test)
+			}
+			broke := runEvalPlusAttack(t, e, img, dir, tree, evalplusAttacks()[idx])
+			if len(broke) == 0 {
+				t.Fatalf("with the %s removed, %q still passes: the suite does not test that control", m.control, m.test)
+			}
+			t.Logf("with the %s removed, %q fails as it must: %v", m.control, m.test, broke)
+		})
+	}
+}
+
+// BenchmarkEvalPlusEngine measures --engine evalplus end to end under each
+// runtime: the self-check and the scoring of the canonical solutions of
+// HumanEval+'s first 20 tasks (base and plus), one container at a time,
+// reported per sample scored (40 in all).
+func BenchmarkEvalPlusEngine(b *testing.B) {
+	tree := testenv.Getenv(b, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
+	m, err := digest.Tree(filepath.Join(tree, EvalPlusPackage))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rt := range []sandbox.Runtime{sandbox.Runc, sandbox.Runsc} {
+		b.Run(string(rt), func(b *testing.B) {
+			e := sandboxtest.EngineRuntime(b, rt)
+			img := sandboxtest.Image(b, e)
+			harness, err := WriteHarness(filepath.Join(b.TempDir(), "harness"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := testDataset(b, "humanevalplus-mini-v0.1.10")
+			file := decompressed(b, miniPin, d)
+			tasks := d.Tasks[:20]
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rep, err := RunEvalPlus(context.Background(), EvalPlusConfig{Engine: e, Image: img, HarnessDir: harness,
+					TreeDir: tree, TreeDigest: m.Digest(), DatasetFile: file, Dataset: d, Tasks: tasks,
+					Samples: CanonicalSamples(tasks), Parallel: 1, Limits: DefaultRunLimits()})
+				if err != nil || rep.Summary.PlusPassed != len(tasks) {
+					b.Fatalf("%v %+v", err, rep.Summary)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*2*len(tasks)), "s/sample")
+		})
+	}
+}
+
+// FuzzParseEvalPlusResult: the driver's result, which a sample can write
+// into, is read without panic, and only a line with a verdict is taken.
+func FuzzParseEvalPlusResult(f *testing.F) {
+	f.Add("{\"gt_seconds\": 0.1, \"base_status\": \"pass\", \"base_fail\": -1, \"plus_status\": \"fail\", \"plus_fail\": 3}\n", true)
+	f.Add("{\"gt_error\": \"ValueError: x\"}\n", false)
+	f.Add("{\"error\": \"missing\", \"modules\": [\"numpy\"]}\n", true)
+	f.Add("{\"gt_seconds\": 0.1, \"base_status\": \"pass\"}\n{\"gt_seconds\": 0.1}\n", false)
+	f.Add("", true)
+	f.Fuzz(func(t *testing.T, s string, plus bool) {
+		r, err := parseEvalPlusResult(s, plus)
+		if err == nil && r.Error == "" && r.GTError == nil && (r.BaseStatus == "" || (plus && r.PlusStatus == "")) {
+			t.Fatalf("%q taken without a verdict: %+v", s, r)
+		}
+	})
+}
+
+// FuzzLineTaskID: a dataset line's task id is read without panic.
+func FuzzLineTaskID(f *testing.F) {
+	f.Add([]byte(`{"task_id": "Mbpp/2", "atol": Infinity}`))
+	f.Add([]byte(`{"prompt": "x", "task_id": "HumanEval/0"}`))
+	f.Add([]byte(`{"atol": NaN, "task_id": "Mbpp/3"}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := lineTaskID(b); err == nil && id == "" {
+			t.Fatalf("%q: an empty task id taken", b)
+		}
+	})
+}
