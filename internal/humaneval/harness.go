@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:3fc24575ae47ea35a0f304d2d833587aaab4cec19ecbb7145d543d3153137853")
+var HarnessDigest = digest.MustParse("sha256:538da119dc1e0aadfb2a50d0c4af53e58e9e8f92866326d3856746e2822bfbcf")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
