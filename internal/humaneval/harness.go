@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:538da119dc1e0aadfb2a50d0c4af53e58e9e8f92866326d3856746e2822bfbcf")
+var HarnessDigest = digest.MustParse("sha256:3dba3091d562d702197ebdd59f079d329181d814127ed0a0ae84c40918927000")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -1646,9 +1646,9 @@ def run_job(job, body, zyg, clock):
                         wall_last, cpu_last, idle_input = now, c, 0.0
                         if n:
                             cpu_limit = limits[0]
+                            win_cpu = c
                             if not released:
                                 release(1)
-                                win_cpu = c
                                 push()
                         continue
                     if kind not in (b"V", b"X", b"U", b"M"):
