@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:3dba3091d562d702197ebdd59f079d329181d814127ed0a0ae84c40918927000")
+var HarnessDigest = digest.MustParse("sha256:d6184d6c0ad6af36c2bf867a62c6a7bca11c2170e075a73853b2444684715672")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -22,7 +22,9 @@ import (
 // self-check, the attacker, an honest sample, on one supervisor), with the
 // run limits it names.
 
-// clockCase is an integrity case with the run limits it needs.
+// clockCase is an integrity case with the run limits it needs: by default
+// the suite's (runAttackThenHonest's: 1 s per input, a 3 s load
+// allowance, which the honest sample's loading needs under runsc).
 type clockCase struct {
 	integrityCase
 	// limits changes the suite's limits (runAttackThenHonest's); nil for
@@ -101,6 +103,9 @@ os._exit(0)
 		// slack), not the 4 s load allowance on top of it.
 		{integrityCase: integrityCase{"CPU hidden from the supervisor past the list's limit", `
 import os, signal, time
+# 1.5 CPU-s in workers of 0.38 s in each of the 5 calls, 7.6 s in all: a
+# /proc clock sees the running worker and the forks, under each input's
+# 1 s, and the list's 6 s limit holds only by the host's clock.
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 def burn(seconds):
     r, w = os.pipe()
@@ -112,13 +117,9 @@ def burn(seconds):
     os.close(w)
     os.read(r, 1)
     os.close(r)
-done = False
 def fib(n):
-    global done
-    if not done:
-        done = True
-        for _ in range(17):
-            burn(0.5)
+    for _ in range(4):
+        burn(0.38)
     a, b = 0, 1
     for _ in range(n):
         a, b = b, a + b
@@ -156,7 +157,7 @@ func runClockCase(t *testing.T, launch Launcher, d *Dataset, truth *Truth, c clo
 		{TaskID: task.ID, ID: 1, Solution: strings.ReplaceAll(honestAfter, "{canon}", task.Program()), Origin: "honest"},
 	}
 	limits := DefaultRunLimits()
-	limits.MinTimeLimit, limits.ImportAllowance = 1, 1
+	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
 	if c.limits != nil {
 		c.limits(&limits)
 	}

@@ -600,7 +600,8 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			}
 			if cpuUsed = u - cpuStart; cpuUsed > budget && kind != 'E' {
 				w.stop()
-				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true}, nil
+				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true,
+					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
 			}
 		}
 		switch kind {

@@ -1443,7 +1443,7 @@ def run_job(job, body, zyg, clock):
     detail = ""
     loaded = False
     called = False  # the child's G record came: input 0's call has begun
-    cpu_now = 0.0  # the latest reading of the job's clock
+    cpu_now = 0.0  # the highest reading of the job's clock (under gVisor it can go back)
     cpu_loaded = None  # the job's clock at the load mark
     records = 0
     total = 0
@@ -1508,7 +1508,7 @@ def run_job(job, body, zyg, clock):
         elif now >= next_check:
             next_check = now + CHECK_EVERY
             c = clock()
-            cpu_now = c
+            cpu_now = max(cpu_now, c)
             dw, dc = now - tick_wall, max(0.0, c - tick_cpu)
             idle = 0.0
             if dc < dw and not job_runnable(skip):
@@ -1596,7 +1596,7 @@ def run_job(job, body, zyg, clock):
                 buf += chunk
                 now = time.monotonic()
                 c = clock()
-                cpu_now = c
+                cpu_now = max(cpu_now, c)
                 while len(buf) >= 4:
                     ln = U32.unpack_from(buf, 0)[0]
                     if ln == 0 or ln > record_cap:
@@ -1618,7 +1618,7 @@ def run_job(job, body, zyg, clock):
                         # frame comes (see the module comment).
                         out.add(b"L", b"")
                         out.flush()
-                        wall_last, cpu_last, cpu_start, win_cpu = now, c, c, c
+                        wall_last, cpu_last, cpu_start, win_cpu, cpu_now = now, c, c, c, c
                         tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
                         cpu_limit = first_extra
