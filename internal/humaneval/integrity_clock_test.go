@@ -229,7 +229,9 @@ var clockControls = []struct {
 	host          *bool
 }{
 	// Input 0's clock from the L record, with the load allowance on top
-	// of its limit.
+	// of its limit. The host's tally of each record against its input's
+	// own limit then still refuses the pass (settlePass), but as a timeout,
+	// where EvalPlus's per-input alarm fails the call: the case notices.
 	{control: "the load allowance ends at the load mark", test: "1.5 CPU-s in input 0's call, against its limit of 1 s", edits: [][2]string{
 		{"                            cpu_limit = limits[0]\n", "                            cpu_limit += limits[0]\n"},
 		{"                        wall_last, cpu_last, idle_input = now, c, 0.0\n", "                        wall_last, idle_input = now, 0.0\n"},
