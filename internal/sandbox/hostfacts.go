@@ -106,13 +106,13 @@ func hostWarnings(f HostFacts) []string {
 		}
 	}
 	if c := f.Runtime.Choice; c != nil && c.By == "default" && c.Runtime != Runc {
-		w = append(w, "note: "+c.Reason)
+		w = append(w, c.Reason)
 	} else if a := f.RuncAdvisories; a != nil && f.Runtime.Name != Runc && len(a.OpenFindings()) > 0 {
 		var ids []string
 		for _, x := range a.OpenFindings() {
 			ids = append(ids, x.ID)
 		}
-		w = append(w, fmt.Sprintf("note: the engine's %s has %d open known container escapes (%s); this run does not use it (runtime %s)",
+		w = append(w, fmt.Sprintf("the engine's %s has %d open known container escapes (%s); this run does not use it (runtime %s)",
 			a.Label(), len(ids), strings.Join(ids, ", "), f.Runtime.Name))
 	}
 	if strings.HasPrefix(f.CorePattern, "|") {
