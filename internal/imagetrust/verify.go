@@ -80,8 +80,9 @@ type RuntimeCheck struct {
 }
 
 // SandboxRuntime is the container runtime sandboxed runs of home use
-// without a --runtime flag: the REPRO_HOME setting (sandbox.ReadSettings),
-// "" when the setting cannot be read (which no policy accepts).
+// without a --runtime flag by the REPRO_HOME setting (sandbox.ReadSettings):
+// "" when none is set (the host then decides, sandbox.DefaultRuntime) or
+// the setting cannot be read (which no policy accepts).
 func SandboxRuntime(home string) string {
 	st, err := sandbox.ReadSettings(home)
 	if err != nil {
