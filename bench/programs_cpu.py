@@ -3,9 +3,11 @@
 Usage: python3 programs_cpu.py RUN_JSON PARALLEL [EVALPLUS_SECONDS [SELF_CHECK_CPU]]
 
 RUN_JSON is the --json document of a `repro humaneval` run. Its results
-file gives each sample's base and plus elapsed: the CPU time the
-supervisor measured for the deciding run of that phase (a timed-out phase
-counts its limit). Every distinct program of a task is counted once, as it
+file gives each sample's base_clocks and plus_clocks: job_cpu_s is the CPU
+time the supervisor measured for the deciding run of that phase, loading
+included (a timed-out phase counts what it used until it was stopped). A
+results file written before those fields holds base_elapsed and
+plus_elapsed instead, the deciding run's wall time, which is used then. Every distinct program of a task is counted once, as it
 ran once. Their sum is CPU time that scoring these programs on these inputs
 takes whatever runs them, and a phase's inputs run one after another in one
 process, so the longest phase cannot be split. The larger of the sum spread
@@ -41,7 +43,7 @@ def main():
         results = json.load(f)["eval"]
     cpu = 0.0
     longest = 0.0
-    phases = {}  # (task, program sha256, phase) -> elapsed
+    phases = {}  # (task, program sha256, phase) -> CPU seconds of the deciding run
     for task, samples in results.items():
         for s in samples:
             digest = hashlib.sha256(s["solution"].encode()).hexdigest()
@@ -49,7 +51,11 @@ def main():
                 key = (task, digest, phase)
                 if key in phases:
                     continue
-                elapsed = s.get(phase + "_elapsed") or 0
+                clocks = s.get(phase + "_clocks")
+                if clocks is not None:
+                    elapsed = clocks.get("job_cpu_s") or 0
+                else:
+                    elapsed = s.get(phase + "_elapsed") or 0
                 phases[key] = elapsed
                 cpu += elapsed
                 longest = max(longest, elapsed)

@@ -2,7 +2,10 @@
 # README command 1: set up repro on a Debian bookworm machine (as root) and
 # run its main job.
 #  1. install and start the Docker engine (scripts/deps.sh --run);
-#  2. build repro into bin/repro;
+#  2. build repro into bin/repro; where the engine's runc has an open known
+#     container escape (Debian bookworm's runc 1.1.5 has three), build and
+#     register gVisor's runsc (scripts/deps.sh runsc), which sandboxed runs
+#     then use by default ('repro sandbox runtime' says which and why);
 #  3. fetch the HumanEval+ and MBPP+ datasets from upstream and verify them
 #     against the compiled-in pins; where upstream cannot be reached and
 #     ../shared/data holds the file, import that copy instead (verified the
@@ -19,6 +22,19 @@ bash scripts/deps.sh --run
 echo "== build"
 go build -trimpath -o bin/repro ./cmd/repro
 bin/repro version
+echo "== runtime"
+# The runtime with no setting is the host's choice; where that is runsc and
+# runsc is not registered yet, 'sandbox runtime' names scripts/deps.sh runsc.
+if ! rt=$(bin/repro sandbox runtime 2>/tmp/repro-runtime.err); then
+	if grep -q "scripts/deps.sh runsc" /tmp/repro-runtime.err; then
+		bash scripts/deps.sh runsc
+		rt=$(bin/repro sandbox runtime 2>/tmp/repro-runtime.err)
+	else
+		cat /tmp/repro-runtime.err >&2
+		exit 3
+	fi
+fi
+echo "sandboxed runs use $rt (why: bin/repro sandbox runtime; the check below says so once)"
 shared=${REPRO_SHARED_DATA:-../shared/data}
 fetch_or_import() { # id relative-path
 	if bin/repro fetch "$1" 2>/tmp/repro-fetch.err; then return 0; fi

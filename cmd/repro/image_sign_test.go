@@ -184,7 +184,7 @@ func TestImageSignAndTrust(t *testing.T) {
 	// The production profile also requires gVisor's runtime.
 	production := writeTrust(t, key, `{"profile": "production"}`)
 	if imagetrust.SandboxRuntime(home) != trust.RuntimeGVisor {
-		r = repro(t, env, "sandbox", "check", "--trust", production)
+		r = repro(t, env, "sandbox", "check", "--runtime", "runc", "--trust", production)
 		if r.code != 3 || !strings.Contains(r.stderr, "requires the runsc runtime") || strings.Contains(r.stdout, "ok  ") {
 			t.Errorf("production profile under runc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}

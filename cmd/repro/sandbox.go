@@ -30,16 +30,23 @@ func newSandboxRuntimeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "runtime [runc|runsc]",
 		Short: "Show or set the runtime every sandboxed run must use",
-		Long: `runtime prints the sandbox runtime set in REPRO_HOME (runc when none is
-set), or sets it. Every sandboxed run uses it; a --runtime flag may ask for a
+		Long: `runtime prints the sandbox runtime the next sandboxed run uses (stdout)
+and why (stderr), or sets it in REPRO_HOME. A --runtime flag may ask for a
 stronger runtime than the setting, never a weaker one (exit 2).
 
-runsc runs each container under gVisor, whose user-space kernel serves the
-program's system calls. A run under runsc never falls back to runc: without
-runsc registered with the engine (bash scripts/deps.sh runsc), or while
-runsc cannot hold every control of the policy, it stops with exit 3.`,
+With no runtime set, the host decides: runsc where the engine's runc has an
+open known container escape (Debian bookworm's runc 1.1.5 has three), runc
+elsewhere. runsc runs each container under gVisor, whose user-space kernel
+serves the program's system calls; a HumanEval+ scoring run takes about
+1.6-1.75x its time under runc. A run under runsc never falls back to runc:
+without runsc registered with the engine (bash scripts/deps.sh runsc), or
+while runsc cannot hold every control of the policy, it stops with exit 3.
+A run under a runc with open known escapes, by the setting or the flag,
+needs the trust file's waiver of each (image.runtime_waivers, as for the
+production profile), recorded in the run; without it, exit 3.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			t := terminal(cmd, false)
 			home, err := layout.DefaultHome()
 			if err != nil {
 				return err
@@ -57,7 +64,21 @@ runsc cannot hold every control of the policy, it stops with exit 3.`,
 			if err != nil {
 				return err
 			}
-			terminal(cmd, false).Printf("%s\n", s.Runtime)
+			if s.Runtime != "" {
+				t.Printf("%s\n", s.Runtime)
+				if s.Runtime == sandbox.Runc {
+					t.Notef("a run under runc needs the trust file's waiver of each open known escape of the engine's runc, where it has any")
+				}
+				return nil
+			}
+			e, err := sandbox.ConnectChosen(cmd.Context(), home, "")
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			c := e.RuntimeFacts().Choice
+			t.Printf("%s\n", c.Runtime)
+			t.Notef("no runtime is set in REPRO_HOME: %s", c.Reason)
 			return nil
 		},
 	}
@@ -92,11 +113,7 @@ where the policy requires one.`,
 			if err != nil {
 				return err
 			}
-			rt, err := sandbox.ChooseRuntime(home, runtime)
-			if err != nil {
-				return err
-			}
-			e, err := sandbox.ConnectRuntime(ctx, rt)
+			e, err := sandbox.ConnectChosen(ctx, home, runtime)
 			if err != nil {
 				return err
 			}

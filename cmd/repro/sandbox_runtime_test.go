@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestSandboxRuntimeCommand: the runtime setting is shown and set by
@@ -19,8 +21,12 @@ import (
 func TestSandboxRuntimeCommand(t *testing.T) {
 	dir := t.TempDir()
 	home := []string{"REPRO_HOME=" + dir}
-	if r := repro(t, home, "sandbox", "runtime"); r.code != 0 || strings.TrimSpace(r.stdout) != "runc" {
-		t.Fatalf("default: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	// With no setting the host decides: runsc where the engine's runc has
+	// an open known escape (this suite's bookworm machine), runc elsewhere.
+	e := sandboxtest.Engine(t)
+	want, why := sandbox.DefaultRuntime(sandbox.EngineRunc(context.Background(), e.Client()))
+	if r := repro(t, home, "sandbox", "runtime"); r.code != 0 || strings.TrimSpace(r.stdout) != string(want) || !strings.Contains(r.stderr, why) {
+		t.Fatalf("default: exit %d, %q %q; want %s (%s)", r.code, r.stdout, r.stderr, want, why)
 	}
 	if r := repro(t, home, "sandbox", "runtime", "kata"); r.code != 2 {
 		t.Fatalf("unknown runtime: exit %d, %q", r.code, r.stderr)
@@ -66,5 +72,55 @@ func pinTestImage(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, "sandbox", f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestDefaultRuntimeWhereRuncHasEscapes: on a host whose engine's runc has
+// open known escapes (Debian bookworm's 1.1.5), a fresh REPRO_HOME's
+// sandbox runs under runsc, and 'sandbox check' says so once, with the
+// reason (each open escape by id) and the cost, and warns of nothing
+// twice; runc, asked for with --runtime, is refused (exit 3) unless the
+// trust file waives each open escape, and the waivers are then reported.
+func TestDefaultRuntimeWhereRuncHasEscapes(t *testing.T) {
+	e := sandboxtest.Engine(t)
+	runc := sandbox.EngineRunc(context.Background(), e.Client())
+	if runc == nil || len(runc.OpenFindings()) == 0 {
+		testenv.Missing(t, "a runc with an open known escape (Debian bookworm's 1.1.5)", "run on the bookworm test machine")
+	}
+	dir := t.TempDir()
+	home := []string{"REPRO_HOME=" + dir}
+	pinTestImage(t, dir)
+	r := repro(t, home, "sandbox", "check")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^runtime +runsc: `).MatchString(r.stdout) {
+		t.Fatalf("sandbox check in a fresh home: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "runs use gVisor's runsc by default"); n != 1 {
+		t.Errorf("the default is named %d times, want once:\n%s", n, r.stderr)
+	}
+	for _, f := range runc.OpenFindings() {
+		if n := strings.Count(r.stderr, f.ID); n != 1 {
+			t.Errorf("%s is named %d times in the warnings, want once:\n%s", f.ID, n, r.stderr)
+		}
+	}
+	for _, want := range []string{"1.6-1.75x", "runtime_waivers"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the note does not name %q:\n%s", want, r.stderr)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Errorf("printed twice: %q", l)
+		}
+		seen[l] = true
+	}
+	r = repro(t, home, "sandbox", "check", "--runtime", "runc")
+	if r.code != 3 || !strings.Contains(r.stderr, "runtime_waivers") || strings.Contains(r.stdout, "ok  ") {
+		t.Fatalf("--runtime runc without a waiver: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = repro(t, home, "sandbox", "check", "--runtime", "runc", "--trust", runcWaivers(t))
+	if r.code != 0 || strings.Count(r.stdout, "  waived    ") != len(runc.OpenFindings()) {
+		t.Fatalf("--runtime runc with the waivers: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:fc60f330a344087d71edaf19d86c54dc2b8885d509a88fd7d239aad54cb38344")
+var HarnessDigest = digest.MustParse("sha256:48be470bf0019b0a66fb8afff38b11bb7f48a8d7c80ef4944818f1057552ca9b")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

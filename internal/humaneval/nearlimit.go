@@ -1,6 +1,9 @@
 package humaneval
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // DefaultNearLimitMargin is the default RunLimits.NearLimitMargin: a pass
 // within 20 % of its limit is time-sensitive, as a slower machine, or
@@ -32,9 +35,12 @@ const (
 // limit, and DecidedBy says which of the two runs gave the verdict.
 type NearLimit struct {
 	Status Status  `json:"status"` // the phase's status: pass, or the status the limit gave
-	Input  int     `json:"input"`  // the input that came nearest its limit, -1 for the list
+	Input  int     `json:"input"`  // the input that came nearest its limit, -1 for the list (or the load)
 	CPU    float64 `json:"cpu"`    // CPU seconds it used
 	Limit  float64 `json:"limit"`  // its CPU limit in seconds
+	// Load: the program's loading, up to the load mark, under the load
+	// allowance (Input is then -1).
+	Load bool `json:"load,omitempty"`
 
 	Recheck   *NearLimit `json:"recheck,omitempty"`
 	DecidedBy string     `json:"decided_by,omitempty"` // "first" or "recheck", with Recheck
@@ -58,6 +64,9 @@ func (n *NearLimit) String() string {
 }
 
 func (n *NearLimit) what() string {
+	if n.Load {
+		return "loading the program"
+	}
 	if n.Input < 0 {
 		return "the list"
 	}
@@ -97,18 +106,31 @@ func combineRecheck(first, again PhaseResult, m NearLimit) PhaseResult {
 	out := first
 	if first.Status != StatusPass && again.Status == StatusPass {
 		out, n.DecidedBy = again, DecidedByRecheck
+		if out.Clocks != nil {
+			c := *out.Clocks
+			c.Run = RunRecheck
+			if again.Exact {
+				c.Run = RunRecheckExact
+			}
+			out.Clocks = &c
+		}
 	}
 	out.Near = &n
 	return out
 }
 
 // cpuTally follows a job's CPU time input by input against its limits.
+// Input 0's record counts from the load mark; the loading before it has
+// the load allowance (firstExtra) alone.
 type cpuTally struct {
 	limits     []float64
 	firstExtra float64
 	total      float64
 	worst      NearLimit
 	share      float64
+	// over names the first record that came over its input's limit ("" for
+	// none): the supervisor stops such a job, so a pass never has one.
+	over string
 }
 
 func newCPUTally(j *job) *cpuTally {
@@ -121,34 +143,40 @@ func (c *cpuTally) add(k int, cpu float64) {
 		return
 	}
 	lim := c.limits[k]
-	if k == 0 {
-		lim += c.firstExtra
-	}
 	c.total += cpu
+	if c.over == "" && cpu > lim {
+		c.over = fmt.Sprintf("input %d used %.2f s of CPU time, over its limit of %.2f s", k, cpu, lim)
+	}
 	if lim > 0 && cpu/lim > c.share {
 		c.share, c.worst = cpu/lim, NearLimit{Input: k, CPU: cpu, Limit: lim}
 	}
 }
 
 // measure returns the measurement of a phase that ended with res, under
-// the list limit phaseLimit: the input (or the list) that came nearest its
-// limit, or the limit a timeout exceeded.
+// the list limit phaseLimit: the input, the load or the list that came
+// nearest its limit, or the limit a timeout exceeded.
 func (c *cpuTally) measure(res PhaseResult, end jobEnd, phaseLimit float64) NearLimit {
 	if end.Status == endTimeout {
 		k := end.Records
 		n := NearLimit{Status: res.Status, Input: -1, CPU: phaseLimit, Limit: phaseLimit, AtLimit: true}
-		if k < len(c.limits) && (res.Status == StatusFail || !isListLimit(end.Detail)) {
+		switch {
+		case isLoadLimit(end.Detail):
+			n = NearLimit{Status: res.Status, Input: -1, Load: true, CPU: c.firstExtra, Limit: c.firstExtra, AtLimit: true}
+		case k < len(c.limits) && (res.Status == StatusFail || !isListLimit(end.Detail)):
 			lim := c.limits[k]
-			if k == 0 {
-				lim += c.firstExtra
-			}
 			n = NearLimit{Status: res.Status, Input: k, CPU: lim, Limit: lim, AtLimit: true}
 		}
 		return n
 	}
-	n := c.worst
-	if phaseLimit > 0 && c.total/phaseLimit > c.share {
-		n = NearLimit{Input: -1, CPU: c.total, Limit: phaseLimit}
+	n, share := c.worst, c.share
+	if c.firstExtra > 0 && end.LoadCPU/c.firstExtra > share {
+		n, share = NearLimit{Input: -1, Load: true, CPU: end.LoadCPU, Limit: c.firstExtra}, end.LoadCPU/c.firstExtra
+	}
+	// The list's CPU time counts the loading too: the supervisor's whole
+	// figure where it reported one.
+	total := max(end.CPU, end.LoadCPU+c.total)
+	if phaseLimit > 0 && total/phaseLimit > share {
+		n = NearLimit{Input: -1, CPU: total, Limit: phaseLimit}
 	}
 	n.Status = res.Status
 	return n
@@ -174,5 +202,11 @@ func (c *cpuTally) near(res PhaseResult, end jobEnd, phaseLimit, share float64) 
 // isListLimit reports whether the supervisor's detail names the list's
 // limit rather than an input's.
 func isListLimit(detail string) bool {
-	return len(detail) >= 8 && detail[:8] == "the list"
+	return strings.HasPrefix(detail, "the list")
+}
+
+// isLoadLimit reports whether the supervisor's detail names the load
+// allowance (the program's loading, before the load mark).
+func isLoadLimit(detail string) bool {
+	return strings.HasPrefix(detail, "loading the program")
 }

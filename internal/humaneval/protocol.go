@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 5
+	protocolVersion = 6
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 	// maxJobHeader is the largest job header the supervisor takes
@@ -99,15 +99,34 @@ func (c *frameClock) read(now time.Time, fresh bool) (time.Duration, error) {
 	return u, nil
 }
 
-// hostBudget is the CPU time the host's clock allows a job from its L
-// frame to its end: its load allowance and the smaller of its phase limit
-// and the sum of its inputs' limits, plus hostClockSlack.
-func hostBudget(j *job) time.Duration {
-	sum := 0.0
+// jobCPULimit is the most CPU time a job's own limits let it use from its L
+// frame to its end: the list's limit (PhaseLimit), which the supervisor
+// counts from the L frame, loading included, or, where smaller, the load
+// allowance (which ends at the load mark) and the sum of its inputs'
+// limits.
+func jobCPULimit(j *job) float64 {
+	sum := j.FirstExtra
 	for _, l := range j.Limits {
 		sum += l
 	}
-	b := time.Duration((j.FirstExtra + min(j.PhaseLimit, sum)) * float64(time.Second))
+	if !hostBudgetOwnLimits {
+		// The allowance before the limits were bounded: the load
+		// allowance on top of the list's limit.
+		return j.FirstExtra + min(j.PhaseLimit, sum-j.FirstExtra)
+	}
+	return min(j.PhaseLimit, sum)
+}
+
+// hostBudgetOwnLimits: the host's clock allows a job no more than its own
+// limits do (jobCPULimit). Only TestClockControlsAreNeeded turns it off,
+// to show that the integrity suite needs it.
+var hostBudgetOwnLimits = true
+
+// hostBudget is the CPU time the host's clock allows a job from its L
+// frame to its end: its own limit (jobCPULimit), plus hostClockSlack for
+// the supervisor's work, which the container's clock counts too.
+func hostBudget(j *job) time.Duration {
+	b := time.Duration(jobCPULimit(j) * float64(time.Second))
 	return b + hostClockSlack(b)
 }
 
@@ -229,8 +248,22 @@ type jobEnd struct {
 	// executed, the entry point found) and input 0's call began. The
 	// program can send that record itself; it only ever turns a timeout
 	// into a fail (timeoutStatus), so forging it gains nothing.
-	Called  bool    `json:"called"`
+	Called bool `json:"called"`
+	// Elapsed is the job's wall time, on the supervisor's monotonic
+	// clock, from the child's start to the job's end.
 	Elapsed float64 `json:"elapsed"`
+	// CPU is the job's CPU time on the supervisor's job clock from the L
+	// frame to the moment the job was decided (its last result, or the
+	// check that stopped it), loading included; LoadCPU is the part up to
+	// the load mark.
+	CPU     float64 `json:"cpu"`
+	LoadCPU float64 `json:"load_cpu"`
+	// HostCPU is the container's CPU time from the L frame to the E frame
+	// as the host read it (cpuClock), the supervisor's own work for the job
+	// included, and HostBudget what the host allowed (hostBudget); both 0
+	// where the host has no clock of the container. Set by the host.
+	HostCPU    float64 `json:"-"`
+	HostBudget float64 `json:"-"`
 	// Cancels counts the host's C frames for this job that the supervisor
 	// got, during the job or right after it.
 	Cancels     int    `json:"cancels"`
@@ -593,7 +626,8 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			}
 			if cpuUsed = u - cpuStart; cpuUsed > budget && kind != 'E' {
 				w.stop()
-				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true}, nil
+				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true,
+					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
 			}
 		}
 		switch kind {
@@ -654,6 +688,9 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			var end jobEnd
 			if err := strictjson.DecodeOpen(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
+			}
+			if loaded && clk != nil {
+				end.HostCPU, end.HostBudget = cpuUsed.Seconds(), budget.Seconds()
 			}
 			if loaded && clk != nil && cpuUsed > budget && (end.Status == endDone || end.Status == endStopped) {
 				// Every record came within the supervisor's clock, but not

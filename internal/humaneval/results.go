@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -122,8 +123,13 @@ type ResultEntry struct {
 	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
 	BaseReason    string            `json:"base_reason,omitempty"`
 	PlusReason    string            `json:"plus_reason,omitempty"`
-	// Seconds each phase took (as the supervisor measured) and its limit,
-	// where recorded.
+	// The times of the run that decided each phase, each named by its
+	// clock (PhaseClocks), where measured.
+	BaseClocks *PhaseClocks `json:"base_clocks,omitempty"`
+	PlusClocks *PhaseClocks `json:"plus_clocks,omitempty"`
+	// Results files written before base_clocks held base_elapsed (the
+	// deciding run's wall seconds) and base_limit (the list's CPU limit),
+	// and the same for plus: read, never written (see Clocks).
 	BaseElapsed float64 `json:"base_elapsed,omitempty"`
 	BaseLimit   float64 `json:"base_limit,omitempty"`
 	PlusElapsed float64 `json:"plus_elapsed,omitempty"`
@@ -138,14 +144,47 @@ type ResultEntry struct {
 	PlusExactRun bool `json:"plus_exact_run,omitempty"`
 }
 
+// Clocks returns the times of phase p's deciding run: the entry's
+// base_clocks or plus_clocks, or, in a file written before those, the
+// figures it held (the wall seconds as Wall, the limit as CPULimit, the
+// run unknown); nil where none was recorded.
+func (e *ResultEntry) Clocks(p Phase) *PhaseClocks {
+	c, wall, limit := e.BaseClocks, e.BaseElapsed, e.BaseLimit
+	if p == Plus {
+		c, wall, limit = e.PlusClocks, e.PlusElapsed, e.PlusLimit
+	}
+	if c != nil || (wall == 0 && limit == 0) {
+		return c
+	}
+	return &PhaseClocks{Wall: wall, CPULimit: limit}
+}
+
+// checkClocks refuses an entry that records a pass over its limits.
+func (e *ResultEntry) checkClocks() error {
+	for _, ph := range []struct {
+		name   string
+		status *Status
+		c      *PhaseClocks
+	}{{"base", &e.BaseStatus, e.BaseClocks}, {"plus", e.PlusStatus, e.PlusClocks}} {
+		if ph.status != nil && *ph.status == StatusPass {
+			if why := ph.c.overLimit(); why != "" {
+				return fmt.Errorf("%s: a %s pass over its limit cannot be recorded: %s", e.TaskID, ph.name, why)
+			}
+		}
+	}
+	return nil
+}
+
 // WriteResults writes an EvalPlus-compatible results file (the format of
 // evalplus.evaluate at 26d6d00: date, hash, eval per task in completion
 // order, pass_at_k for base and plus) atomically at path. Each entry also
 // carries base_reason and plus_reason when the sample did not pass,
-// base_elapsed, base_limit, plus_elapsed and plus_limit (seconds) where
-// they were measured, and base_near_limit and plus_near_limit where the
-// phase's verdict depends on the time limit, and base_exact_run and
-// plus_exact_run where a run with one input at a time decided it.
+// base_clocks and plus_clocks (the deciding run and its times, each named
+// by its clock: PhaseClocks) where they were measured, base_near_limit and
+// plus_near_limit where the phase's verdict depends on the time limit, and
+// base_exact_run and plus_exact_run where a run with one input at a time
+// decided it. An entry whose pass is over its limits is refused (an
+// error; nothing is written).
 func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
 	byID := make(map[string]*Task, len(tasks))
 	for _, t := range tasks {
@@ -160,7 +199,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 		e := ResultEntry{
 			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
 			BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
-			BaseElapsed: r.Base.Elapsed, BaseLimit: r.Base.Limit, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
+			BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
 		}
 		if r.Base.Status != StatusPass {
 			e.BaseReason = r.Base.Reason
@@ -169,7 +208,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 			st := r.Plus.Status
 			e.PlusStatus = &st
 			e.PlusFailTests = failTests(t, Plus, r.Plus)
-			e.PlusElapsed, e.PlusLimit, e.PlusNearLimit, e.PlusExactRun = r.Plus.Elapsed, r.Plus.Limit, r.Plus.Near, r.Plus.Exact
+			e.PlusClocks, e.PlusNearLimit, e.PlusExactRun = r.Plus.Clocks, r.Plus.Near, r.Plus.Exact
 			if st != StatusPass {
 				e.PlusReason = r.Plus.Reason
 			}
@@ -183,8 +222,16 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 // entries already built: eval's entries of each task, tasks in the order
 // given (tasks without entries are left out), the date formatted from
 // when as given (no time zone conversion), pass_at_k from sum. The file
-// is written atomically and must parse back as one JSON document.
+// is written atomically and must parse back as one JSON document. An
+// entry whose pass is over its limits is refused, and nothing written.
 func WriteResultEntries(path, hash string, tasks []*Task, eval map[string][]ResultEntry, sum Summary, when time.Time) error {
+	for _, t := range tasks {
+		for i := range eval[t.ID] {
+			if err := eval[t.ID][i].checkClocks(); err != nil {
+				return exitcode.New(exitcode.Integrity, err)
+			}
+		}
+	}
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		enc := func(v any) error {

@@ -5,8 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 func TestEstimatePassAtK(t *testing.T) {
@@ -38,7 +42,8 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 	fail := func(i int, why string) PhaseResult { return PhaseResult{Status: StatusFail, FailInput: i, Reason: why} }
 	results := []*SampleResult{
 		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "a"}, Base: pass, Plus: &PhaseResult{Status: StatusPass, FailInput: -1}},
-		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Elapsed: 9.5, Limit: 9}},
+		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Elapsed: 9.5, Limit: 9,
+			Clocks: &PhaseClocks{Run: RunExact, JobCPU: 9.01, LoadCPU: 0.1, CPULimit: 9, Wall: 9.5}}},
 		{Sample: &Sample{TaskID: "HumanEval/1", Solution: "c"}, Base: pass, Plus: &PhaseResult{Status: StatusFail, FailInput: 0}},
 	}
 	sum := Summarize(d.Tasks, results, true, false)
@@ -67,8 +72,8 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 			PlusStatus    *string           `json:"plus_status"`
 			BaseFailTests []json.RawMessage `json:"base_fail_tests"`
 			PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
-			PlusElapsed   float64           `json:"plus_elapsed"`
-			PlusLimit     float64           `json:"plus_limit"`
+			PlusElapsed   *float64          `json:"plus_elapsed"`
+			PlusClocks    map[string]any    `json:"plus_clocks"`
 		} `json:"eval"`
 		PassAtK map[string]map[string]float64 `json:"pass_at_k"`
 	}
@@ -80,7 +85,8 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 	}
 	e := got.Eval["HumanEval/0"][1]
 	if e.Solution != "b" || e.BaseStatus != "fail" || *e.PlusStatus != "timeout" ||
-		string(e.BaseFailTests[0]) != "[2]" || string(e.PlusFailTests[0]) != `["x"]` || e.PlusElapsed != 9.5 || e.PlusLimit != 9 {
+		string(e.BaseFailTests[0]) != "[2]" || string(e.PlusFailTests[0]) != `["x"]` || e.PlusElapsed != nil ||
+		e.PlusClocks["run"] != "exact" || e.PlusClocks["job_cpu_s"] != 9.01 || e.PlusClocks["cpu_limit_s"] != 9.0 || e.PlusClocks["wall_s"] != 9.5 {
 		t.Errorf("entry %+v", e)
 	}
 	if ok := got.Eval["HumanEval/0"][0]; len(ok.BaseFailTests) != 0 || ok.BaseFailTests == nil {
@@ -88,5 +94,56 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 	}
 	if got.PassAtK["base"]["pass@1"] != 0.75 || got.PassAtK["plus"]["pass@1"] != 0.25 {
 		t.Errorf("pass_at_k %v", got.PassAtK)
+	}
+}
+
+// TestNoPassOverItsLimit: a pass whose deciding run's CPU time (on the
+// supervisor's job clock, or the host's reading of the container) exceeds
+// its limit is not a pass (settlePass), and no results file records one:
+// WriteResults and WriteResultEntries refuse it with exit 4. An older
+// results file, which recorded only base_elapsed (wall seconds) and
+// base_limit, still reads, its figures named as what they were.
+func TestNoPassOverItsLimit(t *testing.T) {
+	over := []*PhaseClocks{
+		{Run: RunFirst, JobCPU: 13.2, CPULimit: 13},
+		{Run: RunRecheck, JobCPU: 12, CPULimit: 13, ContainerCPU: 15.9, ContainerBudget: 15.8},
+	}
+	for _, c := range over {
+		pr := PhaseResult{Status: StatusPass, FailInput: -1, Limit: c.CPULimit, Clocks: c}
+		settlePass(&pr)
+		if pr.Status != StatusTimeout || !strings.Contains(pr.Reason, c.Run+" run") {
+			t.Errorf("%+v: settled as %s (%s), want a timeout naming the run", c, pr.Status, pr.Reason)
+		}
+	}
+	within := PhaseResult{Status: StatusPass, FailInput: -1, Clocks: &PhaseClocks{Run: RunFirst, JobCPU: 13, CPULimit: 13, Wall: 14.2}}
+	if settlePass(&within); within.Status != StatusPass {
+		t.Errorf("a pass at its limit, 14.2 s of wall time: settled as %s (%s)", within.Status, within.Reason)
+	}
+
+	d := &Dataset{ID: "test", MD5: "0123", Tasks: []*Task{{ID: "Mbpp/123", Base: []json.RawMessage{[]byte("[1]")}}}}
+	path := filepath.Join(t.TempDir(), "eval_results.json")
+	for _, c := range over {
+		res := []*SampleResult{{Sample: &Sample{TaskID: "Mbpp/123", Solution: "x"}, Base: PhaseResult{Status: StatusPass, FailInput: -1, Clocks: c}}}
+		err := WriteResults(path, d, d.Tasks, res, Summarize(d.Tasks, res, false, false), time.Now())
+		if exitcode.Of(err) != exitcode.Integrity {
+			t.Errorf("a pass over its limit (%+v) was written, or refused with %v: want exit 4", c, err)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("a refused results file was written")
+		}
+	}
+
+	var f ResultsFile
+	old := `{"hash":"0123","eval":{"Mbpp/123":[{"task_id":"Mbpp/123","solution":"x","base_status":"pass","plus_status":"pass",
+		"base_fail_tests":[],"plus_fail_tests":[],"base_elapsed":14.2,"base_limit":13.0,"plus_elapsed":203.6,"plus_limit":61.0,"plus_exact_run":true}]}}`
+	if err := strictjson.DecodeOpen([]byte(old), &f); err != nil {
+		t.Fatal(err)
+	}
+	e := f.Eval["Mbpp/123"][0]
+	if c := e.Clocks(Base); c == nil || c.Wall != 14.2 || c.CPULimit != 13 || c.Run != "" || c.JobCPU != 0 {
+		t.Errorf("an older file's base figures read as %+v, want wall 14.2 s against a 13 s CPU limit, run and CPU unknown", c)
+	}
+	if c := e.Clocks(Plus); c == nil || c.Wall != 203.6 || c.CPULimit != 61 {
+		t.Errorf("an older file's plus figures read as %+v", c)
 	}
 }

@@ -85,14 +85,20 @@ func (rl RunLimits) Validate() error {
 
 // PhaseResult is the verdict of one program on one input list.
 type PhaseResult struct {
-	Status    Status  `json:"status"`
-	FailInput int     `json:"fail_input"` // index of the failing input; -1 for none
-	Reason    string  `json:"reason,omitempty"`
-	Records   int     `json:"records"`
-	Elapsed   float64 `json:"elapsed"` // seconds, as measured by the supervisor
-	// Limit is the phase's time limit in seconds (PhaseLimit), 0 where
+	Status    Status `json:"status"`
+	FailInput int    `json:"fail_input"` // index of the failing input; -1 for none
+	Reason    string `json:"reason,omitempty"`
+	Records   int    `json:"records"`
+	// Elapsed is the deciding run's wall seconds (Clocks.Wall; kept under
+	// its old name for the verdicts stored before Clocks).
+	Elapsed float64 `json:"elapsed"`
+	// Limit is the phase's CPU time limit in seconds (PhaseLimit), 0 where
 	// none applied (no ground truth, or EvalPlus's engine).
 	Limit float64 `json:"limit,omitempty"`
+	// Clocks are the deciding run's times, each named by its clock; nil
+	// for a verdict with no run of its own to time (no ground truth,
+	// EvalPlus's engine) or stored before they were recorded.
+	Clocks *PhaseClocks `json:"clocks,omitempty"`
 	// Near names a verdict that depends on the time limit (see NearLimit);
 	// nil where it does not.
 	Near *NearLimit `json:"near_limit,omitempty"`
@@ -528,6 +534,11 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			return PhaseResult{}, NearLimit{}, fatal
 		}
 		res.Records, res.Elapsed = end.Records, end.Elapsed
+		run := RunFirst
+		if res.Exact {
+			run = RunExact
+		}
+		res.Clocks = clocksOf(run, end, j.PhaseLimit)
 		if res.Status != "" {
 			m = tally.measure(res, end, j.PhaseLimit)
 			break
@@ -536,6 +547,12 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		case endDone:
 			if end.Records == len(inputs) {
 				res.Status = StatusPass
+				if tally.over != "" {
+					// The supervisor stops a job at its limits; a record
+					// over one is never a pass.
+					res.Status, res.Reason = StatusTimeout, tally.over
+				}
+				settlePass(&res)
 			} else {
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}

@@ -430,3 +430,46 @@ func TestRuntimeEscapes(t *testing.T) {
 		t.Error("runtime_waivers that is not an array was accepted")
 	}
 }
+
+// TestRuncTakesAWaiver: where runc has open known escapes (runsc is then
+// the default), a run that chooses runc is refused without a trust file,
+// or under one that does not waive each escape, whatever its policy asks;
+// each waived (reason and date), it runs with the waivers recorded. Under
+// runsc, or a runc with none open, nothing is asked.
+func TestRuncTakesAWaiver(t *testing.T) {
+	home, pin := fakeHome(t)
+	_, key := opensslKey(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	o := imagetrust.Options{Now: now, Runtime: "runc", RuntimeAdvisories: openRunc()}
+	_, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
+	wantCode(t, "no trust file", err, exitcode.Precondition, "runtime_waivers")
+	o.TrustPath = trustFile(t, t.TempDir(), key, `{}`)
+	_, err = imagetrust.Check(home, o, pin, pin.SBOMDigest)
+	wantCode(t, "a trust file without waivers", err, exitcode.Precondition, "CVE-2025-31133 is affected")
+	o.TrustPath = trustFile(t, t.TempDir(), key, `{"require_signature": false, "runtime_waivers": [`+
+		`{"id": "CVE-2025-31133", "package": "runc", "reason": "r", "expires": "2027-01-31"}]}`)
+	_, err = imagetrust.Check(home, o, pin, pin.SBOMDigest)
+	wantCode(t, "one of three waived", err, exitcode.Precondition, "CVE-2025-52565 is affected")
+	var ws []string
+	for _, id := range []string{"CVE-2025-31133", "CVE-2025-52565", "CVE-2025-52881"} {
+		ws = append(ws, fmt.Sprintf(`{"id": %q, "package": "runc", "reason": "single-user host", "expires": "2027-01-31"}`, id))
+	}
+	o.TrustPath = trustFile(t, t.TempDir(), key, `{"runtime_waivers": [`+strings.Join(ws, ",")+`]}`)
+	v, err := imagetrust.Check(home, o, pin, pin.SBOMDigest)
+	if err != nil || v.Runtime == nil || len(v.Runtime.Waived) != 3 {
+		t.Fatalf("all waived: %+v, %v", v, err)
+	}
+	var b strings.Builder
+	v.WriteText(&b)
+	if strings.Count(b.String(), "  waived    ") != 3 {
+		t.Errorf("the waivers are not reported:\n%s", b.String())
+	}
+	for _, c := range []imagetrust.Options{
+		{Now: now, Runtime: "runsc", RuntimeAdvisories: openRunc()},
+		{Now: now, Runtime: "runc", RuntimeAdvisories: sandbox.AssessRuntime(t.TempDir(), sandbox.Runc, "/usr/bin/runc", "runc version 1.3.3")},
+	} {
+		if _, err := imagetrust.Check(home, c, pin, pin.SBOMDigest); err != nil {
+			t.Errorf("%s with %d open: %v", c.Runtime, len(c.RuntimeAdvisories.OpenFindings()), err)
+		}
+	}
+}

@@ -80,8 +80,9 @@ type RuntimeCheck struct {
 }
 
 // SandboxRuntime is the container runtime sandboxed runs of home use
-// without a --runtime flag: the REPRO_HOME setting (sandbox.ReadSettings),
-// "" when the setting cannot be read (which no policy accepts).
+// without a --runtime flag by the REPRO_HOME setting (sandbox.ReadSettings):
+// "" when none is set (the host then decides, sandbox.DefaultRuntime) or
+// the setting cannot be read (which no policy accepts).
 func SandboxRuntime(home string) string {
 	st, err := sandbox.ReadSettings(home)
 	if err != nil {
@@ -138,6 +139,11 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 		if path != "" {
 			v.TrustFile = path
 		}
+		// Whatever the policy, runc with an open known escape runs only
+		// under a recorded waiver of each (runsc is the default there).
+		if err := checkRuncEscapes(tf, path, v, o, now); err != nil {
+			return nil, err
+		}
 		return v, nil
 	}
 	pol := tf.Image.Effective()
@@ -163,6 +169,8 @@ func Check(home string, o Options, pin *sandbox.Pin, sbom string) (*Verification
 		if err := checkRuntimeEscapes(tf, path, v, o, now); err != nil {
 			return nil, err
 		}
+	} else if err := checkRuncEscapes(tf, path, v, o, now); err != nil {
+		return nil, err
 	}
 	if pol.RequireSignature {
 		s, err := VerifySignature(tf, SignaturePath(home), pin.ID, pin.ManifestDigest, sbom, now)
@@ -221,6 +229,24 @@ func checkRuntimeEscapes(tf *trust.File, path string, v *Verification, o Options
 			path, v.Policy, a.Label(), len(refused), strings.Join(refused, "; "), a.Runtime, a.Runtime)
 	}
 	return nil
+}
+
+// checkRuncEscapes refuses a run under runc whose open known escapes the
+// trust file (tf, nil for none) does not waive each, as a policy that
+// refuses runtime escapes does (checkRuntimeEscapes): choosing runc where
+// runsc is the default takes an explicit, recorded waiver. Other
+// runtimes, a runc with none open, and one that could not be judged pass.
+func checkRuncEscapes(tf *trust.File, path string, v *Verification, o Options, now time.Time) error {
+	a := o.RuntimeAdvisories
+	if o.Runtime != string(sandbox.Runc) || a == nil || len(a.OpenFindings()) == 0 {
+		return nil
+	}
+	if tf == nil {
+		v.Runtime = &RuntimeCheck{Used: o.Runtime, Advisories: a}
+		return exitcode.Errorf(exitcode.Precondition, "the runtime %s has %d open known escape(s), and no trust file waives them: runs here use gVisor's runsc by default (drop --runtime runc, or set 'repro sandbox runtime runsc'); to run under runc anyway, %s",
+			a.Label(), len(a.OpenFindings()), sandbox.RuncWaiverHow)
+	}
+	return checkRuntimeEscapes(tf, path, v, o, now)
 }
 
 // checkScan reads the scan attestation (verified with the run key, bound
@@ -292,15 +318,11 @@ func Verify(ctx context.Context, e *sandbox.Engine, home string, o Options) (san
 	return img, v, nil
 }
 
-// Open connects to the engine with the runtime sandbox.ChooseRuntime picks
-// from REPRO_HOME's setting and o.Runtime, and returns it with the
+// Open connects to the engine with the runtime sandbox.ConnectChosen picks
+// from REPRO_HOME's setting, o.Runtime and the engine's runc, and returns it with the
 // verified pinned image (Verify); the caller closes the engine.
 func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox.Image, *Verification, error) {
-	rt, err := sandbox.ChooseRuntime(home, o.Runtime)
-	if err != nil {
-		return nil, sandbox.Image{}, nil, err
-	}
-	e, err := sandbox.ConnectRuntime(ctx, rt)
+	e, err := sandbox.ConnectChosen(ctx, home, o.Runtime)
 	if err != nil {
 		return nil, sandbox.Image{}, nil, err
 	}
@@ -314,11 +336,15 @@ func Open(ctx context.Context, home string, o Options) (*sandbox.Engine, sandbox
 
 // WriteText writes what was verified for people, one fact a line.
 func (v *Verification) WriteText(w io.Writer) {
-	if v.Policy == "none" {
+	switch {
+	case v.Policy == "none" && v.Runtime == nil:
 		ui.Fprintf(w, "image trust none required (no trust file, or its policy asks for nothing)\n")
 		return
+	case v.Policy == "none":
+		ui.Fprintf(w, "image trust none required but the runc waivers, from %s\n", v.TrustFile)
+	default:
+		ui.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
 	}
-	ui.Fprintf(w, "image trust policy %s from %s\n", v.Policy, v.TrustFile)
 	if r := v.Runtime; r != nil {
 		if r.Required != "" {
 			ui.Fprintf(w, "  runtime   %s (required %s)\n", r.Used, r.Required)

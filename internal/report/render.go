@@ -249,7 +249,7 @@ func timeChart(rows []TaskRow) (Chart, bool) {
 		}
 		shares = append(shares, r.TimeShare())
 		bars = append(bars, bar{task: r.Task, value: r.TimeShare(), class: cls,
-			title: fmt.Sprintf("%s: %.2f s of its %.2f s limit (%s)", r.Task, r.Seconds, r.LimitSeconds, percent(r.TimeShare()))})
+			title: fmt.Sprintf("%s: %.2f s (%s) of its %.2f s CPU limit (%s)", r.Task, r.Seconds, r.SecondsClock, r.LimitSeconds, percent(r.TimeShare()))})
 	}
 	if len(bars) == 0 {
 		return Chart{}, false

@@ -179,11 +179,16 @@ type TaskRow struct {
 	Phase        string `json:"phase,omitempty"`
 	FailingInput string `json:"failing_input,omitempty"`
 	Reason       string `json:"reason,omitempty"`
-	// Seconds and LimitSeconds are the time of the task's phase run that
-	// came closest to its limit, and that limit; 0 where the results do
-	// not record them.
+	// Seconds and LimitSeconds are the CPU time of the task's phase run
+	// that came closest to its limit (the deciding run, on the supervisor's
+	// job clock), and that limit; 0 where the results do not record them.
+	// For a results file written before base_clocks, Seconds is the wall
+	// time it recorded.
 	Seconds      float64 `json:"seconds,omitempty"`
 	LimitSeconds float64 `json:"limit_seconds,omitempty"`
+	// SecondsClock names the clock of Seconds: "job CPU", or "wall" for a
+	// results file written before base_clocks.
+	SecondsClock string `json:"seconds_clock,omitempty"`
 	// NearLimit names, for the first sample whose verdict depends on the
 	// time limit (a pass within the near-limit margin of it, a timeout), the phase and its
 	// CPU seconds against the limit; "" where none does.
@@ -557,9 +562,17 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus b
 func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
-		for _, ph := range [][2]float64{{e.BaseElapsed, e.BaseLimit}, {e.PlusElapsed, e.PlusLimit}} {
-			if ph[1] > 0 && ph[0] >= 0 && (row.LimitSeconds == 0 || ph[0]/ph[1] > row.TimeShare()) {
-				row.Seconds, row.LimitSeconds = ph[0], ph[1]
+		for _, p := range []humaneval.Phase{humaneval.Base, humaneval.Plus} {
+			c := e.Clocks(p)
+			if c == nil {
+				continue
+			}
+			secs, clock := c.JobCPU, "job CPU"
+			if c.Run == "" {
+				secs, clock = c.Wall, "wall" // an older file: its only figure
+			}
+			if c.CPULimit > 0 && secs >= 0 && (row.LimitSeconds == 0 || secs/c.CPULimit > row.TimeShare()) {
+				row.Seconds, row.LimitSeconds, row.SecondsClock = secs, c.CPULimit, clock
 			}
 		}
 		if row.NearLimit == "" {

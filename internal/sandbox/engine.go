@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +69,41 @@ func ConnectRuntime(ctx context.Context, rt Runtime) (*Engine, error) {
 	if _, err := ParseRuntime(string(rt)); err != nil {
 		return nil, err
 	}
+	cli, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, cli, RuntimeChoice{Runtime: rt, By: "caller"})
+}
+
+// ConnectChosen connects to the engine with the runtime DecideRuntime picks
+// from the sandbox settings of home, the --runtime flag ("" for none) and
+// the engine's runc, and records the choice in RuntimeFacts().Choice.
+// Sandboxed runs of the commands connect so.
+func ConnectChosen(ctx context.Context, home, flag string) (*Engine, error) {
+	s, err := ReadSettings(home)
+	if err != nil {
+		return nil, err
+	}
+	if flag != "" {
+		if _, err := checkFlag(s, flag); err != nil {
+			return nil, err
+		}
+	}
+	cli, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := DecideRuntime(s, flag, EngineRunc(ctx, cli))
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return connect(ctx, cli, c)
+}
+
+// dial sets up a client of the local engine and checks that it answers.
+func dial(ctx context.Context) (*client.Client, error) {
 	cli, err := client.New(client.FromEnv) // negotiates the API version by default
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "failed to set up the docker client: %v", err)
@@ -80,16 +116,55 @@ func ConnectRuntime(ctx context.Context, rt Runtime) (*Engine, error) {
 			"the docker engine at %s does not answer (%v): install it (apt-get install docker.io) and start it (setsid dockerd >/var/log/dockerd.log 2>&1 &)",
 			cli.DaemonHost(), err)
 	}
-	rf, err := checkRuntime(pctx, cli, rt)
+	return cli, nil
+}
+
+// connect makes the Engine of cli for the chosen runtime.
+func connect(ctx context.Context, cli *client.Client, c RuntimeChoice) (*Engine, error) {
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	rf, err := checkRuntime(pctx, cli, c.Runtime)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
+	rf.Choice = &c
 	e := &Engine{cli: cli, runtime: rf, live: make(map[string]string)}
 	// Containers whose runner died go first; a failed sweep does not stop
 	// this run, the next start-up tries again.
 	e.Sweep(ctx)
 	return e, nil
+}
+
+// EngineRunc judges the engine's runc (the version the engine reports,
+// the binary it has registered) against the known escapes; nil when the
+// engine does not say.
+func EngineRunc(ctx context.Context, cli *client.Client) *RuntimeAssessment {
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return nil
+	}
+	info, err := cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return nil
+	}
+	version := ""
+	for _, c := range v.Components {
+		if strings.ToLower(c.Name) == "runc" {
+			version = c.Version
+		}
+	}
+	if version == "" {
+		version = info.Info.RuncCommit.ID
+	}
+	if version == "" {
+		return nil
+	}
+	path := "runc"
+	if r, ok := info.Info.Runtimes[string(Runc)]; ok && r.Path != "" {
+		path = r.Path
+	}
+	return AssessRuntime("/", Runc, path, version)
 }
 
 // Runtime returns the runtime the Engine's containers run under.

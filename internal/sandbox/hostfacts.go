@@ -93,21 +93,27 @@ func (e *Engine) HostFacts(ctx context.Context) (HostFacts, error) {
 	return f, nil
 }
 
-// hostWarnings names the facts that weaken the sandbox without stopping it.
+// hostWarnings names the facts that weaken the sandbox without stopping
+// it, each once. The open escapes of the runtime the run uses are one
+// warning each; those of an engine's runc the run does not use are one
+// note, which says why the run uses runsc where that is the default.
 func hostWarnings(f HostFacts) []string {
 	var w []string
-	assessed := []*RuntimeAssessment{f.RuncAdvisories}
-	if f.Runtime.Advisories != f.RuncAdvisories {
-		assessed = append(assessed, f.Runtime.Advisories)
-	}
-	for _, a := range assessed {
-		if a == nil {
-			continue
-		}
+	if a := f.Runtime.Advisories; a != nil {
 		for _, x := range a.OpenFindings() {
-			w = append(w, fmt.Sprintf("%s: %s (%s) is %s: %s; install a %s with the fix (a policy that refuses open escapes, the production profile among them, refuses to run under it unless the trust file waives it with a reason and a date)",
+			w = append(w, fmt.Sprintf("%s: %s (%s) is %s: %s; install a %s with the fix (a run under it needs the trust file's waiver of each open escape, with a reason and a date)",
 				a.Label(), x.ID, x.Summary, x.Verdict, x.Evidence, a.Runtime))
 		}
+	}
+	if c := f.Runtime.Choice; c != nil && c.By == "default" && c.Runtime != Runc {
+		w = append(w, c.Reason)
+	} else if a := f.RuncAdvisories; a != nil && f.Runtime.Name != Runc && len(a.OpenFindings()) > 0 {
+		var ids []string
+		for _, x := range a.OpenFindings() {
+			ids = append(ids, x.ID)
+		}
+		w = append(w, fmt.Sprintf("the engine's %s has %d open known container escapes (%s); this run does not use it (runtime %s)",
+			a.Label(), len(ids), strings.Join(ids, ", "), f.Runtime.Name))
 	}
 	if strings.HasPrefix(f.CorePattern, "|") {
 		w = append(w, fmt.Sprintf("the host's core_pattern is a pipe (%s): the kernel hands core dumps to that program even with a core limit of 0", f.CorePattern))

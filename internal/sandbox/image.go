@@ -503,16 +503,13 @@ func removeRootfs(dir string) {
 // differs from the pin), with the digest of the image's SBOM (made now,
 // listing trees besides the packages, for a pin that has none; exit 4 when
 // the stored SBOM differs from its pinned digest). Its containers run
-// under the runtime ChooseRuntime picks from the settings of home and
-// runtimeFlag ("" for the setting alone). The caller closes the engine.
+// under the runtime ConnectChosen picks from the settings of home,
+// runtimeFlag ("" for none) and the engine's runc. The caller closes the
+// engine.
 // It does not apply the trust file's image policy: sandboxed runs open
 // the image through imagetrust.Open, which does.
 func OpenPinned(ctx context.Context, home string, trees []SBOMTree, runtimeFlag string) (*Engine, Image, error) {
-	rt, err := ChooseRuntime(home, runtimeFlag)
-	if err != nil {
-		return nil, Image{}, err
-	}
-	e, err := ConnectRuntime(ctx, rt)
+	e, err := ConnectChosen(ctx, home, runtimeFlag)
 	if err != nil {
 		return nil, Image{}, err
 	}

@@ -145,6 +145,9 @@ type RuntimeFacts struct {
 	// Advisories judge the runtime against the known escapes
 	// (RuntimeAdvisories), backports included.
 	Advisories *RuntimeAssessment `json:"advisories,omitempty"`
+	// Choice is how the runtime was chosen (ConnectChosen), with the
+	// default's reason or the waiver that lets runc run.
+	Choice *RuntimeChoice `json:"choice,omitempty"`
 }
 
 // checkRuntime asks the engine whether rt is registered as this package
@@ -259,18 +262,19 @@ func runtimeVersion(ctx context.Context, path string) string {
 // Settings are the sandbox settings of a REPRO_HOME
 // (REPRO_HOME/sandbox/settings.json).
 type Settings struct {
-	// Runtime is the weakest runtime a run may use; "" means runc.
+	// Runtime is the weakest runtime a run may use; "" leaves it to the
+	// host (DefaultRuntime).
 	Runtime Runtime `json:"runtime,omitempty"`
 }
 
 // ReadSettings reads the sandbox settings of home; a missing file gives
-// the defaults (runc). A file that cannot be parsed is a usage error that
-// names it.
+// the defaults (no runtime set: the host's default). A file that cannot
+// be parsed is a usage error that names it.
 func ReadSettings(home string) (Settings, error) {
 	p := layout.Home(home).SandboxSettings()
 	b, err := safefile.ReadFile(p, 64<<10)
 	if errors.Is(err, os.ErrNotExist) {
-		return Settings{Runtime: Runc}, nil
+		return Settings{}, nil
 	}
 	if err != nil {
 		return Settings{}, exitcode.Errorf(exitcode.Precondition, "failed to read the sandbox settings %q: %v", p, err)
@@ -279,11 +283,10 @@ func ReadSettings(home string) (Settings, error) {
 	if err := strictjson.Decode(b, &s); err != nil {
 		return Settings{}, exitcode.Errorf(exitcode.Usage, "sandbox settings %q: %v: fix or remove the file", p, err)
 	}
-	if s.Runtime == "" {
-		s.Runtime = Runc
-	}
-	if _, err := ParseRuntime(string(s.Runtime)); err != nil {
-		return Settings{}, exitcode.Errorf(exitcode.Usage, "sandbox settings %q: %v", p, err)
+	if s.Runtime != "" {
+		if _, err := ParseRuntime(string(s.Runtime)); err != nil {
+			return Settings{}, exitcode.Errorf(exitcode.Usage, "sandbox settings %q: %v", p, err)
+		}
 	}
 	return s, nil
 }
@@ -301,25 +304,77 @@ func WriteSettings(home string, s Settings) error {
 	return atomicfile.WriteFile(p, b, 0o644)
 }
 
-// ChooseRuntime returns the runtime of a run: the one the settings of home
-// name, or flag when it is set and at least as strong. A flag that would
-// weaken the setting (runc where the setting says runsc) is a usage error:
-// the setting is changed with 'repro sandbox runtime', not bypassed.
-func ChooseRuntime(home, flag string) (Runtime, error) {
-	s, err := ReadSettings(home)
-	if err != nil {
-		return "", err
+// RunscCost is what runsc costs against runc, for the note that names the
+// default (docs/humaneval.md, "What gVisor costs").
+const RunscCost = "a HumanEval+ scoring run takes about 1.6-1.75x its time under runc"
+
+// RuncWaiverHow says how a run may use a runc with open known escapes: the
+// trust file's waivers, as the production profile takes them.
+const RuncWaiverHow = `waive each escape in the trust file (REPRO_HOME/trust.json or --trust FILE): "image": {"runtime_waivers": [{"id": ..., "package": "runc", "reason": ..., "expires": "YYYY-MM-DD"}]}`
+
+// RuntimeChoice is how a run's runtime was chosen; it is recorded in the
+// run's host facts (RuntimeFacts.Choice).
+type RuntimeChoice struct {
+	Runtime Runtime `json:"runtime"`
+	// By is "flag" (--runtime), "setting" (REPRO_HOME's, 'repro sandbox
+	// runtime'), "default" (DefaultRuntime) or "caller" (a program's own
+	// choice: the tests).
+	By string `json:"by"`
+	// Reason says why the default is what it is.
+	Reason string `json:"reason,omitempty"`
+}
+
+// DefaultRuntime is the runtime of a run that neither a flag nor the
+// REPRO_HOME setting names: runsc where the engine's runc (judged in runc)
+// has an open known escape, runc elsewhere; with the reason and the cost,
+// for people.
+func DefaultRuntime(runc *RuntimeAssessment) (Runtime, string) {
+	if runc == nil {
+		return Runsc, "runs use gVisor's runsc by default, since the engine reports no runc version to judge against the known escapes; " + RunscCost
 	}
-	if flag == "" {
-		return s.Runtime, nil
+	open := runc.OpenFindings()
+	if len(open) == 0 {
+		return Runc, fmt.Sprintf("the engine's %s has no open known escape", runc.Label())
 	}
+	ids := make([]string, len(open))
+	for i, f := range open {
+		ids[i] = f.ID
+	}
+	return Runsc, fmt.Sprintf("runs use gVisor's runsc by default, since the engine's %s has %d open known container escapes (%s); under runsc gVisor's own kernel serves the program's system calls, and %s; runc takes a recorded waiver: %s",
+		runc.Label(), len(open), strings.Join(ids, ", "), RunscCost, RuncWaiverHow)
+}
+
+// checkFlag parses a --runtime flag and refuses one weaker than the
+// setting s (exitcode.Usage).
+func checkFlag(s Settings, flag string) (Runtime, error) {
 	rt, err := ParseRuntime(flag)
 	if err != nil {
 		return "", err
 	}
-	if rt.strength() < s.Runtime.strength() {
-		return "", exitcode.Errorf(exitcode.Usage, "--runtime %s is weaker than the runtime %s the sandbox settings %q require: drop the flag, or change the setting with 'repro sandbox runtime %s'",
-			rt, s.Runtime, layout.Home(home).SandboxSettings(), rt)
+	if s.Runtime != "" && rt.strength() < s.Runtime.strength() {
+		return "", exitcode.Errorf(exitcode.Usage, "--runtime %s is weaker than the runtime %s the sandbox settings require: drop the flag, or change the setting with 'repro sandbox runtime %s'",
+			rt, s.Runtime, rt)
 	}
 	return rt, nil
+}
+
+// DecideRuntime returns the runtime of a run: flag when it is set and at
+// least as strong as the setting s (a weaker one is a usage error: the
+// setting is changed with 'repro sandbox runtime', not bypassed), else the
+// setting, else DefaultRuntime of the engine's runc (judged in runc). A
+// run under a runc with open known escapes also needs the trust file's
+// waiver of each (internal/imagetrust applies it).
+func DecideRuntime(s Settings, flag string, runc *RuntimeAssessment) (RuntimeChoice, error) {
+	switch {
+	case flag != "":
+		rt, err := checkFlag(s, flag)
+		if err != nil {
+			return RuntimeChoice{}, err
+		}
+		return RuntimeChoice{Runtime: rt, By: "flag"}, nil
+	case s.Runtime != "":
+		return RuntimeChoice{Runtime: s.Runtime, By: "setting"}, nil
+	}
+	rt, why := DefaultRuntime(runc)
+	return RuntimeChoice{Runtime: rt, By: "default", Reason: why}, nil
 }

@@ -14,32 +14,65 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 )
 
-func TestChooseRuntime(t *testing.T) {
-	home := t.TempDir()
-	if rt, err := ChooseRuntime(home, ""); err != nil || rt != Runc {
-		t.Fatalf("no setting: %v, %v; want runc", rt, err)
+// TestDecideRuntime: a run uses the --runtime flag, else the REPRO_HOME
+// setting, else the host's default: runsc where the engine's runc has an
+// open known escape (Debian bookworm's 1.1.5: three), with the reason and
+// the cost, runc where it has none. A flag never weakens the setting; a
+// settings file that does not parse is a usage error naming it.
+func TestDecideRuntime(t *testing.T) {
+	open := &RuntimeAssessment{Runtime: Runc, Version: "runc version 1.1.5+ds1", Upstream: "1.1.5", Package: "runc", PackageVersion: "1.1.5+ds1-1+deb12u1"}
+	fixed := &RuntimeAssessment{Runtime: Runc, Version: "runc version 1.3.3", Upstream: "1.3.3"}
+	for _, adv := range RuntimeAdvisories {
+		if adv.Runtime != Runc {
+			continue
+		}
+		open.Findings = append(open.Findings, RuntimeFinding{ID: adv.ID, Fixed: adv.Fixed, Verdict: AdvisoryAffected, Evidence: "test"})
+		fixed.Findings = append(fixed.Findings, RuntimeFinding{ID: adv.ID, Fixed: adv.Fixed, Verdict: AdvisoryFixed, Evidence: "test"})
 	}
-	if rt, err := ChooseRuntime(home, "runsc"); err != nil || rt != Runsc {
-		t.Fatalf("--runtime runsc over runc: %v, %v", rt, err)
+	home := t.TempDir()
+	s, err := ReadSettings(home)
+	if err != nil || s.Runtime != "" {
+		t.Fatalf("no settings file: %+v, %v; want no runtime set", s, err)
+	}
+	c, err := DecideRuntime(s, "", open)
+	if err != nil || c.Runtime != Runsc || c.By != "default" {
+		t.Fatalf("default with an open runc: %+v, %v; want runsc by default", c, err)
+	}
+	for _, want := range []string{"runc 1.1.5", "CVE-2025-31133", "1.6-1.75x", "runtime_waivers"} {
+		if !strings.Contains(c.Reason, want) {
+			t.Errorf("the default's reason %q does not name %q", c.Reason, want)
+		}
+	}
+	if c, err := DecideRuntime(s, "", fixed); err != nil || c.Runtime != Runc || c.By != "default" {
+		t.Fatalf("default with a fixed runc: %+v, %v; want runc", c, err)
+	}
+	if c, err := DecideRuntime(s, "", nil); err != nil || c.Runtime != Runsc {
+		t.Fatalf("default with a runc that cannot be judged: %+v, %v; want runsc", c, err)
+	}
+	if c, err := DecideRuntime(s, "runc", open); err != nil || c.Runtime != Runc || c.By != "flag" {
+		t.Fatalf("--runtime runc (the trust file's waiver is checked later): %+v, %v", c, err)
 	}
 	if err := WriteSettings(home, Settings{Runtime: Runsc}); err != nil {
 		t.Fatal(err)
 	}
-	if rt, err := ChooseRuntime(home, ""); err != nil || rt != Runsc {
-		t.Fatalf("setting runsc: %v, %v", rt, err)
+	if s, err = ReadSettings(home); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := DecideRuntime(s, "", fixed); err != nil || c.Runtime != Runsc || c.By != "setting" {
+		t.Fatalf("setting runsc: %+v, %v", c, err)
 	}
 	// A flag never weakens the setting.
-	if _, err := ChooseRuntime(home, "runc"); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "weaker") {
+	if _, err := DecideRuntime(s, "runc", fixed); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "weaker") {
 		t.Fatalf("--runtime runc under a runsc setting: %v, want a usage error", err)
 	}
-	if _, err := ChooseRuntime(home, "kata"); exitcode.Of(err) != exitcode.Usage {
+	if _, err := DecideRuntime(s, "kata", fixed); exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("unknown runtime: %v", err)
 	}
 	for _, bad := range []string{`{"runtime": "kata"}`, `{"runtime": "runsc", "x": 1}`, `{"runtime": "runsc"} {}`, `[`} {
 		if err := os.WriteFile(layout.Home(home).SandboxSettings(), []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ChooseRuntime(home, ""); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), filepath.Base(layout.Home(home).SandboxSettings())) {
+		if _, err := ReadSettings(home); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), filepath.Base(layout.Home(home).SandboxSettings())) {
 			t.Errorf("settings %s: %v, want a usage error naming the file", bad, err)
 		}
 	}

@@ -36,16 +36,26 @@ supervisor's and the zygote's own: jobs run one at a time, so this counts
 every process the job starts, whatever it forks. (Under gVisor, where no
 cgroup is visible inside, it is the sum over /proc, which misses a process
 that nobody waits for; the host's own reading of the container's cgroup,
-from the L frame to the end of the job, holds the job to its limits there
-too.) After every job the container's process table must be what it was
-before it: init, the holder, the supervisor and the zygote, no zombie and
-no other pid; else the job fails and the supervisor stops. A job that is neither
+from the L frame to the end of the job, holds the whole job to the list's
+limit there too, plus a stated slack for this process's own work for it.)
+After every job the container's process table must be what it was before
+it: init, the holder, the supervisor and the zygote, no zombie and no other
+pid; else the job fails and the supervisor stops. A job that is neither
 running nor runnable (every process of it sleeping or blocked) is idle; a job
 idle for wall_factor times its CPU limit is stopped.
 
-Inputs are released to the child a window at a time: input 0 alone, then
-each next window once every result of the one before has come, up to
-WINDOW_GROWTH times larger while the last window's pace keeps it within
+A job's limits run from the child's L record: the program's loading under the
+load allowance ("first_extra") alone, up to the load mark (the child's G
+record); input 0's call under its own limit from the mark, each later input's
+from the previous result; and the whole job, loading included, under the
+list's limit ("phase_limit"). No input is released before the load mark, so
+no input's work can run under the load allowance: a program that sends the
+mark early only ends its own allowance sooner. No result may come for an
+input not yet released, nor past the list's limit.
+
+Inputs are released to the child a window at a time: input 0 alone (at the
+load mark), then each next window once every result of the one before has
+come, up to WINDOW_GROWTH times larger while the last window's pace keeps it within
 WINDOW_SHARE of its smallest limit (one input at a time where the job is
 "exact"). A program controls when its results reach this process (it can
 relay its result pipe through a thread), so the time since the previous
@@ -86,8 +96,11 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
                             host reads the container's CPU usage when this
                             frame comes and when the job ends, and holds
                             the job to its limits by that clock too
-  'E' u32 len JSON          end of a job: status, counts, child exit, stderr;
-                            "last": true when the supervisor stops after it
+  'E' u32 len JSON          end of a job: status, counts, child exit, stderr,
+                            "cpu" (the job's CPU time from L to the moment it
+                            was decided, loading included) and "load_cpu"
+                            (of it, up to the load mark); "last": true when
+                            the supervisor stops after it
   'P' u32 0                 heartbeat: a job is running (at least every second)
   'F' u32 len text          fatal: the supervisor stops
   'S' u32 8 nonce           the answer to the host's barrier
@@ -116,15 +129,18 @@ supervisor -> child, on the job pipe: u32 len header-JSON (the fields of the
 
 child -> supervisor, on the result pipe: u32 len, kind byte, payload
   'L'                       job read; the program has not run yet
-  'G'                       the program has run (its code executed, the entry
-                            point found): input 0's call begins. Sent once,
-                            before any other record after L. The program can
-                            write this record itself, so it is used only to
-                            turn a timeout into a fail (a time limit struck
-                            after it was in input 0's call, where EvalPlus's
-                            per-input alarm makes the run fail; before it, in
-                            loading, where only EvalPlus's whole-run limit
-                            strikes, it is a timeout): forging it gains nothing
+  'G'                       the load mark: the program has run (its code
+                            executed, the entry point found) and waits for
+                            input 0. Sent once, before any other record after
+                            L. It ends the load allowance; input 0 is released
+                            and its limit runs from here. The program can
+                            write this record itself, so it is otherwise used
+                            only to turn a timeout into a fail (a time limit
+                            struck after it was in input 0's call, where
+                            EvalPlus's per-input alarm makes the run fail;
+                            before it, in loading, where only EvalPlus's
+                            whole-run limit strikes, it is a timeout): forging
+                            it gains nothing
   'V' f64 t value           the output for the next input; t is the child's own
                             measure of the call's CPU time (its thread's
                             clock) where the header asks for it ("times":
@@ -167,7 +183,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 5
+PROTOCOL = 6
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -1375,6 +1391,16 @@ class Out:
 
 
 
+def doing(k):
+    """What a job's per-input clock times: input k's call, or (k < 0) the
+    program's loading, before the load mark."""
+    return "loading the program" if k < 0 else "input %d" % k
+
+
+def over_limit(k, limit):
+    return "%s used more than %.2f s of CPU time" % (doing(k), limit)
+
+
 def run_job(job, body, zyg, clock):
     """Runs one job; body is the program and the inputs."""
     jid = job["job"]
@@ -1465,9 +1491,9 @@ def run_job(job, body, zyg, clock):
     os.set_blocking(jw, False)
     os.set_blocking(rfd, False)
     os.set_blocking(efd_r, False)
-    if n:
-        # Input 0 alone: its window holds the program's loading too.
-        release(1)
+    # No input is released before the load mark (G): loading runs under
+    # the load allowance alone, with no input to work on, and input 0's call
+    # under its own limit from the mark (see the module comment).
 
     out = Out()
     start = time.monotonic()
@@ -1475,6 +1501,8 @@ def run_job(job, body, zyg, clock):
     detail = ""
     loaded = False
     called = False  # the child's G record came: input 0's call has begun
+    cpu_now = 0.0  # the highest reading of the job's clock (under gVisor it can go back)
+    cpu_loaded = None  # the job's clock at the load mark
     records = 0
     total = 0
     buf = bytearray()
@@ -1538,6 +1566,7 @@ def run_job(job, body, zyg, clock):
         elif now >= next_check:
             next_check = now + CHECK_EVERY
             c = clock()
+            cpu_now = max(cpu_now, c)
             dw, dc = now - tick_wall, max(0.0, c - tick_cpu)
             idle = 0.0
             if dc < dw and not job_runnable(skip):
@@ -1547,13 +1576,14 @@ def run_job(job, body, zyg, clock):
             idle_total += idle
             if c - cpu_last > cpu_limit:
                 status = "timeout"
-                detail = "input %d used more than %.2f s of CPU time" % (records, cpu_limit)
+                detail = over_limit(-1 if cpu_loaded is None else records, cpu_limit)
             elif c - cpu_start > phase_limit:
                 status = "timeout"
                 detail = "the list used more than %.1f s of CPU time" % phase_limit
             elif idle_input >= wall_factor * cpu_limit:
                 status = "timeout"
-                detail = "input %d was idle (sleeping or blocked) for more than %.1f s" % (records, wall_factor * cpu_limit)
+                detail = "%s was idle (sleeping or blocked) for more than %.1f s" % (
+                    doing(-1 if cpu_loaded is None else records), wall_factor * cpu_limit)
             elif idle_total >= wall_factor * phase_limit:
                 status = "timeout"
                 detail = "the list was idle (sleeping or blocked) for more than %.1f s" % (wall_factor * phase_limit)
@@ -1624,6 +1654,7 @@ def run_job(job, body, zyg, clock):
                 buf += chunk
                 now = time.monotonic()
                 c = clock()
+                cpu_now = max(cpu_now, c)
                 while len(buf) >= 4:
                     ln = U32.unpack_from(buf, 0)[0]
                     if ln == 0 or ln > record_cap:
@@ -1645,10 +1676,10 @@ def run_job(job, body, zyg, clock):
                         # frame comes (see the module comment).
                         out.add(b"L", b"")
                         out.flush()
-                        wall_last, cpu_last, cpu_start, win_cpu = now, c, c, c
+                        wall_last, cpu_last, cpu_start, win_cpu, cpu_now = now, c, c, c, c
                         tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
-                        cpu_limit = first_extra + (limits[0] if n else 0)
+                        cpu_limit = first_extra
                         poller.register(0, select.POLLIN)
                         watching_stdin = True
                         # With no inputs the job still loads the program
@@ -1662,7 +1693,21 @@ def run_job(job, body, zyg, clock):
                         if called or records:
                             status, detail = "protocol", "a second or late G record"
                             break
+                        if c - cpu_last > cpu_limit:
+                            status = "timeout"
+                            detail = over_limit(-1, cpu_limit)
+                            break
+                        # The load mark: the load allowance ends here, and
+                        # input 0 is released, with its own limit from now.
                         called = True
+                        cpu_loaded = c
+                        wall_last, cpu_last, idle_input = now, c, 0.0
+                        if n:
+                            cpu_limit = limits[0]
+                            win_cpu = c
+                            if not released:
+                                release(1)
+                                push()
                         continue
                     if kind not in (b"V", b"X", b"U", b"M"):
                         status, detail = "protocol", "unknown record kind %r" % kind
@@ -1670,10 +1715,21 @@ def run_job(job, body, zyg, clock):
                     if records >= n and not (n == 0 and kind == b"M"):
                         status, detail = "protocol", "more records than inputs"
                         break
+                    if records >= released and kind != b"M":
+                        # A result for an input the child does not have yet
+                        # (before the load mark, input 0's).
+                        status, detail = "protocol", "a result before its input %d was released" % records
+                        break
                     if c - cpu_last > cpu_limit:
                         # A result that came too late does not count.
                         status = "timeout"
-                        detail = "input %d used %.2f s of CPU time, over its limit of %.2f s" % (records, c - cpu_last, cpu_limit)
+                        detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
+                            doing(-1 if cpu_loaded is None else records), c - cpu_last, cpu_limit)
+                        break
+                    if c - cpu_start > phase_limit:
+                        # Nor does one past the list's limit.
+                        status = "timeout"
+                        detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (c - cpu_start, phase_limit)
                         break
                     if c - win_cpu > cpu_limit:
                         # Every input of a window is the child's from its
@@ -1707,6 +1763,11 @@ def run_job(job, body, zyg, clock):
                         refilled = True
 
     elapsed = time.monotonic() - start
+    # The job's CPU time from the L record to the moment it was decided
+    # (its last result, or the check that stopped it), loading included,
+    # and of that the loading, up to the load mark.
+    cpu = max(0.0, cpu_now - cpu_start) if loaded else 0.0
+    load_cpu = cpu if cpu_loaded is None else max(0.0, cpu_loaded - cpu_start)
     if not loaded and status != "hostgone":
         detail = "%s: %s" % (status, detail)
         status = "setup"
@@ -1751,6 +1812,8 @@ def run_job(job, body, zyg, clock):
         "records": records,
         "called": called,
         "elapsed": elapsed,
+        "cpu": cpu,
+        "load_cpu": load_cpu,
         "exit": os.waitstatus_to_exitcode(waited[0]),
         "stderr": stderr_keep.decode("utf-8", "replace"),
         "stderr_bytes": stderr_total,

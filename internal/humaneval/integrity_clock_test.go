@@ -1,0 +1,350 @@
+package humaneval
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+)
+
+// The integrity suite's cases about the CPU clocks: no program gets more
+// CPU time than its limits give it, by any clock, and a results file shows
+// that every pass was within them. Each case runs as the suite's do (the
+// self-check, the attacker, an honest sample, on one supervisor), with the
+// run limits it names.
+
+// clockCase is an integrity case with the run limits it needs: by default
+// the suite's (runAttackThenHonest's: 1 s per input, a 3 s load
+// allowance, which the honest sample's loading needs under runsc).
+type clockCase struct {
+	integrityCase
+	// limits changes the suite's limits (runAttackThenHonest's); nil for
+	// none.
+	limits func(*RunLimits)
+	// baseOnly scores the base inputs alone (a short list, whose limit a
+	// large allowance would dwarf).
+	baseOnly bool
+}
+
+// burn is Python that spends CPU seconds in this process.
+const burn = `
+import time
+def _burn(seconds):
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+def _fib(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`
+
+func clockCases() []clockCase {
+	return []clockCase{
+		// EvalPlus's per-input alarm fails a call over its limit, input
+		// 0's too; so does repro for every later input. Input 0's call
+		// once ran under the load allowance as well (twice its limit here).
+		{integrityCase: integrityCase{"1.5 CPU-s in input 0's call, against its limit of 1 s", burn + `
+_first = True
+def fib(n):
+    global _first
+    if _first:
+        _first = False
+        _burn(1.5)
+    return _fib(n)
+`, []Status{StatusFail}}},
+		// The program takes input 0 while it loads, works on it under the
+		// load allowance, then sends the load mark itself and the rest of
+		// the work under input 0's own limit: 1.5 CPU-s on input 0 in all.
+		// With no input before the load mark, it waits for an input that
+		// never comes until its loading is idle too long.
+		{integrityCase: integrityCase{"input 0's work done while loading, then the load mark", burn + `
+import json, os, struct
+def _read(n):
+    b = b""
+    while len(b) < n:
+        c = os.read(4, n - len(b))
+        if not c:
+            return None
+        b += c
+    return b
+def _send(kind, body):
+    os.write(3, struct.pack(">I", len(body) + 1) + kind + body)
+def _int(v):
+    b = v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True)
+    return b"i" + struct.pack(">I", len(b)) + b
+_first = True
+while True:
+    head = _read(4)
+    if head is None:
+        break
+    for (n,) in json.loads(_read(struct.unpack(">I", head)[0])):
+        if _first:
+            _first = False
+            _burn(0.9)
+            _send(b"G", b"")
+            _burn(0.6)
+        _send(b"V", struct.pack(">d", 0.0) + _int(_fib(n)))
+os._exit(0)
+`, []Status{StatusTimeout, StatusFail}}},
+		// Under runsc the supervisor's clock misses workers nobody waits
+		// for; the host's clock of the container must then hold the job to
+		// its own limit: the list's 6 s, loading included (plus the stated
+		// slack), not the 4 s load allowance on top of it.
+		{integrityCase: integrityCase{"CPU hidden from the supervisor past the list's limit", `
+import os, signal, time
+# 1.5 CPU-s in workers of 0.38 s in each of the 5 calls, 7.6 s in all: a
+# /proc clock sees the running worker and the forks, under each input's
+# 1 s, and the list's 6 s limit holds only by the host's clock.
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def burn(seconds):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    os.close(r)
+def fib(n):
+    for _ in range(4):
+        burn(0.38)
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, []Status{StatusTimeout, StatusFail}}, limits: func(l *RunLimits) { l.ImportAllowance = 4 }, baseOnly: true},
+	}
+}
+
+// TestClockIntegritySuite runs the clock cases under each runtime, and
+// checks that the honest sample's verdicts name their run and clocks and
+// lie within their limits by each.
+func TestClockIntegritySuite(t *testing.T) {
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		launch, _, img := testSandboxOn(t, e)
+		d := testDataset(t, "humanevalplus-mini-v0.1.10")
+		truth := testTruth(t, d, img)
+		for _, c := range clockCases() {
+			t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+				for _, b := range runClockCase(t, launch, d, truth, c) {
+					t.Error(b)
+				}
+			})
+		}
+	})
+}
+
+// runClockCase runs c and returns what broke: the attacker's verdict not
+// among c.want, the honest sample not passing, or its clocks missing or
+// over a limit.
+func runClockCase(t *testing.T, launch Launcher, d *Dataset, truth *Truth, c clockCase) (broke []string) {
+	t.Helper()
+	task := d.Task(integrityTask)
+	samples := []*Sample{
+		{TaskID: task.ID, ID: 0, Solution: c.code, Origin: "attacker"},
+		{TaskID: task.ID, ID: 1, Solution: strings.ReplaceAll(honestAfter, "{canon}", task.Program()), Origin: "honest"},
+	}
+	limits := DefaultRunLimits()
+	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
+	if c.limits != nil {
+		c.limits(&limits)
+	}
+	rep, err := Run(context.Background(), Config{
+		Dataset: d, Tasks: []*Task{task}, Samples: samples, Launch: launch, Truth: truth,
+		Limits: limits, Parallel: 1, BaseOnly: c.baseOnly,
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !rep.SelfCheck.OK() {
+		t.Fatalf("self-check: %+v", rep.SelfCheck)
+	}
+	att, hon := rep.Results[0], rep.Results[1]
+	phases := func(r *SampleResult) []*PhaseResult {
+		if r.Plus == nil {
+			return []*PhaseResult{&r.Base}
+		}
+		return []*PhaseResult{&r.Base, r.Plus}
+	}
+	for _, pr := range phases(att) {
+		t.Logf("attacker: %s (%s) %+v", pr.Status, pr.Reason, pr.Clocks)
+		if !slices.Contains(c.want, pr.Status) {
+			broke = append(broke, fmt.Sprintf("attacker: status %s (%s), want one of %v", pr.Status, pr.Reason, c.want))
+		}
+	}
+	for _, pr := range phases(hon) {
+		t.Logf("honest: %s (%s) %+v", pr.Status, pr.Reason, pr.Clocks)
+		if pr.Status != StatusPass {
+			broke = append(broke, fmt.Sprintf("honest sample after the attacker: status %s (%s), want pass", pr.Status, pr.Reason))
+			continue
+		}
+		if why := honestClocks(pr, hostClockOn); why != "" {
+			broke = append(broke, "honest sample's clocks: "+why)
+		}
+	}
+	return broke
+}
+
+// honestClocks checks a pass's clocks: the deciding run named, its CPU
+// time on the job clock and the container's within their limits, loading
+// part of it, and the wall time measured apart.
+func honestClocks(pr *PhaseResult, host bool) string {
+	c := pr.Clocks
+	switch {
+	case c == nil:
+		return "none recorded"
+	case c.Run != RunFirst && c.Run != RunExact && c.Run != RunRecheck && c.Run != RunRecheckExact:
+		return fmt.Sprintf("run %q", c.Run)
+	case !(c.JobCPU > 0 && c.JobCPU <= c.CPULimit && c.CPULimit == pr.Limit):
+		return fmt.Sprintf("job CPU %.3f s against a limit of %.3f s (the phase's is %.3f s)", c.JobCPU, c.CPULimit, pr.Limit)
+	case !(c.LoadCPU >= 0 && c.LoadCPU <= c.JobCPU):
+		return fmt.Sprintf("load CPU %.3f s of a job's %.3f s", c.LoadCPU, c.JobCPU)
+	case host && !(c.ContainerCPU > 0 && c.ContainerCPU <= c.ContainerBudget):
+		return fmt.Sprintf("container CPU %.3f s against a budget of %.3f s", c.ContainerCPU, c.ContainerBudget)
+	case !(c.Wall > 0) || c.Wall != pr.Elapsed:
+		return fmt.Sprintf("wall %.3f s (elapsed %.3f s)", c.Wall, pr.Elapsed)
+	}
+	return ""
+}
+
+// clockControls are the controls behind the clock cases, each with what
+// takes it out (an edit of supervisor.py, or a switch of the host's) and
+// the case that must then fail.
+var clockControls = []struct {
+	control, test string
+	edits         [][2]string
+	runtime       sandbox.Runtime
+	host          *bool
+}{
+	// Input 0's clock from the L record, with the load allowance on top
+	// of its limit. The host's tally of each record against its input's
+	// own limit then still refuses the pass (settlePass), but as a timeout,
+	// where EvalPlus's per-input alarm fails the call: the case notices.
+	{control: "the load allowance ends at the load mark", test: "1.5 CPU-s in input 0's call, against its limit of 1 s", edits: [][2]string{
+		{"                            cpu_limit = limits[0]\n", "                            cpu_limit += limits[0]\n"},
+		{"                        wall_last, cpu_last, idle_input = now, c, 0.0\n", "                        wall_last, idle_input = now, 0.0\n"},
+	}},
+	// Input 0 in the child's pipe from the start, as before the load mark
+	// ended the allowance.
+	{control: "no input before the load mark", test: "input 0's work done while loading, then the load mark", edits: [][2]string{
+		{"    # No input is released before the load mark (G): loading runs under\n", "    if n:\n        release(1)\n    # (No input is released before the load mark: taken out.)\n"},
+	}},
+	// Under runc the supervisor's clock is the container's cgroup too.
+	{control: "host's clock bounded by the job's own limits", test: "CPU hidden from the supervisor past the list's limit", runtime: sandbox.Runsc, host: &hostBudgetOwnLimits},
+}
+
+// TestClockControlsAreNeeded takes one clock control out at a time and
+// requires its case to notice.
+func TestClockControlsAreNeeded(t *testing.T) {
+	e0 := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e0)
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	pinned := HarnessDigest
+	t.Cleanup(func() { HarnessDigest = pinned })
+	for _, m := range clockControls {
+		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
+			e := e0
+			if m.runtime != "" {
+				e = sandboxtest.EngineRuntime(t, m.runtime)
+			}
+			if m.host != nil {
+				*m.host = false
+				t.Cleanup(func() { *m.host = true })
+			}
+			idx := slices.IndexFunc(clockCases(), func(c clockCase) bool { return c.name == m.test })
+			if idx < 0 {
+				t.Fatalf("no clock case %q", m.test)
+			}
+			launch := editedHarness(t, e, img, m.edits)
+			broke := runClockCase(t, launch, d, testTruth(t, d, img), clockCases()[idx])
+			if len(broke) == 0 {
+				t.Fatalf("with %s removed, clock case %q still passes: the suite does not test that control", m.control, m.test)
+			}
+			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, broke)
+		})
+	}
+}
+
+// editedHarness writes the harness with edits applied to supervisor.py
+// (each old text must be there once), pins its digest for the test and
+// returns a launcher of it on e.
+func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][2]string) Launcher {
+	t.Helper()
+	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := string(src)
+	for _, ed := range edits {
+		if strings.Count(code, ed[0]) != 1 {
+			t.Fatalf("supervisor.py no longer has %q once: update the edit", ed[0])
+		}
+		code = strings.Replace(code, ed[0], ed[1], 1)
+	}
+	dir := filepath.Join(t.TempDir(), "harness")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(harnessTree(), p)
+		if p == "supervisor.py" {
+			b = []byte(code)
+		}
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, p), b, 0o444)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := digest.Tree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	HarnessDigest = tree.Digest()
+	return SandboxLauncher(e, img, dir, SupervisorLimits())
+}
+
+// TestHostBudgetIsTheJobsOwnLimit: the host allows a job its own limit
+// (the list's, loading included, or the load allowance and the inputs'
+// limits where smaller) plus the stated slack, and never the load
+// allowance on top of the list's limit: a one-input list at the defaults
+// (4 s, 4 s load allowance, a list limit of 5 s) gets 6 s, not 9.3 s.
+func TestHostBudgetIsTheJobsOwnLimit(t *testing.T) {
+	rl := DefaultRunLimits()
+	for _, c := range []struct {
+		limits []float64
+		want   time.Duration
+	}{
+		{[]float64{4}, 6 * time.Second},                                // min(5, 8) + 0.5 + 0.5
+		{[]float64{4, 4, 4}, 14*time.Second + 800*time.Millisecond},    // min(13, 16) + 0.5 + 1.3
+		{make([]float64, 0), 1600 * time.Millisecond},                  // min(1, 4): loading alone, under the list's limit, + 0.5 + 0.1
+		{[]float64{30, 30, 30}, 67*time.Second + 600*time.Millisecond}, // min(61, 94) + 0.5 + 6.1
+		{[]float64{0.5, 0.5}, 2*time.Second + 700*time.Millisecond},    // (limits below the minimum, as a test sets them) min(2, 5)
+	} {
+		j := &job{Limits: c.limits, FirstExtra: rl.ImportAllowance, PhaseLimit: rl.PhaseLimit(c.limits)}
+		got := hostBudget(j)
+		if d := got - c.want; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("limits %v: budget %v, want %v", c.limits, got, c.want)
+		}
+		if own := time.Duration(j.PhaseLimit * float64(time.Second)); got > own+hostClockSlack(own) {
+			t.Errorf("limits %v: budget %v is over the list's limit %v and its slack", c.limits, got, own)
+		}
+	}
+}
