@@ -228,6 +228,7 @@ var rawJSONReaders = map[string]struct {
 	"humaneval/judge/oracle.go":  {1, "the numbers of a dataset input, kept as written (UseNumber)"},
 	"humaneval/judge/special.go": {1, "the numbers of a dataset input, kept as written (UseNumber)"},
 	"humaneval/results.go":       {1, "re-reads the results file it has just written"},
+	"humaneval/evalplus.go":      {1, "the task id of a line of a pinned dataset, token by token with exact names, up to that member (the line may hold Infinity and NaN; the driver parses it)"},
 	"report/report.go":           {2, "re-decodes a value of its own; re-encodes a test input for display"},
 	"pickle/safetensors.go":      {1, "safetensors header names, read token by token with their own duplicate check (entries go through strictjson)"},
 	"pickle/profile.go":          {1, "the compiled-in profiles"},

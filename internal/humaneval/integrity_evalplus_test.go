@@ -409,3 +409,21 @@ func FuzzLineTaskID(f *testing.F) {
 		}
 	})
 }
+
+// TestLineTaskIDOfMBPPLine: a line's task id is read though an MBPP+
+// line holds Infinity and NaN after it; a line without one is refused.
+func TestLineTaskIDOfMBPPLine(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"task_id": "Mbpp/2", "atol": Infinity, "x": [NaN]}`: "Mbpp/2",
+		`{"prompt": "x", "task_id": "HumanEval/0"}`:           "HumanEval/0",
+	} {
+		if id, err := lineTaskID([]byte(line)); err != nil || id != want {
+			t.Errorf("%s: %q %v, want %q", line, id, err, want)
+		}
+	}
+	for _, line := range []string{`{"prompt": "x"}`, `{"task_id": 3}`, `[1]`} {
+		if id, err := lineTaskID([]byte(line)); err == nil {
+			t.Errorf("%s: task id %q taken", line, id)
+		}
+	}
+}
