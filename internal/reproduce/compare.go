@@ -43,6 +43,10 @@ type Measurement struct {
 	Limit     float64              `json:"limit,omitempty"`
 	NearLimit *humaneval.NearLimit `json:"near_limit,omitempty"`
 	Reason    string               `json:"reason,omitempty"`
+	// Clocks are the deciding run's times, each named by its clock, in
+	// results files that record them (Elapsed and Limit are those of
+	// older files).
+	Clocks *humaneval.PhaseClocks `json:"clocks,omitempty"`
 }
 
 // Verdict is one phase ("base" or "plus") of one sample, the Sample-th of
@@ -155,12 +159,12 @@ func measure(e *humaneval.ResultEntry, phase string) (Measurement, bool) {
 		return Measurement{}, false
 	}
 	if phase == "base" {
-		return Measurement{Status: string(e.BaseStatus), Elapsed: e.BaseElapsed, Limit: e.BaseLimit, NearLimit: e.BaseNearLimit, Reason: e.BaseReason}, true
+		return Measurement{Status: string(e.BaseStatus), Elapsed: e.BaseElapsed, Limit: e.BaseLimit, NearLimit: e.BaseNearLimit, Reason: e.BaseReason, Clocks: e.BaseClocks}, true
 	}
 	if e.PlusStatus == nil {
 		return Measurement{}, false
 	}
-	return Measurement{Status: string(*e.PlusStatus), Elapsed: e.PlusElapsed, Limit: e.PlusLimit, NearLimit: e.PlusNearLimit, Reason: e.PlusReason}, true
+	return Measurement{Status: string(*e.PlusStatus), Elapsed: e.PlusElapsed, Limit: e.PlusLimit, NearLimit: e.PlusNearLimit, Reason: e.PlusReason, Clocks: e.PlusClocks}, true
 }
 
 func timeLimited(m Measurement) bool {
@@ -181,6 +185,8 @@ func (v Verdict) String() string {
 		switch {
 		case m.NearLimit != nil:
 			s += fmt.Sprintf(" (%.2f s CPU of a %.2f s limit)", m.NearLimit.CPU, m.NearLimit.Limit)
+		case m.Clocks != nil && m.Clocks.CPULimit > 0:
+			s += fmt.Sprintf(" (%.2f s CPU of a %.2f s limit, %s run)", m.Clocks.JobCPU, m.Clocks.CPULimit, m.Clocks.Run)
 		case m.Limit > 0:
 			s += fmt.Sprintf(" (%.2f s of a %.2f s limit)", m.Elapsed, m.Limit)
 		}

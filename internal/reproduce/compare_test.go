@@ -114,3 +114,22 @@ func FuzzCompare(f *testing.F) {
 		}
 	})
 }
+
+// TestCompareNamesTheClocks: a time-limit difference between results files
+// that record base_clocks shows each side's CPU on the job clock against
+// its limit, and which run decided.
+func TestCompareNamesTheClocks(t *testing.T) {
+	const file = `{"date":"2026-12-05 01:00","hash":"h1","eval":{
+"HumanEval/3":[{"task_id":"HumanEval/3","solution":"d","base_status":"STATUS","plus_status":null,"base_fail_tests":[],"plus_fail_tests":[],
+                "base_clocks":{"run":"RUN","job_cpu_s":CPU,"load_cpu_s":0.1,"cpu_limit_s":4,"wall_s":5}}]}}`
+	sub := mustParse(t, strings.NewReplacer("STATUS", "pass", "RUN", "first", "CPU", "3.5").Replace(file))
+	re := mustParse(t, strings.NewReplacer("STATUS", "timeout", "RUN", "recheck", "CPU", "4").Replace(file))
+	c := Compare(sub, re)
+	want := "HumanEval/3 #0 base: submitted pass (3.50 s CPU of a 4.00 s limit, first run), re-executed timeout (4.00 s CPU of a 4.00 s limit, recheck run)"
+	if len(c.Differences) != 1 || c.Differences[0].String() != want {
+		t.Fatalf("differences %+v; want %q", c.Differences, want)
+	}
+	if c.Differences[0].Reexecuted.Clocks == nil || c.Differences[0].Reexecuted.Clocks.JobCPU != 4 {
+		t.Errorf("the re-execution's clocks are not kept: %+v", c.Differences[0].Reexecuted)
+	}
+}
