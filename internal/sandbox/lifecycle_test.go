@@ -133,12 +133,29 @@ func startRepro(t *testing.T, e *sandbox.Engine, bin, deadline string) (*exec.Cm
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Items) == 1 && len(hostProcesses(marker)) > 1 {
+		if len(l.Items) == 1 && programRuns(t, e, l.Items[0].ID, marker) {
 			return cmd, l.Items[0].ID
 		}
 	}
 	t.Fatal("repro's sandbox container did not start")
 	return nil, ""
+}
+
+// programRuns reports whether container id runs and its program has
+// started. Under runc the program is a host process whose command line holds
+// marker (repro's own is the other one); under runsc the program lives in
+// gVisor's kernel, which the host's process table does not show, so a
+// running container is what the host can see.
+func programRuns(t *testing.T, e *sandbox.Engine, id, marker string) bool {
+	t.Helper()
+	ins, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	if err != nil || ins.Container.State == nil || !ins.Container.State.Running {
+		return false
+	}
+	if ins.Container.HostConfig != nil && ins.Container.HostConfig.Runtime == "runsc" {
+		return true
+	}
+	return len(hostProcesses(marker)) > 1
 }
 
 // TestReproSIGTERM: SIGTERM to repro removes its container before it exits.
