@@ -76,7 +76,7 @@ func newShardPlanCommand() *cobra.Command {
 			}
 			ui.Fprintf(t.Human(), "bundle %q: %d samples of %d tasks in %d shards\n", o.Out, p.Samples.Count, len(p.Tasks), len(p.Shards))
 			for _, s := range p.Shards {
-				ui.Fprintf(t.Human(), "  shard %d: %d tasks, %d samples, estimated %.1f s of CPU\n", s.Index, len(s.Tasks), s.Samples, s.Cost)
+				ui.Fprintf(t.Human(), "  shard %d: %d tasks, %d samples, estimated %.1f s of CPU\n", s.Index, len(s.Parts), s.Samples, s.Cost)
 			}
 			ui.Fprintf(t.Human(), "next: repro shard submit %q\n", o.Out)
 			return nil

@@ -2,11 +2,13 @@ package shard
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
@@ -115,31 +117,27 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 
 	// Verdicts per task, in dataset order, as one run would have them.
-	eval := map[string][]humaneval.ResultEntry{}
+	perShard := make([]map[string][]humaneval.ResultEntry, len(shards))
+	for k, v := range shards {
+		perShard[k] = v.results
+	}
+	eval, err := mergeParts(p, perShard)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", dir, err)
+	}
 	var results []*humaneval.SampleResult
 	var ended time.Time
 	rep := &MergeReport{Bundle: dir, PlanSHA256: planDigest}
 	for k, v := range shards {
-		for id, es := range v.results {
-			eval[id] = es
-		}
 		if v.ended.After(ended) {
 			ended = v.ended
 		}
 		s := p.Shards[k]
 		rep.Shards = append(rep.Shards, MergedShard{Index: k, RunID: v.rec.RunID, Host: v.rec.Host, SlurmJob: v.rec.SlurmJob,
-			Tasks: len(s.Tasks), Samples: s.Samples, Cost: s.Cost, Wall: v.rep.WallSeconds, SelfCheck: v.rep.SelfCheck.Passed})
+			Tasks: len(s.Parts), Samples: s.Samples, Cost: s.Cost, Wall: v.rep.WallSeconds, SelfCheck: v.rep.SelfCheck.Passed})
 		rep.PeakMemory = max(rep.PeakMemory, v.rep.PeakMemory)
 	}
-	for _, t := range tasks {
-		for i, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
-			if e.PlusStatus != nil {
-				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
-			}
-			results = append(results, r)
-		}
-	}
+	results = resultsOf(tasks, eval)
 	plus := !p.BaseOnly && d.HasPlus
 	sum := humaneval.Summarize(tasks, results, plus, p.Subset)
 
@@ -152,11 +150,9 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rec.Image = map[string]any{"id": p.Image.ID, "manifest_digest": p.Image.ManifestDigest}
 	rec.Limits = map[string]any{"run": p.Limits, "harness_digest": p.Harness, "base_only": p.BaseOnly, "shards": len(p.Shards)}
 	rec.Summary = sum
-	sc := humaneval.SelfCheckReport{}
-	for _, v := range shards {
-		sc.Tasks += v.rep.SelfCheck.Tasks
-		sc.Passed += v.rep.SelfCheck.Passed
-	}
+	// Every shard passed the self-check of each of its tasks (verifyShard);
+	// a task split over shards counts once.
+	sc := humaneval.SelfCheckReport{Tasks: len(tasks), Passed: len(tasks)}
 	rec.SelfCheck = sc
 	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, humaneval.EngineRepro, d.ID, d.MD5
 	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
@@ -249,8 +245,8 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 		return nil, shardProblem(k, "run %s used other limits than the plan's", rec.RunID)
 	case rep.Dataset != p.DatasetID || rep.DatasetMD5 != p.DatasetMD5:
 		return nil, shardProblem(k, "run %s scored dataset %s (md5 %s), not the plan's %s", rec.RunID, rep.Dataset, rep.DatasetMD5, p.DatasetID)
-	case rep.SelfCheck == nil || !rep.SelfCheck.OK() || rep.SelfCheck.Tasks != len(s.Tasks):
-		return nil, shardProblem(k, "run %s has no passed self-check over the shard's %d tasks", rec.RunID, len(s.Tasks))
+	case rep.SelfCheck == nil || !rep.SelfCheck.OK() || rep.SelfCheck.Tasks != len(s.Parts):
+		return nil, shardProblem(k, "run %s has no passed self-check over the shard's %d tasks", rec.RunID, len(s.Parts))
 	case rep.Samples == nil || rep.Samples.SHA256 != s.File.SHA256 || rep.Samples.Samples != s.Samples:
 		return nil, shardProblem(k, "run %s did not score the shard's samples %q", rec.RunID, s.File.Path)
 	}
@@ -271,11 +267,15 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 	if res.Hash != p.DatasetMD5 {
 		return nil, shardProblem(k, "run %s's results have dataset hash %q, not %q", rec.RunID, res.Hash, p.DatasetMD5)
 	}
-	if len(res.Eval) != len(s.Tasks) {
-		return nil, shardProblem(k, "run %s has results for %d tasks, the shard %d", rec.RunID, len(res.Eval), len(s.Tasks))
+	if len(res.Eval) != len(s.Parts) {
+		return nil, shardProblem(k, "run %s has results for %d tasks, the shard %d", rec.RunID, len(res.Eval), len(s.Parts))
 	}
-	for _, id := range s.Tasks {
+	for _, pt := range s.Parts {
+		id := pt.Task
 		got, w := res.Eval[id], want[id]
+		if len(w) != pt.To-pt.From {
+			return nil, shardProblem(k, "its samples file has %d samples of %s, its part %d", len(w), id, pt.To-pt.From)
+		}
 		if len(got) != len(w) {
 			return nil, shardProblem(k, "run %s has %d results for %s, the shard %d samples", rec.RunID, len(got), id, len(w))
 		}
@@ -286,6 +286,67 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 		}
 	}
 	return &verified{rec: &rec, run: rr, rep: rep, results: res.Eval, ended: rr.FinishedAt}, nil
+}
+
+// resultsOf turns the verdicts of tasks, by task in sample order, into
+// the results Summarize and Rechecks read, as one run holds them.
+func resultsOf(tasks []*humaneval.Task, eval map[string][]humaneval.ResultEntry) []*humaneval.SampleResult {
+	var results []*humaneval.SampleResult
+	for _, t := range tasks {
+		for i, e := range eval[t.ID] {
+			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
+			if e.PlusStatus != nil {
+				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
+			}
+			results = append(results, r)
+		}
+	}
+	return results
+}
+
+// mergeParts puts the verdicts of each shard (by task, for the shard's
+// part of it, in sample order) together into each task's verdicts for all
+// its samples, in sample order, as one unsharded run has them. It refuses
+// anything but an exact partition of every task's samples: the plan's
+// shape (parsePlan) and, per part, exactly as many verdicts as samples.
+func mergeParts(p *Plan, perShard []map[string][]humaneval.ResultEntry) (map[string][]humaneval.ResultEntry, error) {
+	if len(perShard) != len(p.Shards) {
+		return nil, fmt.Errorf("%d shards of results for a plan of %d", len(perShard), len(p.Shards))
+	}
+	type piece struct {
+		from    int
+		entries []humaneval.ResultEntry
+	}
+	pieces := map[string][]piece{}
+	for k, s := range p.Shards {
+		if len(perShard[k]) != len(s.Parts) {
+			return nil, fmt.Errorf("shard %d has results for %d tasks, its parts %d", k, len(perShard[k]), len(s.Parts))
+		}
+		for _, pt := range s.Parts {
+			es, ok := perShard[k][pt.Task]
+			if !ok || len(es) != pt.To-pt.From {
+				return nil, fmt.Errorf("shard %d has %d results for task %s, its part %d samples", k, len(es), pt.Task, pt.To-pt.From)
+			}
+			pieces[pt.Task] = append(pieces[pt.Task], piece{pt.From, es})
+		}
+	}
+	out := make(map[string][]humaneval.ResultEntry, len(p.Tasks))
+	for i, id := range p.Tasks {
+		ps := pieces[id]
+		slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.from, b.from) })
+		all := make([]humaneval.ResultEntry, 0, p.TaskSamples[i])
+		for _, pc := range ps {
+			if pc.from != len(all) {
+				return nil, fmt.Errorf("task %s: the shards' parts start at sample %d where %d is next: not a partition of its samples", id, pc.from, len(all))
+			}
+			all = append(all, pc.entries...)
+		}
+		if len(all) != p.TaskSamples[i] {
+			return nil, fmt.Errorf("task %s: the shards hold %d of its %d samples", id, len(all), p.TaskSamples[i])
+		}
+		out[id] = all
+	}
+	return out, nil
 }
 
 // checkAssets checks that got holds every planned asset with its digest.

@@ -47,7 +47,9 @@ import (
 )
 
 // Format is the plan format; a bundle of another format is refused.
-const Format = 1
+// Format 2 shards hold task parts (sample ranges); format 1 held whole
+// tasks.
+const Format = 2
 
 // Names in the bundle.
 const (
@@ -76,16 +78,18 @@ type Plan struct {
 	DatasetSHA256 digest.SHA256 `json:"dataset_sha256"`
 	DatasetMD5    string        `json:"dataset_md5"`
 	Assets        []runs.Asset  `json:"assets"`
-	// Tasks are the scored task ids, in dataset order.
-	Tasks    []string            `json:"tasks"`
-	Subset   bool                `json:"subset"`
-	Samples  SamplesPin          `json:"samples"`
-	Image    ImagePin            `json:"image"`
-	Binary   FilePin             `json:"binary"`
-	Harness  digest.SHA256       `json:"harness_digest"`
-	Limits   humaneval.RunLimits `json:"limits"`
-	BaseOnly bool                `json:"base_only"`
-	Shards   []Shard             `json:"shards"`
+	// Tasks are the scored task ids, in dataset order; TaskSamples the
+	// number of samples of each, in the same order.
+	Tasks       []string            `json:"tasks"`
+	TaskSamples []int               `json:"task_samples"`
+	Subset      bool                `json:"subset"`
+	Samples     SamplesPin          `json:"samples"`
+	Image       ImagePin            `json:"image"`
+	Binary      FilePin             `json:"binary"`
+	Harness     digest.SHA256       `json:"harness_digest"`
+	Limits      humaneval.RunLimits `json:"limits"`
+	BaseOnly    bool                `json:"base_only"`
+	Shards      []Shard             `json:"shards"`
 }
 
 // SamplesPin names the samples as given and how many there are.
@@ -110,16 +114,35 @@ type FilePin struct {
 	SHA256 digest.SHA256 `json:"sha256"`
 }
 
-// Shard is one array task's part: whole tasks, with all their samples.
+// Shard is one array task's work: parts of tasks, each a range of a
+// task's samples. A task is in a shard at most once; its parts over all
+// shards hold each of its samples exactly once.
 type Shard struct {
-	Index   int      `json:"index"`
-	Tasks   []string `json:"tasks"`
-	Samples int      `json:"samples"`
-	// Cost is the estimated seconds of CPU time: per task, the samples
-	// times the canonical solution's measured time on every input, plus a
-	// fixed cost per sample.
+	Index   int    `json:"index"`
+	Parts   []Part `json:"parts"`
+	Samples int    `json:"samples"`
+	// Cost is the estimated seconds of CPU time: per part, its samples
+	// and the self-check's canonical run, each the canonical solution's
+	// measured time on every input plus a fixed cost per sample.
 	Cost float64 `json:"cost_seconds"`
 	File FilePin `json:"file"`
+}
+
+// Part is the samples From (inclusive) to To (exclusive) of task Task, by
+// their order among the task's samples in the input.
+type Part struct {
+	Task string `json:"task"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+}
+
+// Tasks returns the ids of the shard's tasks, in the order of its parts.
+func (s *Shard) Tasks() []string {
+	out := make([]string, len(s.Parts))
+	for i, p := range s.Parts {
+		out[i] = p.Task
+	}
+	return out
 }
 
 // PlanOptions are the choices of a plan.
@@ -224,9 +247,6 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	if err := humaneval.CheckSamples(o.Samples, d, tasks); err != nil {
 		return nil, err
 	}
-	if len(tasks) < o.Shards {
-		return nil, exitcode.Errorf(exitcode.Usage, "--shards %d: only %d tasks to share out (a task is not split)", o.Shards, len(tasks))
-	}
 	bin := o.Binary
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -273,29 +293,32 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	costs := make([]float64, len(tasks))
+	loads := make([]TaskLoad, len(tasks))
 	cached := 0
 	for i, t := range tasks {
-		p.Tasks = append(p.Tasks, t.ID)
-		n := float64(len(input.Set.ByTask[t.ID]))
-		p.Samples.Count += len(input.Set.ByTask[t.ID])
+		n := len(input.Set.ByTask[t.ID])
+		p.Tasks, p.TaskSamples = append(p.Tasks, t.ID), append(p.TaskSamples, n)
+		p.Samples.Count += n
 		secs, ok := truth.CachedSeconds(t)
 		if ok {
 			cached++
 		} else {
 			secs = 0.001 * float64(len(t.Base)+len(t.Plus))
 		}
-		costs[i] = n * (secs + perSampleSeconds)
+		loads[i] = TaskLoad{Samples: n, Unit: secs + perSampleSeconds}
+	}
+	if p.Samples.Count < o.Shards {
+		return nil, exitcode.Errorf(exitcode.Usage, "--shards %d: only %d samples to share out", o.Shards, p.Samples.Count)
 	}
 	note("balancing %d tasks over %d shards (%d tasks with cached ground-truth times)", len(tasks), o.Shards, cached)
-	for k, idx := range Balance(costs, o.Shards) {
+	for k, parts := range BalanceParts(loads, o.Shards) {
 		s := Shard{Index: k}
 		var lines []byte
-		for _, i := range idx {
-			t := tasks[i]
-			s.Tasks = append(s.Tasks, t.ID)
-			s.Cost += costs[i]
-			for _, smp := range input.Set.ByTask[t.ID] {
+		for _, part := range parts {
+			t := tasks[part.Task]
+			s.Parts = append(s.Parts, Part{Task: t.ID, From: part.From, To: part.To})
+			s.Cost += partCost(part.To-part.From, unit(loads[part.Task]))
+			for _, smp := range input.Set.ByTask[t.ID][part.From:part.To] {
 				b, err := json.Marshal(struct {
 					TaskID   string `json:"task_id"`
 					Solution string `json:"solution"`
@@ -469,21 +492,47 @@ func ReadPlan(dir string) (*Plan, error) {
 }
 
 // parsePlan decodes a plan strictly and checks its shape: its format,
-// shards indexed 0..N-1 with their file names, and every task of the plan
-// in exactly one shard.
+// shards indexed 0..N-1 with their file names, each shard's sample count
+// that of its parts, and the parts of every task of the plan an exact
+// partition of its samples: each sample in exactly one part, a task in a
+// shard at most once, no part of a task the plan does not have.
 func parsePlan(b []byte) (*Plan, error) {
+	var f struct {
+		Format int `json:"format"`
+	}
+	if err := strictjson.DecodeOpen(b, &f); err != nil {
+		return nil, fmt.Errorf("the plan is malformed: %v", err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("plan format %d, this repro reads %d: make the bundle again with this repro (repro shard plan)", f.Format, Format)
+	}
 	var p Plan
 	if err := strictjson.Decode(b, &p); err != nil {
 		return nil, fmt.Errorf("the plan is malformed: %v", err)
 	}
-	if p.Format != Format {
-		return nil, fmt.Errorf("plan format %d, this repro reads %d", p.Format, Format)
-	}
 	if len(p.Shards) < 1 || len(p.Shards) > maxShards {
 		return nil, fmt.Errorf("the plan has %d shards", len(p.Shards))
 	}
-	owner := map[string]int{}
+	if len(p.TaskSamples) != len(p.Tasks) {
+		return nil, fmt.Errorf("the plan has %d tasks and %d task sample counts", len(p.Tasks), len(p.TaskSamples))
+	}
+	count := map[string]int{}
 	samples := 0
+	for i, t := range p.Tasks {
+		if _, dup := count[t]; dup {
+			return nil, fmt.Errorf("task %s is in the plan twice", t)
+		}
+		if p.TaskSamples[i] < 1 {
+			return nil, fmt.Errorf("task %s has %d samples", t, p.TaskSamples[i])
+		}
+		count[t] = p.TaskSamples[i]
+		samples += p.TaskSamples[i]
+	}
+	if samples != p.Samples.Count {
+		return nil, fmt.Errorf("the tasks hold %d samples, the plan %d", samples, p.Samples.Count)
+	}
+	type placed struct{ from, to, shard int }
+	parts := map[string][]placed{}
 	for i, s := range p.Shards {
 		if s.Index != i {
 			return nil, fmt.Errorf("shard %d of the plan has index %d", i, s.Index)
@@ -491,26 +540,43 @@ func parsePlan(b []byte) (*Plan, error) {
 		if s.File.Path != filepath.Join(ShardsDir, fmt.Sprintf("shard-%03d.jsonl", i)) {
 			return nil, fmt.Errorf("shard %d names file %q", i, s.File.Path)
 		}
-		if s.Samples < 0 {
-			return nil, fmt.Errorf("shard %d has %d samples", i, s.Samples)
+		if len(s.Parts) == 0 {
+			return nil, fmt.Errorf("shard %d has no parts", i)
 		}
-		samples += s.Samples
-		for _, t := range s.Tasks {
-			if k, dup := owner[t]; dup {
-				return nil, fmt.Errorf("task %s is in shards %d and %d", t, k, i)
+		n, in := 0, map[string]bool{}
+		for _, pt := range s.Parts {
+			c, ok := count[pt.Task]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("shard %d has a part of task %q, which the plan does not score", i, pt.Task)
+			case in[pt.Task]:
+				return nil, fmt.Errorf("shard %d holds task %s twice", i, pt.Task)
+			case pt.From < 0 || pt.From >= pt.To || pt.To > c:
+				return nil, fmt.Errorf("shard %d has samples %d to %d of task %s, which has %d", i, pt.From, pt.To, pt.Task, c)
 			}
-			owner[t] = i
+			in[pt.Task] = true
+			n += pt.To - pt.From
+			parts[pt.Task] = append(parts[pt.Task], placed{pt.From, pt.To, i})
 		}
-	}
-	if samples != p.Samples.Count {
-		return nil, fmt.Errorf("the shards hold %d samples, the plan %d", samples, p.Samples.Count)
-	}
-	if len(owner) != len(p.Tasks) {
-		return nil, fmt.Errorf("the shards hold %d tasks, the plan %d", len(owner), len(p.Tasks))
+		if s.Samples != n {
+			return nil, fmt.Errorf("shard %d has %d samples, its parts %d", i, s.Samples, n)
+		}
 	}
 	for _, t := range p.Tasks {
-		if _, ok := owner[t]; !ok {
-			return nil, fmt.Errorf("task %s is in no shard", t)
+		ps := parts[t]
+		slices.SortFunc(ps, func(a, b placed) int { return cmp.Compare(a.from, b.from) })
+		next, last := 0, -1
+		for _, pt := range ps {
+			if pt.from < next {
+				return nil, fmt.Errorf("samples %d to %d of task %s are in shards %d and %d", pt.from, min(next, pt.to), t, last, pt.shard)
+			}
+			if pt.from > next {
+				return nil, fmt.Errorf("samples %d to %d of task %s are in no shard", next, pt.from, t)
+			}
+			next, last = pt.to, pt.shard
+		}
+		if next != count[t] {
+			return nil, fmt.Errorf("samples %d to %d of task %s are in no shard", next, count[t], t)
 		}
 	}
 	if p.Image.Tarball.Path != ImageFile || p.Binary.Path != BinaryFile {

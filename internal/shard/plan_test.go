@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,15 +42,31 @@ func TestBalance(t *testing.T) {
 	}
 }
 
-// validPlan is a well-formed plan of 2 shards over 3 tasks.
+// validPlan is a well-formed plan of 2 shards over 3 tasks, whole.
 func validPlan() Plan {
 	return Plan{
-		Format: Format, Dataset: "humanevalplus", Tasks: []string{"HumanEval/0", "HumanEval/1", "HumanEval/2"},
+		Format: Format, Dataset: "humanevalplus", Tasks: []string{"HumanEval/0", "HumanEval/1", "HumanEval/2"}, TaskSamples: []int{2, 2, 1},
 		Samples: SamplesPin{Count: 5}, Image: ImagePin{Tarball: FilePin{Path: ImageFile}}, Binary: FilePin{Path: BinaryFile},
 		Limits: humaneval.DefaultRunLimits(),
 		Shards: []Shard{
-			{Index: 0, Tasks: []string{"HumanEval/0", "HumanEval/2"}, Samples: 3, File: FilePin{Path: "shards/shard-000.jsonl"}},
-			{Index: 1, Tasks: []string{"HumanEval/1"}, Samples: 2, File: FilePin{Path: "shards/shard-001.jsonl"}},
+			{Index: 0, Parts: []Part{{"HumanEval/0", 0, 2}, {"HumanEval/2", 0, 1}}, Samples: 3, File: FilePin{Path: "shards/shard-000.jsonl"}},
+			{Index: 1, Parts: []Part{{"HumanEval/1", 0, 2}}, Samples: 2, File: FilePin{Path: "shards/shard-001.jsonl"}},
+		},
+	}
+}
+
+// splitPlan is a well-formed plan of 3 shards over 2 tasks, one split
+// over all three: HumanEval/0's samples 0-3 in shard 2, 4-5 in shard 0,
+// 6-9 in shard 1.
+func splitPlan() Plan {
+	return Plan{
+		Format: Format, Dataset: "humanevalplus", Tasks: []string{"HumanEval/0", "HumanEval/1"}, TaskSamples: []int{10, 3},
+		Samples: SamplesPin{Count: 13}, Image: ImagePin{Tarball: FilePin{Path: ImageFile}}, Binary: FilePin{Path: BinaryFile},
+		Limits: humaneval.DefaultRunLimits(),
+		Shards: []Shard{
+			{Index: 0, Parts: []Part{{"HumanEval/0", 4, 6}, {"HumanEval/1", 0, 3}}, Samples: 5, File: FilePin{Path: "shards/shard-000.jsonl"}},
+			{Index: 1, Parts: []Part{{"HumanEval/0", 6, 10}}, Samples: 4, File: FilePin{Path: "shards/shard-001.jsonl"}},
+			{Index: 2, Parts: []Part{{"HumanEval/0", 0, 4}}, Samples: 4, File: FilePin{Path: "shards/shard-002.jsonl"}},
 		},
 	}
 }
@@ -63,12 +80,16 @@ func TestParsePlanRefusesBadShapes(t *testing.T) {
 		change func(*Plan)
 		want   string
 	}{
-		"a task in two shards":   {func(p *Plan) { p.Shards[1].Tasks = append(p.Shards[1].Tasks, "HumanEval/0") }, "is in shards 0 and 1"},
-		"a task in no shard":     {func(p *Plan) { p.Shards[1].Tasks, p.Shards[1].Samples, p.Samples.Count = nil, 0, 3 }, "the shards hold 2 tasks, the plan 3"},
+		"a task in two shards": {func(p *Plan) {
+			p.Shards[1].Parts, p.Shards[1].Samples = append(p.Shards[1].Parts, Part{"HumanEval/0", 0, 2}), 4
+		}, "samples 0 to 2 of task HumanEval/0 are in shards 0 and 1"},
+		"a task in no shard": {func(p *Plan) {
+			p.Shards[0].Parts, p.Shards[0].Samples = p.Shards[0].Parts[:1], 2
+		}, "samples 0 to 1 of task HumanEval/2 are in no shard"},
 		"shards out of order":    {func(p *Plan) { p.Shards[0].Index, p.Shards[1].Index = 1, 0 }, "shard 0 of the plan has index 1"},
 		"a file outside shards/": {func(p *Plan) { p.Shards[1].File.Path = "../x.jsonl" }, `shard 1 names file "../x.jsonl"`},
-		"a sample count off":     {func(p *Plan) { p.Samples.Count = 6 }, "the shards hold 5 samples, the plan 6"},
-		"another format":         {func(p *Plan) { p.Format = 2 }, "plan format 2"},
+		"a sample count off":     {func(p *Plan) { p.Samples.Count = 6 }, "the tasks hold 5 samples, the plan 6"},
+		"another format":         {func(p *Plan) { p.Format = Format + 1 }, fmt.Sprintf("plan format %d", Format+1)},
 		"no shards":              {func(p *Plan) { p.Shards = nil }, "the plan has 0 shards"},
 		"another binary path":    {func(p *Plan) { p.Binary.Path = "/bin/sh" }, `binary "/bin/sh"`},
 	} {
@@ -82,7 +103,7 @@ func TestParsePlanRefusesBadShapes(t *testing.T) {
 	if _, err := parsePlan(append(b, []byte(`{"x":1}`)...)); err == nil {
 		t.Error("trailing data accepted")
 	}
-	if _, err := parsePlan([]byte(`{"format":1,"extra":true}`)); err == nil {
+	if _, err := parsePlan([]byte(fmt.Sprintf(`{"format":%d,"extra":true}`, Format))); err == nil {
 		t.Error("an unknown field accepted")
 	}
 }
@@ -145,23 +166,48 @@ func TestPlanOptionsRefused(t *testing.T) {
 }
 
 func FuzzParsePlan(f *testing.F) {
-	b, _ := json.Marshal(validPlan())
-	f.Add(b)
+	for _, p := range []Plan{validPlan(), splitPlan()} {
+		b, _ := json.Marshal(p)
+		f.Add(b)
+	}
 	f.Add([]byte(`{"format":1,"shards":[{"index":0,"tasks":["a","a"]}]}`))
+	f.Add([]byte(`{"format":2,"tasks":["a"],"task_samples":[3],"samples":{"count":3},"shards":[{"index":0,"parts":[{"task":"a","from":0,"to":2},{"task":"a","from":1,"to":3}],"samples":3}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := parsePlan(b)
 		if err != nil {
 			return
 		}
-		n := 0
+		// An accepted plan is an exact partition of every task's samples.
+		count := map[string]int{}
+		for i, id := range p.Tasks {
+			count[id] = p.TaskSamples[i]
+		}
+		seen := map[string][]bool{}
+		total := 0
 		for i, s := range p.Shards {
 			if s.Index != i {
 				t.Fatalf("accepted shard %d with index %d", i, s.Index)
 			}
-			n += len(s.Tasks)
+			for _, pt := range s.Parts {
+				if seen[pt.Task] == nil {
+					seen[pt.Task] = make([]bool, count[pt.Task])
+				}
+				for j := pt.From; j < pt.To; j++ {
+					if j < 0 || j >= len(seen[pt.Task]) || seen[pt.Task][j] {
+						t.Fatalf("accepted sample %d of %s twice or out of range", j, pt.Task)
+					}
+					seen[pt.Task][j] = true
+					total++
+				}
+			}
 		}
-		if n != len(p.Tasks) {
-			t.Fatalf("accepted %d shard tasks for %d plan tasks", n, len(p.Tasks))
+		for id, n := range count {
+			if len(seen[id]) != n || slices.Contains(seen[id], false) {
+				t.Fatalf("accepted a plan that leaves samples of %s in no shard", id)
+			}
+		}
+		if total != p.Samples.Count {
+			t.Fatalf("accepted %d planned samples for a count of %d", total, p.Samples.Count)
 		}
 	})
 }

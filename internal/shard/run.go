@@ -158,7 +158,7 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 		parallel = humaneval.DefaultParallel()
 	}
 	rep, err := humaneval.Score(ctx, st, humaneval.Options{
-		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks, ","),
+		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks(), ","),
 		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: humaneval.EngineRepro,
 		Version: o.Version, Warn: o.Warn, Progress: o.Progress, ResumeLatest: true,
 	})

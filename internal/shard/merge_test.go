@@ -1,0 +1,152 @@
+package shard
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval"
+)
+
+// unshardedVerdicts are the verdicts one run gives splitPlan's samples:
+// passes and failures in both phases, in an order a split would scramble.
+func unshardedVerdicts(p Plan) ([]*humaneval.Task, map[string][]humaneval.ResultEntry) {
+	var tasks []*humaneval.Task
+	eval := map[string][]humaneval.ResultEntry{}
+	for i, id := range p.Tasks {
+		tasks = append(tasks, &humaneval.Task{ID: id, Index: i})
+		for j := range p.TaskSamples[i] {
+			base, plus := humaneval.StatusPass, humaneval.StatusPass
+			if (i+j)%3 == 0 {
+				base = humaneval.StatusFail
+			}
+			if (i*7+j)%4 == 1 {
+				plus = humaneval.StatusFail
+			}
+			eval[id] = append(eval[id], humaneval.ResultEntry{TaskID: id, Solution: fmt.Sprintf("sample %d of %s", j, id), BaseStatus: base, PlusStatus: &plus})
+		}
+	}
+	return tasks, eval
+}
+
+// cut gives each shard of p its part of eval, as its run reports it.
+func cut(p Plan, eval map[string][]humaneval.ResultEntry) []map[string][]humaneval.ResultEntry {
+	out := make([]map[string][]humaneval.ResultEntry, len(p.Shards))
+	for k, s := range p.Shards {
+		out[k] = map[string][]humaneval.ResultEntry{}
+		for _, pt := range s.Parts {
+			out[k][pt.Task] = append([]humaneval.ResultEntry(nil), eval[pt.Task][pt.From:pt.To]...)
+		}
+	}
+	return out
+}
+
+// TestMergePartsEqualsUnsharded merges the verdicts of a plan that splits
+// a task over three shards, out of sample order: the merged verdicts and
+// the summary with pass@k are those of the unsharded run.
+func TestMergePartsEqualsUnsharded(t *testing.T) {
+	p := splitPlan()
+	b, _ := json.Marshal(p)
+	if _, err := parsePlan(b); err != nil {
+		t.Fatalf("the split plan: %v", err)
+	}
+	tasks, one := unshardedVerdicts(p)
+	merged, err := mergeParts(&p, cut(p, one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(merged, one) {
+		t.Fatalf("merged verdicts differ from the unsharded run's:\n%v\n%v", merged, one)
+	}
+	want := humaneval.Summarize(tasks, resultsOf(tasks, one), true, false)
+	got := humaneval.Summarize(tasks, resultsOf(tasks, merged), true, false)
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if string(wb) != string(gb) || len(want.BasePassAtK) == 0 {
+		t.Fatalf("merged summary %s, unsharded %s", gb, wb)
+	}
+}
+
+// TestMergePartsRefusesNonPartitions: results short of a part, results of
+// a task the shard does not hold, and plans whose parts overlap or leave
+// a gap are refused.
+func TestMergePartsRefusesNonPartitions(t *testing.T) {
+	p := splitPlan()
+	_, one := unshardedVerdicts(p)
+	for name, c := range map[string]struct {
+		change func(*Plan, []map[string][]humaneval.ResultEntry)
+		want   string
+	}{
+		"a verdict missing": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+			r[1]["HumanEval/0"] = r[1]["HumanEval/0"][1:]
+		}, "shard 1 has 3 results for task HumanEval/0, its part 4 samples"},
+		"a verdict too many": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+			r[2]["HumanEval/0"] = append(r[2]["HumanEval/0"], r[2]["HumanEval/0"][0])
+		}, "shard 2 has 5 results for task HumanEval/0"},
+		"another task's results": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+			r[1]["HumanEval/1"] = r[0]["HumanEval/1"]
+		}, "shard 1 has results for 2 tasks, its parts 1"},
+		"overlapping parts": {func(p *Plan, r []map[string][]humaneval.ResultEntry) {
+			p.Shards[0].Parts[0].From = 3
+			r[0]["HumanEval/0"] = one["HumanEval/0"][3:6]
+		}, "task HumanEval/0: the shards' parts start at sample 3 where 4 is next"},
+		"a gap": {func(p *Plan, r []map[string][]humaneval.ResultEntry) {
+			p.Shards[0].Parts[0].From = 5
+			r[0]["HumanEval/0"] = one["HumanEval/0"][5:6]
+		}, "task HumanEval/0: the shards' parts start at sample 5 where 4 is next"},
+	} {
+		p := splitPlan()
+		r := cut(p, one)
+		c.change(&p, r)
+		if _, err := mergeParts(&p, r); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// TestParsePlanRefusesNonPartitions: every way a plan's parts can fail to
+// be an exact partition of the tasks' samples, and a format 1 plan, are
+// refused with a message naming the problem.
+func TestParsePlanRefusesNonPartitions(t *testing.T) {
+	for name, c := range map[string]struct {
+		change func(*Plan)
+		want   string
+	}{
+		"overlapping parts": {func(p *Plan) {
+			p.Shards[0].Parts[0].From, p.Shards[0].Samples, p.Samples.Count, p.TaskSamples[0] = 3, 6, 14, 11
+		}, "samples 3 to 4 of task HumanEval/0 are in shards 2 and 0"},
+		"a gap inside": {func(p *Plan) {
+			p.Shards[0].Parts[0].From, p.Shards[0].Samples = 5, 4
+		}, "samples 4 to 5 of task HumanEval/0 are in no shard"},
+		"samples past the end": {func(p *Plan) { p.Shards[1].Parts[0].To, p.Shards[1].Samples = 11, 5 }, "samples 6 to 11 of task HumanEval/0, which has 10"},
+		"an empty part":        {func(p *Plan) { p.Shards[1].Parts = append(p.Shards[1].Parts, Part{"HumanEval/1", 2, 2}) }, "samples 2 to 2 of task HumanEval/1"},
+		"a task twice in a shard": {func(p *Plan) {
+			p.Shards[1].Parts = []Part{{"HumanEval/0", 6, 8}, {"HumanEval/0", 8, 10}}
+		}, "shard 1 holds task HumanEval/0 twice"},
+		"a task the plan lacks": {func(p *Plan) {
+			p.Shards[1].Parts = append(p.Shards[1].Parts, Part{"HumanEval/9", 0, 1})
+		}, `part of task "HumanEval/9"`},
+		"a shard without parts": {func(p *Plan) {
+			p.Shards = append(p.Shards, Shard{Index: 3, File: FilePin{Path: "shards/shard-003.jsonl"}})
+		}, "shard 3 has no parts"},
+		"a shard's count off":    {func(p *Plan) { p.Shards[1].Samples = 5 }, "shard 1 has 5 samples, its parts 4"},
+		"counts and tasks":       {func(p *Plan) { p.TaskSamples = p.TaskSamples[:1] }, "2 tasks and 1 task sample counts"},
+		"a task without samples": {func(p *Plan) { p.TaskSamples[1], p.Samples.Count = 0, 10 }, "task HumanEval/1 has 0 samples"},
+		"a task listed twice":    {func(p *Plan) { p.Tasks[1] = "HumanEval/0" }, "task HumanEval/0 is in the plan twice"},
+	} {
+		p := splitPlan()
+		c.change(&p)
+		b, _ := json.Marshal(p)
+		if _, err := parsePlan(b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	// A plan of format 1 (whole tasks, "tasks" per shard) is refused by
+	// its format, not as malformed, and says what to do.
+	old := `{"format":1,"dataset":"humanevalplus","tasks":["HumanEval/0"],"samples":{"count":1},"shards":[{"index":0,"tasks":["HumanEval/0"],"samples":1}]}`
+	if _, err := parsePlan([]byte(old)); err == nil || !strings.Contains(err.Error(), "plan format 1, this repro reads 2: make the bundle again") {
+		t.Errorf("a format 1 plan: %v", err)
+	}
+}
