@@ -23,7 +23,8 @@ func newShardCommand() *cobra.Command {
 		Use:   "shard",
 		Short: "Spread one scoring run over a Slurm job array and merge it back",
 		Long: `shard scores one samples file on a Slurm cluster: the samples are split into
-shards of whole tasks, balanced by the ground truth's measured time, and each
+shards balanced by the ground truth's measured time (a task's samples split
+over shards where the balance needs it), and each
 shard runs as one task of a Slurm job array through the normal sandboxed
 scoring path (self-check included). The merge verifies every shard and writes
 one eval_results.json and one signed run record, with the verdicts a

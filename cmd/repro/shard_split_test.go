@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestShardSplitTaskMatchesSingleRun plans the 3 samples of one task over
+// 2 shards, so that the planner must split the task's samples, runs each shard
+// through the real sandboxed path (repro shard run, as an array task runs
+// it, without Slurm) and merges: the merged verdicts and pass@k are the
+// single run's, verdict by verdict.
+func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
+	home := humanevalHome(t, true)
+	env := []string{"REPRO_HOME=" + home}
+	samples := shardSamples(t, 1)
+	const tasks = "0"
+	start := time.Now()
+	step := func(what string) { t.Logf("%s: %.1f s", what, time.Since(start).Seconds()); start = time.Now() }
+	one := repro(t, env, "humaneval", "--samples", samples, "--tasks", tasks, "--json")
+	if one.code != 0 {
+		t.Fatalf("single run: exit %d: %s", one.code, one.stderr)
+	}
+	single := readShardEvalResults(t, parseHumanEvalJSON(t, one).ResultsFile)
+	step("single run")
+
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if r := repro(t, env, "shard", "plan", "--samples", samples, "--tasks", tasks, "--shards", "2", "--out", bundle); r.code != 0 {
+		t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
+	}
+	step("plan")
+	b, err := os.ReadFile(filepath.Join(bundle, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Shards []struct {
+			Parts []struct {
+				Task     string `json:"task"`
+				From, To int
+			} `json:"parts"`
+		} `json:"shards"`
+	}
+	if err := json.Unmarshal(b, &plan); err != nil || len(plan.Shards) != 2 {
+		t.Fatalf("plan.json: %v\n%s", err, b)
+	}
+	parts := map[string]int{}
+	for _, s := range plan.Shards {
+		for _, p := range s.Parts {
+			parts[p.Task]++
+		}
+	}
+	split := false
+	for _, n := range parts {
+		split = split || n > 1
+	}
+	if !split {
+		t.Fatalf("no task split over shards: %s", b)
+	}
+	for k := range plan.Shards {
+		if r := repro(t, nil, shardRunArgs(bundle, k)...); r.code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", k, r.code, r.stderr)
+		}
+	}
+	step("shards")
+	r := repro(t, []string{"REPRO_HOME=" + t.TempDir()}, "shard", "merge", bundle, "--json")
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	var m struct {
+		ResultsFile string `json:"results_file"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+		t.Fatalf("merge document: %v\n%s", err, r.stdout)
+	}
+	sameVerdicts(t, single, readShardEvalResults(t, m.ResultsFile))
+	step("merge")
+}
