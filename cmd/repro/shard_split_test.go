@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // TestShardSplitTaskMatchesSingleRun plans the 3 samples of one task over
 // 2 shards, so that the planner must split the task's samples, runs each shard
 // through the real sandboxed path (repro shard run, as an array task runs
-// it, without Slurm) and merges: the merged verdicts and pass@k are the
+// it, without Slurm, both at once) and merges: the merged verdicts and pass@k are the
 // single run's, verdict by verdict.
 func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
 	home := humanevalHome(t, true)
@@ -60,8 +61,17 @@ func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
 	if !split {
 		t.Fatalf("no task split over shards: %s", b)
 	}
+	// Both at once, as array tasks on one node run: both hold a part of
+	// the same task in the same bundle home.
+	runs := make([]result, len(plan.Shards))
+	var wg sync.WaitGroup
 	for k := range plan.Shards {
-		if r := repro(t, nil, shardRunArgs(bundle, k)...); r.code != 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[k] = repro(t, nil, shardRunArgs(bundle, k)...) }()
+	}
+	wg.Wait()
+	for k, r := range runs {
+		if r.code != 0 {
 			t.Fatalf("shard %d: exit %d: %s", k, r.code, r.stderr)
 		}
 	}
