@@ -195,9 +195,10 @@ func (o *PlanOptions) validate() error {
 	return nil
 }
 
-// Balance assigns tasks (with their costs) to n shards, largest first
-// each to the least loaded shard, ties to the lower index. It returns the
-// task indexes of each shard, in the given order.
+// Balance assigns whole tasks (with their costs) to n shards, largest
+// first each to the least loaded shard, ties to the lower index. It
+// returns the task indexes of each shard, in the given order. It is the
+// balance BalanceParts starts from.
 func Balance(costs []float64, n int) [][]int {
 	order := make([]int, len(costs))
 	for i := range order {
@@ -474,8 +475,8 @@ func readSigned(path, sigPath, home, payloadType string) ([]byte, error) {
 
 // ReadPlan reads and verifies the plan of the bundle at dir: its
 // signature by the bundle's run key, its format, and that its shards are
-// well formed (indexes 0..N-1, tasks of the plan each in exactly one
-// shard). Any problem is an integrity error (exit 4).
+// well formed (indexes 0..N-1, their parts an exact partition of every
+// task's samples; see parsePlan). Any problem is an integrity error (exit 4).
 func ReadPlan(dir string) (*Plan, error) {
 	if _, err := os.Lstat(filepath.Join(dir, PlanFile)); os.IsNotExist(err) {
 		return nil, exitcode.Errorf(exitcode.Usage, "%q is not a shard bundle: it has no %s (repro shard plan writes one)", dir, PlanFile)
