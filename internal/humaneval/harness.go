@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:48be470bf0019b0a66fb8afff38b11bb7f48a8d7c80ef4944818f1057552ca9b")
+var HarnessDigest = digest.MustParse("sha256:f33ed41e9bee63c0632a9451ea9ee5633f5da2e040a5ec31222ee2230730a0ee")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
