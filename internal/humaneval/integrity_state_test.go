@@ -76,25 +76,34 @@ func TestStateIntegritySuite(t *testing.T) {
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
 		launch, _, img := testSandboxOn(t, e)
 		d := testDataset(t, "humanevalplus-mini-v0.1.10")
-		rep := runStateCases(t, launch, d, testTruth(t, d, img))
+		rep := runStateCases(t, launch, d, testTruth(t, d, img), stateLeaker, stateHonest, stateSaver)
 		for _, b := range append(socketLeakBroke(t, rep, e.Runtime()), nearLimitBroke(t, rep)...) {
 			t.Error(b)
 		}
 	})
 }
 
-// runStateCases runs the self-check, then socketLeakCase, honestAfter and
-// nearLimitCase on integrityTask's base inputs, in this order, one
-// supervisor at a time, and returns the report. (Base alone: a second
-// phase would be a later job of the same container, whose counters the
-// first moved, a channel the suite does not claim closed.)
-func runStateCases(t *testing.T, launch Launcher, d *Dataset, truth *Truth) *Report {
+// The samples of the state cases, by their origin.
+const (
+	stateLeaker = "leaker"
+	stateHonest = "honest"
+	stateSaver  = "saver"
+)
+
+var stateCode = map[string]string{stateLeaker: socketLeakCase, stateHonest: honestAfter, stateSaver: nearLimitCase}
+
+// runStateCases runs the self-check, then the named samples (stateCode)
+// on integrityTask's base inputs, in this order, one supervisor at a
+// time, and returns the report. (Base alone: a second phase would be a
+// later job of the same container, whose counters the first moved, a
+// channel the suite does not claim closed.)
+func runStateCases(t *testing.T, launch Launcher, d *Dataset, truth *Truth, names ...string) *Report {
 	t.Helper()
 	task := d.Task(integrityTask)
 	var samples []*Sample
-	for i, code := range []string{socketLeakCase, honestAfter, nearLimitCase} {
-		samples = append(samples, &Sample{TaskID: task.ID, ID: i, Solution: strings.ReplaceAll(code, "{canon}", task.Program()),
-			Origin: fmt.Sprintf("sample %d", i)})
+	for i, name := range names {
+		samples = append(samples, &Sample{TaskID: task.ID, ID: i, Solution: strings.ReplaceAll(stateCode[name], "{canon}", task.Program()),
+			Origin: name})
 	}
 	// runAttackThenHonest's limits: the honest sample's checks load
 	// within the 3 s allowance under runsc.
@@ -113,12 +122,25 @@ func runStateCases(t *testing.T, launch Launcher, d *Dataset, truth *Truth) *Rep
 	return rep
 }
 
+// stateResult returns the base verdict of the sample named origin.
+func stateResult(t *testing.T, rep *Report, origin string) PhaseResult {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Sample.Origin == origin {
+			return r.Base
+		}
+	}
+	t.Fatalf("no sample %q in the run", origin)
+	return PhaseResult{}
+}
+
 // socketLeakBroke returns what broke in runStateCases's report about the
 // leaker: the honest sample after it not passing, or (under runsc, where
 // the sockets outlive the job) no container retired.
 func socketLeakBroke(t *testing.T, rep *Report, rt sandbox.Runtime) (broke []string) {
-	t.Logf("leaker: %s (%s)", rep.Results[0].Base.Status, rep.Results[0].Base.Reason)
-	if pr := rep.Results[1].Base; pr.Status != StatusPass {
+	pr := stateResult(t, rep, stateLeaker)
+	t.Logf("leaker: %s (%s)", pr.Status, pr.Reason)
+	if pr := stateResult(t, rep, stateHonest); pr.Status != StatusPass {
 		broke = append(broke, fmt.Sprintf("honest sample after the leaker: %s (%s), want pass", pr.Status, pr.Reason))
 	}
 	t.Logf("containers retired: %d", rep.Scoring.Retired)
@@ -131,7 +153,7 @@ func socketLeakBroke(t *testing.T, rep *Report, rt sandbox.Runtime) (broke []str
 // nearLimitBroke returns what broke in runStateCases's report about
 // nearLimitCase: its timeout not run again, or a pass.
 func nearLimitBroke(t *testing.T, rep *Report) (broke []string) {
-	pr := rep.Results[2].Base
+	pr := stateResult(t, rep, stateSaver)
 	t.Logf("program that saves its progress: %s (%s)", pr.Status, pr.Reason)
 	if pr.Near == nil || pr.Near.Recheck == nil {
 		broke = append(broke, "its first run's timeout was not run again")
@@ -154,10 +176,12 @@ var stateControls = []struct {
 	edits   [][2]string
 	runtime sandbox.Runtime
 	host    *bool
+	samples []string // the state cases' samples the row runs
 	broke   func(t *testing.T, rep *Report, rt sandbox.Runtime) []string
 }{
-	{control: "container state after each job", runtime: sandbox.Runsc, edits: [][2]string{stateCheckEdit}, broke: socketLeakBroke},
-	{control: "fresh container for a near-limit re-run", host: &freshRecheckContainer,
+	{control: "container state after each job", runtime: sandbox.Runsc, edits: [][2]string{stateCheckEdit},
+		samples: []string{stateLeaker, stateHonest}, broke: socketLeakBroke},
+	{control: "fresh container for a near-limit re-run", host: &freshRecheckContainer, samples: []string{stateSaver},
 		broke: func(t *testing.T, rep *Report, _ sandbox.Runtime) []string { return nearLimitBroke(t, rep) }},
 }
 
@@ -180,7 +204,7 @@ func TestStateControlsAreNeeded(t *testing.T) {
 				t.Cleanup(func() { *m.host = true })
 			}
 			launch := editedHarness(t, e, img, m.edits)
-			broke := m.broke(t, runStateCases(t, launch, d, testTruth(t, d, img)), e.Runtime())
+			broke := m.broke(t, runStateCases(t, launch, d, testTruth(t, d, img), m.samples...), e.Runtime())
 			if len(broke) == 0 {
 				t.Fatalf("with %s removed, its case still holds: the suite does not test that mechanism", m.control)
 			}

@@ -1375,7 +1375,9 @@ def memory_charge():
     kernel caches hold, less this process's own anonymous memory (its heap
     follows the size of the jobs it relayed), in bytes; None if unknown.
     Under gVisor, whose kernel keeps its own count: used less cached
-    (/proc/meminfo); else the cgroup's charge less its file pages (tmpfs
+    (/proc/meminfo; this counts the application's memory, not gVisor's own
+    heap, where a socket's queue lies: the socket check catches those);
+    else the cgroup's charge less its file pages (tmpfs
     included) and reclaimable slab."""
     own = _numbers("/proc/self/status", b":")
     own = own.get(b"RssAnon", own.get(b"VmRSS", 0)) * 1024
