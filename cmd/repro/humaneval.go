@@ -155,7 +155,8 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	t := terminal(cmd, o.asJSON)
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
-	opts.Progress = t.RateProgress(nil)
+	rate := t.NewRate(nil)
+	opts.Progress, opts.Verdicts = rate.Count, rate.Verdicts
 	rep, err := humaneval.Score(cmd.Context(), st, opts)
 	switch {
 	case rep != nil && o.asJSON:

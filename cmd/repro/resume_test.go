@@ -233,6 +233,33 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		t.Fatalf("scoring %+v: want 50 executions and 100 shared verdicts", whole.Scoring)
 	}
 	total := whole.Journal.Entries - 1
+	// Under --json, the scoring progress on stderr ends with the verdicts
+	// of every sample, as the results file has them.
+	passed, samplesN := 0, 0
+	for _, es := range want.Eval {
+		for _, e := range es {
+			samplesN++
+			if e.BaseStatus == "pass" && e.PlusStatus != nil && *e.PlusStatus == "pass" {
+				passed++
+			}
+		}
+	}
+	var last struct {
+		Stage    string `json:"stage"`
+		Done     int    `json:"done"`
+		Total    int    `json:"total"`
+		Verdicts *struct {
+			Samples, Passed, Failed int
+		} `json:"verdicts"`
+	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, `"stage":"scoring"`) {
+			json.Unmarshal([]byte(line), &last)
+		}
+	}
+	if v := last.Verdicts; last.Done != last.Total || v == nil || v.Samples != samplesN || v.Passed != passed || v.Failed != samplesN-passed {
+		t.Errorf("last scoring progress %+v %+v: want %d passed and %d failed of %d samples", last, v, passed, samplesN-passed, samplesN)
+	}
 	for task, es := range want.Eval {
 		third := len(es) / 3
 		for i := 0; i < third; i++ {
@@ -284,16 +311,20 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 			t.Errorf("the killed run left no container: the reaping below proves nothing")
 		}
 		// What differs is refused, naming it.
-		if r := repro(t, env, "humaneval", "--resume", stopped, "--min-time-limit", "5"); r.code != 4 || !strings.Contains(r.stderr, "limits") {
+		r := repro(t, env, "humaneval", "--resume", stopped, "--min-time-limit", "5")
+		if r.code != 4 || !strings.Contains(r.stderr, "limits") {
 			t.Errorf("resume with other limits: %d %s", r.code, r.stderr)
 		}
+		told := r.stderr
 		orig := readFile(t, own)
 		if err := os.WriteFile(own, []byte(orig+sampleLine("HumanEval/0", "def x(): pass\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if r := repro(t, env, "humaneval", "--resume", stopped); r.code != 4 || !strings.Contains(r.stderr, "samples_sha256") {
+		r = repro(t, env, "humaneval", "--resume", stopped)
+		if r.code != 4 || !strings.Contains(r.stderr, "samples_sha256") {
 			t.Errorf("resume with changed samples: %d %s", r.code, r.stderr)
 		}
+		told += r.stderr
 		if err := os.WriteFile(own, []byte(orig), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +339,16 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 				t.Errorf("the resumed run removed %+v, not a container of the killed run %d %v", c, pid, left)
 			}
 		}
-		t.Logf("the killed run left %d containers; the resumed run removed %d of them", len(left), len(got.Reaped))
+		for _, c := range got.Reaped {
+			told += "removed sandbox container " + c.ID[:12]
+		}
+		toldOf := 0
+		for _, id := range left {
+			if strings.Contains(told, "removed sandbox container "+id[:12]) {
+				toldOf++
+			}
+		}
+		t.Logf("the killed run left %d containers; the next runs told of removing %d of them", len(left), toldOf)
 	})
 
 	t.Run("SIGINT", func(t *testing.T) {

@@ -77,9 +77,11 @@ type Options struct {
 	Finish func(run *workload.Run, rep *RunReport, err error) error
 
 	// Warn receives warnings about the samples; Progress receives
-	// "stage done/total" counts. Either may be nil.
+	// "stage done/total" counts; Verdicts the candidates' verdicts so far
+	// (see Config.Verdicts; --engine repro only). Any may be nil.
 	Warn     func(string)
 	Progress func(stage string, done, total int)
+	Verdicts func(stage string, passed, failed, samples int)
 }
 
 // Validate checks the options before anything runs (exit 2).
@@ -377,7 +379,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
 			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
-			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping,
+			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr
