@@ -152,8 +152,16 @@ func TestChartsHundredSamples(t *testing.T) {
 	if r.OverLimit != 1 || r.Samples != k || r.PassShare() <= 0 || r.PassShare() > 0.41 || r.TimeShare() <= 1 {
 		t.Fatalf("task row %+v: want 1 sample over its limit and the slowest pass under 41%%", r)
 	}
+	// pass@1, pass@10 and pass@100 from the verdicts (EvalPlus's
+	// estimator): 99 of 100 pass base, 98 or 99 plus.
+	v := verdictScores(rows, true)
+	wantPlus1 := (33*0.98 + 131*0.99) / 164
+	if len(v.BasePassAtK) != 3 || math.Abs(v.BasePassAtK["pass@1"]-0.99) > 1e-9 || v.BasePassAtK["pass@10"] != 1 || v.BasePassAtK["pass@100"] != 1 ||
+		math.Abs(v.PlusPassAtK["pass@1"]-wantPlus1) > 1e-9 || v.PlusPassAtK["pass@100"] != 1 {
+		t.Errorf("verdict scores base %v plus %v: want pass@1, @10, @100 (plus pass@1 %.4f)", v.BasePassAtK, v.PlusPassAtK, wantPlus1)
+	}
 	he := &HumanEval{Tasks: tasks, Samples: tasks * k, MaxSamples: k, PlusScored: true, ResultsFound: true, Rows: rows,
-		BasePassAtK: map[string]float64{"pass@1": 0.99, "pass@10": 1, "pass@100": 1}}
+		BasePassAtK: v.BasePassAtK, PlusPassAtK: v.PlusPassAtK}
 	cs := charts(he)
 	if len(cs) != 3 {
 		t.Fatalf("%d charts", len(cs))
@@ -178,7 +186,7 @@ func TestChartsHundredSamples(t *testing.T) {
 		t.Errorf("caption %q", tc.Caption)
 	}
 	html := render(t, &Report{Schema: Schema, Verified: true, Run: Run{ID: "humaneval-20260101T000000Z-00000000", Kind: "humaneval"}, HumanEval: he}, "html")
-	for _, want := range []string{"base pass@1", "base pass@10", "base pass@100", "Slowest passing run per task", "Pass rate per task"} {
+	for _, want := range []string{"base pass@1", "base pass@10", "base pass@100", "plus pass@100", "Slowest passing run per task", "Pass rate per task"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
 		}
