@@ -185,8 +185,18 @@ var self = sync.OnceValues(func() (processInstance, error) {
 	if err != nil {
 		return processInstance{}, err
 	}
+	// /proc must be of this process's pid namespace (a process unshared
+	// into a new one without mounting its own /proc sees another's): the
+	// pid its /proc/self/stat names is the one the kernel gives us.
 	pid := os.Getpid()
-	st, err := readProcStat(pid)
+	b, err := readBounded("/proc/self/stat", 4096)
+	if err != nil {
+		return processInstance{}, err
+	}
+	if head, _, _ := strings.Cut(string(b), " "); head != strconv.Itoa(pid) {
+		return processInstance{}, fmt.Errorf("/proc is not of this process's pid namespace: it names pid %.20q, not %d", head, pid)
+	}
+	st, err := parseProcStat(b)
 	if err != nil {
 		return processInstance{}, err
 	}
