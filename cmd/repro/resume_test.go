@@ -94,8 +94,8 @@ func journalVerdicts(path string) int {
 // killAt starts a run, waits until its journal holds at least n verdicts
 // and then stops it with stop (which returns once the process is gone or
 // will exit, and whether the run's containers are to be left for the next
-// run to find); it returns the run's id and its process ID.
-func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process) (leave bool)) (string, int) {
+// run to find); it returns the run's id, its process ID and its stderr.
+func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process) (leave bool)) (string, int, string) {
 	t.Helper()
 	cmd := exec.Command(reproBin, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
 	cmd.Env = append(append(os.Environ(), "REPRO_HOME="+home), env...)
@@ -144,7 +144,7 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 		t.Fatalf("the run did not end after it was stopped: %s", stderr.String())
 	}
 	t.Logf("stopped after %d journaled verdicts: %s", journalVerdicts(path), strings.TrimSpace(stderr.String()))
-	return filepath.Base(filepath.Dir(path)), cmd.Process.Pid
+	return filepath.Base(filepath.Dir(path)), cmd.Process.Pid, stderr.String()
 }
 
 // engineProxy stands between repro and the Docker engine's socket, so
@@ -300,7 +300,7 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 	t.Run("SIGKILL", func(t *testing.T) {
 		n := 1 + rng.Intn(total/2)
 		own := writeSamples(t, strings.TrimSpace(readFile(t, samples)))
-		stopped, pid := killAt(t, home, nil, n, own, func(p *os.Process) bool {
+		stopped, pid, _ := killAt(t, home, nil, n, own, func(p *os.Process) bool {
 			p.Signal(syscall.SIGKILL)
 			waitExited(t, p.Pid, time.Minute)
 			return true
@@ -353,7 +353,7 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 
 	t.Run("SIGINT", func(t *testing.T) {
 		n := 1 + rng.Intn(total/2)
-		stopped, pid := killAt(t, home, nil, n, samples, func(p *os.Process) bool {
+		stopped, pid, stderr := killAt(t, home, nil, n, samples, func(p *os.Process) bool {
 			sent := time.Now()
 			p.Signal(os.Interrupt)
 			// Ctrl-C stops the run within about a second; the bound leaves
@@ -365,13 +365,16 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		if left := containersOf(t, pid); len(left) > 0 {
 			t.Errorf("the interrupted run left containers %v", left)
 		}
+		if !strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "--resume "+stopped) || !strings.Contains(stderr, `"exit_code":1`) {
+			t.Errorf("the interrupted run does not say how to continue it (exit 1):\n%s", stderr)
+		}
 		resume(t, stopped)
 	})
 
 	t.Run("EngineStopped", func(t *testing.T) {
 		proxy, host := newEngineProxy(t)
 		n := 1 + rng.Intn(total/2)
-		stopped, _ := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) bool { proxy.stop(); return false })
+		stopped, _, _ := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) bool { proxy.stop(); return false })
 		resume(t, stopped)
 	})
 
