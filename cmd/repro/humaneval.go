@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/spf13/cobra"
@@ -155,8 +159,12 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	t := terminal(cmd, o.asJSON)
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
-	opts.Progress = t.RateProgress(nil)
+	rate := t.NewRate(nil)
+	opts.Progress, opts.Verdicts = rate.Count, rate.Verdicts
 	rep, err := humaneval.Score(cmd.Context(), st, opts)
+	if errors.Is(err, context.Canceled) && rep != nil && rep.Journal != nil {
+		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro humaneval --resume %s", rep.RunID, rep.RunID)
+	}
 	switch {
 	case rep != nil && o.asJSON:
 		if jerr := t.Document(rep); jerr != nil && err == nil {

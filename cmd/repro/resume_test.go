@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,11 @@ type resumeJSON struct {
 	RunDir      string `json:"run_dir"`
 	ResultsFile string `json:"results_file"`
 	Error       string `json:"error"`
-	Scoring     *struct {
+	Reaped      []struct {
+		ID       string `json:"id"`
+		OwnerPID int    `json:"owner_pid"`
+	} `json:"reaped_containers"`
+	Scoring *struct {
 		Jobs   int `json:"jobs"`
 		Shared int `json:"shared_executions"`
 		Reused int `json:"reused_verdicts"`
@@ -88,8 +93,9 @@ func journalVerdicts(path string) int {
 
 // killAt starts a run, waits until its journal holds at least n verdicts
 // and then stops it with stop (which returns once the process is gone or
-// will exit); it returns the run's id.
-func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process)) string {
+// will exit, and whether the run's containers are to be left for the next
+// run to find); it returns the run's id, its process ID and its stderr.
+func killAt(t *testing.T, home string, env []string, n int, samples string, stop func(*os.Process) (leave bool)) (string, int, string) {
 	t.Helper()
 	cmd := exec.Command(reproBin, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--parallel", "2")
 	cmd.Env = append(append(os.Environ(), "REPRO_HOME="+home), env...)
@@ -124,10 +130,10 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 		cmd.Wait()
 		t.Fatalf("the run's journal did not reach %d verdicts: %s", n, stderr.String())
 	}
-	stop(cmd.Process)
-	// What the engine held for the run is gone with it (a killed run's
-	// containers would live on until their deadline).
-	removeContainersOf(t, cmd.Process.Pid)
+	if !stop(cmd.Process) {
+		// What the engine held for the run is gone with it.
+		removeContainersOf(t, cmd.Process.Pid)
+	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	select {
@@ -138,7 +144,7 @@ func killAt(t *testing.T, home string, env []string, n int, samples string, stop
 		t.Fatalf("the run did not end after it was stopped: %s", stderr.String())
 	}
 	t.Logf("stopped after %d journaled verdicts: %s", journalVerdicts(path), strings.TrimSpace(stderr.String()))
-	return filepath.Base(filepath.Dir(path))
+	return filepath.Base(filepath.Dir(path)), cmd.Process.Pid, stderr.String()
 }
 
 // engineProxy stands between repro and the Docker engine's socket, so
@@ -227,6 +233,33 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		t.Fatalf("scoring %+v: want 50 executions and 100 shared verdicts", whole.Scoring)
 	}
 	total := whole.Journal.Entries - 1
+	// Under --json, the scoring progress on stderr ends with the verdicts
+	// of every sample, as the results file has them.
+	passed, samplesN := 0, 0
+	for _, es := range want.Eval {
+		for _, e := range es {
+			samplesN++
+			if e.BaseStatus == "pass" && e.PlusStatus != nil && *e.PlusStatus == "pass" {
+				passed++
+			}
+		}
+	}
+	var last struct {
+		Stage    string `json:"stage"`
+		Done     int    `json:"done"`
+		Total    int    `json:"total"`
+		Verdicts *struct {
+			Samples, Passed, Failed int
+		} `json:"verdicts"`
+	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, `"stage":"scoring"`) {
+			json.Unmarshal([]byte(line), &last)
+		}
+	}
+	if v := last.Verdicts; last.Done != last.Total || v == nil || v.Samples != samplesN || v.Passed != passed || v.Failed != samplesN-passed {
+		t.Errorf("last scoring progress %+v %+v: want %d passed and %d failed of %d samples", last, v, passed, samplesN-passed, samplesN)
+	}
 	for task, es := range want.Eval {
 		third := len(es) / 3
 		for i := 0; i < third; i++ {
@@ -245,7 +278,7 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 	}
 
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	resume := func(t *testing.T, stopped string) {
+	resume := func(t *testing.T, stopped string) resumeJSON {
 		r := repro(t, env, "humaneval", "--resume", stopped, "--json")
 		if r.code != 0 {
 			t.Fatalf("resume of %s: %d %s", stopped, r.code, r.stderr)
@@ -261,25 +294,79 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 		if r := repro(t, env, "runs", "verify", got.RunID); r.code != 0 {
 			t.Errorf("runs verify of the resumed run: %d %s", r.code, r.stderr)
 		}
+		return got
 	}
 
 	t.Run("SIGKILL", func(t *testing.T) {
 		n := 1 + rng.Intn(total/2)
 		own := writeSamples(t, strings.TrimSpace(readFile(t, samples)))
-		stopped := killAt(t, home, nil, n, own, func(p *os.Process) { p.Signal(syscall.SIGKILL) })
+		stopped, pid, _ := killAt(t, home, nil, n, own, func(p *os.Process) bool {
+			p.Signal(syscall.SIGKILL)
+			waitExited(t, p.Pid, time.Minute)
+			return true
+		})
+		// The killed run's containers live on; the next run removes them.
+		left := containersOf(t, pid)
+		if len(left) == 0 {
+			t.Errorf("the killed run left no container: the reaping below proves nothing")
+		}
 		// What differs is refused, naming it.
-		if r := repro(t, env, "humaneval", "--resume", stopped, "--min-time-limit", "5"); r.code != 4 || !strings.Contains(r.stderr, "limits") {
+		r := repro(t, env, "humaneval", "--resume", stopped, "--min-time-limit", "5")
+		if r.code != 4 || !strings.Contains(r.stderr, "limits") {
 			t.Errorf("resume with other limits: %d %s", r.code, r.stderr)
 		}
+		told := r.stderr
 		orig := readFile(t, own)
 		if err := os.WriteFile(own, []byte(orig+sampleLine("HumanEval/0", "def x(): pass\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if r := repro(t, env, "humaneval", "--resume", stopped); r.code != 4 || !strings.Contains(r.stderr, "samples_sha256") {
+		r = repro(t, env, "humaneval", "--resume", stopped)
+		if r.code != 4 || !strings.Contains(r.stderr, "samples_sha256") {
 			t.Errorf("resume with changed samples: %d %s", r.code, r.stderr)
 		}
+		told += r.stderr
 		if err := os.WriteFile(own, []byte(orig), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		got := resume(t, stopped)
+		if now := containersOf(t, pid); len(now) > 0 {
+			t.Errorf("containers %v of the killed run outlived the resumed run's start", now)
+		}
+		// Any repro that connects to the engine meanwhile (the runs above,
+		// tests side by side) may have removed them first.
+		for _, c := range got.Reaped {
+			if c.OwnerPID != pid || !slices.Contains(left, c.ID) {
+				t.Errorf("the resumed run removed %+v, not a container of the killed run %d %v", c, pid, left)
+			}
+		}
+		for _, c := range got.Reaped {
+			told += "removed sandbox container " + c.ID[:12]
+		}
+		toldOf := 0
+		for _, id := range left {
+			if strings.Contains(told, "removed sandbox container "+id[:12]) {
+				toldOf++
+			}
+		}
+		t.Logf("the killed run left %d containers; the next runs told of removing %d of them", len(left), toldOf)
+	})
+
+	t.Run("SIGINT", func(t *testing.T) {
+		n := 1 + rng.Intn(total/2)
+		stopped, pid, stderr := killAt(t, home, nil, n, samples, func(p *os.Process) bool {
+			sent := time.Now()
+			p.Signal(os.Interrupt)
+			// Ctrl-C stops the run within about a second; the bound leaves
+			// room for a loaded machine.
+			waitExited(t, p.Pid, 10*time.Second)
+			t.Logf("the run exited %v after SIGINT", time.Since(sent).Round(time.Millisecond))
+			return true
+		})
+		if left := containersOf(t, pid); len(left) > 0 {
+			t.Errorf("the interrupted run left containers %v", left)
+		}
+		if !strings.Contains(stderr, "interrupted") || !strings.Contains(stderr, "--resume "+stopped) || !strings.Contains(stderr, `"exit_code":1`) {
+			t.Errorf("the interrupted run does not say how to continue it (exit 1):\n%s", stderr)
 		}
 		resume(t, stopped)
 	})
@@ -287,7 +374,7 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 	t.Run("EngineStopped", func(t *testing.T) {
 		proxy, host := newEngineProxy(t)
 		n := 1 + rng.Intn(total/2)
-		stopped := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) { proxy.stop() })
+		stopped, _, _ := killAt(t, home, []string{"DOCKER_HOST=" + host}, n, samples, func(*os.Process) bool { proxy.stop(); return false })
 		resume(t, stopped)
 	})
 
@@ -316,6 +403,33 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 			t.Errorf("--cache with other limits: journal %+v, scoring %+v: want nothing reused", other.Journal, other.Scoring)
 		}
 	})
+}
+
+// containersOf lists the IDs of the sandbox containers the repro process
+// pid created.
+func containersOf(t *testing.T, pid int) []string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--no-trunc", "--filter", "label="+sandbox.LabelOwner+"="+strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// waitExited waits until process pid, a child of this one, has exited (it
+// is a zombie until waited for), failing the test after bound.
+func waitExited(t *testing.T, pid int, bound time.Duration) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < bound; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+			return
+		}
+	}
+	t.Errorf("process %d still runs %v after it was stopped", pid, bound)
 }
 
 // removeContainersOf removes the sandbox containers the repro process pid

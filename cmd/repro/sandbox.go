@@ -12,6 +12,7 @@ import (
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -102,6 +103,11 @@ gVisor's under runsc). The image is first checked against the trust file's
 image policy (--trust, default REPRO_HOME/trust.json; docs/supply-chain.md),
 the runtime included; no probe starts before it passes.
 
+On connecting to the engine, check (like every sandboxed command) removes
+the sandbox containers whose repro process is known to be gone (killed
+outright), one line each on stderr; --json lists them as reaped_containers
+(docs/sandbox.md).
+
 Exit status 3 when the engine, the image pin or any control is missing, or the
 policy's scan or runtime is not met; 4 for a missing or bad image signature
 where the policy requires one.`,
@@ -118,6 +124,7 @@ where the policy requires one.`,
 				return err
 			}
 			defer e.Close()
+			reaped := notifyReaped(t, e)
 			facts, err := e.HostFacts(ctx)
 			if err != nil {
 				return exitcode.New(exitcode.Precondition, err)
@@ -125,7 +132,7 @@ where the policy requires one.`,
 			for _, w := range facts.Warnings {
 				t.Warnf("%s", w)
 			}
-			rep := sandbox.CheckReport{Host: facts}
+			rep := sandbox.CheckReport{Host: facts, Reaped: reaped}
 			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
 			if imgErr == nil {
 				rep.Host.Image = &img
@@ -161,6 +168,17 @@ where the policy requires one.`,
 	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
 	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
+}
+
+// notifyReaped tells, one line each, of the containers e removed on
+// connecting because the repro process that made them is gone, and
+// returns them.
+func notifyReaped(t *ui.Terminal, e *sandbox.Engine) []sandbox.Reaped {
+	r := e.Reaped()
+	for _, c := range r {
+		t.Notef("repro: %s", c)
+	}
+	return r
 }
 
 const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOME setting, see 'repro sandbox runtime'); never weaker than the setting"
@@ -200,6 +218,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 				return err
 			}
 			defer e.Close()
+			notifyReaped(t, e)
 			l := sandbox.DefaultLimits()
 			l.Deadline = deadline
 			o, err := e.Run(ctx, sandbox.Spec{Image: img, Cmd: args, Limits: l}, nil)

@@ -77,9 +77,11 @@ type Options struct {
 	Finish func(run *workload.Run, rep *RunReport, err error) error
 
 	// Warn receives warnings about the samples; Progress receives
-	// "stage done/total" counts. Either may be nil.
+	// "stage done/total" counts; Verdicts the candidates' verdicts so far
+	// (see Config.Verdicts; --engine repro only). Any may be nil.
 	Warn     func(string)
 	Progress func(stage string, done, total int)
+	Verdicts func(stage string, passed, failed, samples int)
 }
 
 // Validate checks the options before anything runs (exit 2).
@@ -173,6 +175,9 @@ type RunReport struct {
 	WallSeconds       float64                  `json:"wall_seconds"`
 	PeakMemory        int64                    `json:"container_peak_memory_bytes"`
 	Error             string                   `json:"error,omitempty"`
+	// Reaped are the sandbox containers removed at the start because the
+	// repro process that made them is gone (a run killed outright).
+	Reaped []sandbox.Reaped `json:"reaped_containers,omitempty"`
 
 	// Subject is the label, model and sampling the run was given.
 	runlabel.Subject
@@ -229,6 +234,12 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	if _, err := e.Sweep(ctx); err != nil {
 		return nil, fmt.Errorf("failed to remove stale sandbox containers: %w", err)
 	}
+	reaped := e.Reaped()
+	for _, r := range reaped {
+		if o.Warn != nil {
+			o.Warn(r.String())
+		}
+	}
 	cacheDir, err := st.StateDir("humaneval")
 	if err != nil {
 		return nil, err
@@ -247,7 +258,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	rec.Image = img
 	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
 		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids), "image_verification": admitted}
-	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted, Subject: o.Subject}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted, Subject: o.Subject, Reaped: reaped}
 	if rep.Label == "" {
 		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
 	}
@@ -368,7 +379,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
 			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
-			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping,
+			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr

@@ -34,6 +34,10 @@ type Config struct {
 	// EngineUp is the Scorer's (see Scorer), for the self-check and the
 	// candidates.
 	EngineUp func(ctx context.Context) error
+	// Verdicts, if set, is told, each time a candidate sample has all its
+	// verdicts (resumed or decided), how many have: passed and failed, of
+	// samples in all; stage is "scoring".
+	Verdicts func(stage string, passed, failed, samples int)
 }
 
 // TruthReport describes the ground truth a run used.
@@ -225,6 +229,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	sc.Progress = progress("scoring")
 	sc.Known, sc.Decided = cfg.Known, cfg.Decided
+	if cfg.Verdicts != nil {
+		phases := 1
+		if plus {
+			phases = 2
+		}
+		report := func(p, f, n int) { cfg.Verdicts("scoring", p, f, n) }
+		sc.Known, sc.Decided = newVerdictTally(len(samples), phases, report).wrap(sc.Known, sc.Decided)
+	}
 	results, st, err := sc.Score(ctx, samples)
 	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
 }

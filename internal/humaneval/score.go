@@ -234,11 +234,18 @@ func (s *Scorer) Close() int64 {
 	idle := s.idle
 	s.idle = nil
 	s.mu.Unlock()
-	var peak int64
+	// Side by side: each ends a container, and an interrupted run waits
+	// for all of them before it exits.
+	var (
+		peak peakMemory
+		wg   sync.WaitGroup
+	)
 	for _, w := range idle {
-		peak = max(peak, w.close())
+		wg.Add(1)
+		go func() { defer wg.Done(); peak.note(w.close()) }()
 	}
-	return peak
+	wg.Wait()
+	return peak.max()
 }
 
 type scoreJob struct {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval"
 )
 
 // fastRun is the HumanEval section of a run of n tasks that all ran far
@@ -22,8 +24,12 @@ func fastRun(n, k int) *HumanEval {
 			status = "fail"
 		}
 		share := 0.0005 * math.Pow(100, float64(i)/float64(max(n-1, 1)))
-		he.Rows = append(he.Rows, TaskRow{Task: fmt.Sprintf("HumanEval/%d", i), Samples: k, Passed: passed, BasePassed: passed, Status: status,
-			Seconds: share * 4, LimitSeconds: 4})
+		row := TaskRow{Task: fmt.Sprintf("HumanEval/%d", i), Samples: k, Passed: passed, BasePassed: passed, Status: status,
+			Seconds: share * 4, LimitSeconds: 4}
+		if passed > 0 {
+			row.PassSeconds, row.PassLimitSeconds = share*4, 4
+		}
+		he.Rows = append(he.Rows, row)
 	}
 	return he
 }
@@ -81,7 +87,7 @@ func TestChartsRead(t *testing.T) {
 		t.Errorf("time chart ticks %q, want a log scale from 0.01%% to the limit", got)
 	}
 	for _, r := range cs[1].Rects {
-		if strings.HasPrefix(r.Title, "HumanEval/") && r.H < 10 {
+		if strings.HasPrefix(r.Title, "HumanEval/") && r.Class == "pass" && r.H < 10 {
 			t.Errorf("time chart: bar %q is %d pixels high: a fast run's bars must show", r.Title, r.H)
 		}
 	}
@@ -112,6 +118,82 @@ func TestChartsRead(t *testing.T) {
 	if d := os.Getenv("REPRO_TEST_ARTIFACTS"); d != "" {
 		os.MkdirAll(d, 0o755)
 		os.WriteFile(filepath.Join(d, "report-charts-164-tasks.html"), []byte(html), 0o644)
+	}
+}
+
+// TestChartsHundredSamples: with 100 samples per task nearly every task
+// has a sample that ran to its limit (an endless loop). The time chart of
+// such a run still shows how near each task's passes came to the limit,
+// on a readable scale, and counts the samples past it, instead of a wall
+// of bars at the top; the pass rate and the grid keep one mark per task.
+func TestChartsHundredSamples(t *testing.T) {
+	const tasks, k = 164, 100
+	fail := humaneval.StatusFail
+	var rows []TaskRow
+	for i := range tasks {
+		var entries []humaneval.ResultEntry
+		for j := range k {
+			// Sample 0 loops to its limit; the others pass in 0.1% to 40%
+			// of it, varying by task.
+			secs, st := 4*(0.001+0.4*float64((i*13+j)%97)/97), humaneval.StatusPass
+			if j == 0 {
+				secs, st = 4.3, humaneval.StatusTimeout
+			}
+			pst := st
+			if j == 1 && i%5 == 0 {
+				pst = fail
+			}
+			entries = append(entries, humaneval.ResultEntry{TaskID: fmt.Sprintf("HumanEval/%d", i), BaseStatus: st, PlusStatus: &pst,
+				BaseClocks: &humaneval.PhaseClocks{Run: "job", JobCPU: secs, CPULimit: 4}, PlusClocks: &humaneval.PhaseClocks{Run: "job", JobCPU: secs / 2, CPULimit: 4}})
+		}
+		rows = append(rows, taskRow(fmt.Sprintf("HumanEval/%d", i), entries))
+	}
+	r := rows[3]
+	if r.OverLimit != 1 || r.Samples != k || r.PassShare() <= 0 || r.PassShare() > 0.41 || r.TimeShare() <= 1 {
+		t.Fatalf("task row %+v: want 1 sample over its limit and the slowest pass under 41%%", r)
+	}
+	// pass@1, pass@10 and pass@100 from the verdicts (EvalPlus's
+	// estimator): 99 of 100 pass base, 98 or 99 plus.
+	v := verdictScores(rows, true)
+	wantPlus1 := (33*0.98 + 131*0.99) / 164
+	if len(v.BasePassAtK) != 3 || math.Abs(v.BasePassAtK["pass@1"]-0.99) > 1e-9 || v.BasePassAtK["pass@10"] != 1 || v.BasePassAtK["pass@100"] != 1 ||
+		math.Abs(v.PlusPassAtK["pass@1"]-wantPlus1) > 1e-9 || v.PlusPassAtK["pass@100"] != 1 {
+		t.Errorf("verdict scores base %v plus %v: want pass@1, @10, @100 (plus pass@1 %.4f)", v.BasePassAtK, v.PlusPassAtK, wantPlus1)
+	}
+	he := &HumanEval{Tasks: tasks, Samples: tasks * k, MaxSamples: k, PlusScored: true, ResultsFound: true, Rows: rows,
+		BasePassAtK: v.BasePassAtK, PlusPassAtK: v.PlusPassAtK}
+	cs := charts(he)
+	if len(cs) != 3 {
+		t.Fatalf("%d charts", len(cs))
+	}
+	tc := cs[1]
+	atTop, bars := 0, 0
+	for _, rc := range tc.Rects {
+		if strings.HasPrefix(rc.Title, "HumanEval/") {
+			bars++
+			if rc.Y <= plotTop+1 {
+				atTop++
+			}
+			if !strings.Contains(rc.Title, "1 of 100 samples past their limit") {
+				t.Errorf("bar %q does not count the samples past the limit", rc.Title)
+			}
+		}
+	}
+	if bars != tasks || atTop > 0 {
+		t.Errorf("time chart %q: %d bars, %d at the top of the plot; want %d, none at the top", tc.Title, bars, atTop, tasks)
+	}
+	if !strings.Contains(tc.Caption, "164 of 164 tasks had a sample run past its limit") {
+		t.Errorf("caption %q", tc.Caption)
+	}
+	html := render(t, &Report{Schema: Schema, Verified: true, Run: Run{ID: "humaneval-20260101T000000Z-00000000", Kind: "humaneval"}, HumanEval: he}, "html")
+	for _, want := range []string{"base pass@1", "base pass@10", "base pass@100", "plus pass@100", "Slowest passing run per task", "Pass rate per task"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if d := os.Getenv("REPRO_TEST_ARTIFACTS"); d != "" {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "report-charts-100-samples.html"), []byte(html), 0o644)
 	}
 }
 

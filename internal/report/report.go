@@ -193,6 +193,23 @@ type TaskRow struct {
 	// time limit (a pass within the near-limit margin of it, a timeout), the phase and its
 	// CPU seconds against the limit; "" where none does.
 	NearLimit string `json:"near_limit,omitempty"`
+	// PassSeconds and PassLimitSeconds are, of the task's phase runs that
+	// passed, the one closest to its limit, and that limit (0 where none
+	// passed or the results do not record times); OverLimit counts the
+	// samples with a phase run past its limit. With many samples a task
+	// (Seconds) nearly always has a run that struck its limit; these say
+	// how near its passes came.
+	PassSeconds      float64 `json:"pass_seconds,omitempty"`
+	PassLimitSeconds float64 `json:"pass_limit_seconds,omitempty"`
+	OverLimit        int     `json:"samples_over_limit,omitempty"`
+}
+
+// PassShare is PassSeconds over PassLimitSeconds (0 without a limit).
+func (t TaskRow) PassShare() float64 {
+	if t.PassLimitSeconds <= 0 {
+		return 0
+	}
+	return t.PassSeconds / t.PassLimitSeconds
 }
 
 // TimeShare is Seconds over LimitSeconds (0 without a limit).
@@ -562,6 +579,7 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus b
 func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
+		over := false
 		for _, p := range []humaneval.Phase{humaneval.Base, humaneval.Plus} {
 			c := e.Clocks(p)
 			if c == nil {
@@ -574,6 +592,17 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 			if c.CPULimit > 0 && secs >= 0 && (row.LimitSeconds == 0 || secs/c.CPULimit > row.TimeShare()) {
 				row.Seconds, row.LimitSeconds, row.SecondsClock = secs, c.CPULimit, clock
 			}
+			st := e.BaseStatus
+			if p == humaneval.Plus && e.PlusStatus != nil {
+				st = *e.PlusStatus
+			}
+			if c.CPULimit > 0 && secs >= 0 && st == humaneval.StatusPass && (row.PassLimitSeconds == 0 || secs/c.CPULimit > row.PassShare()) {
+				row.PassSeconds, row.PassLimitSeconds = secs, c.CPULimit
+			}
+			over = over || c.CPULimit > 0 && secs > c.CPULimit
+		}
+		if over {
+			row.OverLimit++
 		}
 		if row.NearLimit == "" {
 			if e.BaseNearLimit != nil {

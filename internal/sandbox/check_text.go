@@ -15,6 +15,9 @@ type CheckReport struct {
 	// ImageVerification is what the trust file's image policy checked
 	// (set by the caller; internal/imagetrust).
 	ImageVerification any `json:"image_verification,omitempty"`
+	// Reaped are the containers removed, on connecting, because the repro
+	// process that created them is gone (Engine.Reaped); empty when none.
+	Reaped []Reaped `json:"reaped_containers"`
 }
 
 // WriteText writes the report for people, one fact or control a line.

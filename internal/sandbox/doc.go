@@ -35,8 +35,10 @@
 // kills the container and removes it by ID. The wall-clock deadline is
 // enforced from Go by killing the container.
 //
-// Containers carry the label [LabelKey] and their deadline, so that [Engine.Sweep]
-// removes those left behind by a runner that was killed; [Engine.Close]
+// Containers carry the label [LabelKey], their deadline and the process
+// instance that made them ([LabelOwnerProcess]), so that [Engine.Sweep]
+// removes those left behind by a runner that was killed: at once where
+// that runner is known to be gone, else after the deadline; [Engine.Close]
 // removes every container this process still owns.
 //
 // # Integrity

@@ -22,7 +22,8 @@ const (
 	// LabelDeadline holds the Unix time (seconds) after which the object
 	// has outlived its run and may be removed by any repro process.
 	LabelDeadline = "org.reprolab.repro.deadline"
-	// LabelOwner holds the process ID of the repro process that created it.
+	// LabelOwner holds the process ID of the repro process that created it
+	// (LabelOwnerProcess names that process exactly).
 	LabelOwner  = "org.reprolab.repro.owner"
 	labelPrefix = "org.reprolab.repro."
 )
@@ -44,8 +45,9 @@ type Engine struct {
 	cli     *client.Client
 	runtime RuntimeFacts
 
-	mu   sync.Mutex
-	live map[string]string // container ID -> results volume name ("" if none)
+	mu     sync.Mutex
+	live   map[string]string // container ID -> results volume name ("" if none)
+	reaped []Reaped          // containers Sweep removed before their deadline
 
 	// alter, when set, changes the policy of every container after it was
 	// built. Only the conformance meta-test sets it, to prove that the
@@ -233,9 +235,29 @@ func (e *Engine) destroy(id, vol string) error {
 	return nil
 }
 
+// Reaped is a sandbox container that Sweep removed before its deadline
+// because the repro process that created it is gone.
+type Reaped struct {
+	// ID is the container's ID.
+	ID string `json:"id"`
+	// OwnerPID is the process ID of the repro process that created it.
+	OwnerPID int `json:"owner_pid"`
+	// Reason says how the owner is known to be gone: it has exited, or its
+	// pid now names another process.
+	Reason string `json:"reason"`
+}
+
+// String is the one line that tells people of the removal.
+func (r Reaped) String() string {
+	return fmt.Sprintf("removed sandbox container %s left running by a repro process that is gone (%s)", shortID(r.ID), r.Reason)
+}
+
 // Sweep removes every labelled container and results volume whose deadline
-// has passed, whoever created it: they belong to runs whose runner died. It
-// returns how many containers it removed. Call it at start-up.
+// has passed, whoever created it: they belong to runs whose runner died.
+// It also removes, at once, those whose LabelOwnerProcess names a process
+// of this host that is gone (killed outright, out of memory): see
+// orphanReason for when that is decided, and [Engine.Reaped] for what was
+// so removed. It returns how many containers it removed. Connect calls it.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	now := time.Now().Unix()
 	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{
@@ -248,21 +270,30 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	n := 0
 	var errs []error
 	for _, c := range list.Items {
+		reason := ""
 		if !expired(c.Labels, now) {
-			continue
+			if reason = orphanReason(c.Labels); reason == "" {
+				continue
+			}
 		}
 		if err := e.destroy(c.ID, ""); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		n++
+		if reason != "" {
+			pid, _ := strconv.Atoi(c.Labels[LabelOwner])
+			e.mu.Lock()
+			e.reaped = append(e.reaped, Reaped{ID: c.ID, OwnerPID: pid, Reason: reason})
+			e.mu.Unlock()
+		}
 	}
 	vols, err := e.cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelKey)})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("failed to list sandbox volumes: %w", err))
 	} else {
 		for _, v := range vols.Items {
-			if !expired(v.Labels, now) {
+			if !expired(v.Labels, now) && orphanReason(v.Labels) == "" {
 				continue
 			}
 			if _, err := e.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
@@ -271,6 +302,14 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// Reaped returns the containers this Engine's sweeps removed before their
+// deadline because their owner was gone, in the order removed; never nil.
+func (e *Engine) Reaped() []Reaped {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Reaped{}, e.reaped...)
 }
 
 // expired reports whether labels carry a deadline before now. A missing or
@@ -282,7 +321,7 @@ func expired(labels map[string]string, now int64) bool {
 }
 
 func baseLabels(deadline time.Time, extra map[string]string) (map[string]string, error) {
-	l := make(map[string]string, len(extra)+3)
+	l := make(map[string]string, len(extra)+4)
 	for k, v := range extra {
 		if len(k) >= len(labelPrefix) && k[:len(labelPrefix)] == labelPrefix {
 			return nil, fmt.Errorf("sandbox label %q uses the reserved prefix %s", k, labelPrefix)
@@ -292,6 +331,9 @@ func baseLabels(deadline time.Time, extra map[string]string) (map[string]string,
 	l[LabelKey] = "1"
 	l[LabelDeadline] = strconv.FormatInt(deadline.Add(sweepGrace).Unix()+1, 10)
 	l[LabelOwner] = strconv.Itoa(os.Getpid())
+	if me, err := self(); err == nil {
+		l[LabelOwnerProcess] = me.String()
+	}
 	return l, nil
 }
 

@@ -1,7 +1,9 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/sandbox"
@@ -183,34 +186,199 @@ func TestReproSIGTERM(t *testing.T) {
 	}
 }
 
-// TestReproSIGKILL: a repro killed outright leaves its container, and the
-// next start-up sweep removes it once its deadline has passed.
+// TestReproSIGKILL: a repro killed outright leaves its container running;
+// the next repro that connects to the engine (here `repro sandbox check`)
+// finds that the container's owner is gone and removes it at once, long
+// before its deadline, saying so; and a start-up sweep removes a container
+// whose deadline has passed, whoever made it.
 func TestReproSIGKILL(t *testing.T) {
 	t.Parallel()
 	e := sandboxtest.Engine(t)
 	sandboxtest.Image(t, e)
 	bin := buildRepro(t)
-	cmd, id := startRepro(t, e, bin, "1s")
-	cmd.Process.Kill()
-	cmd.Wait()
-	ins, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
-	if err != nil {
-		t.Fatalf("the container of the killed repro is already gone, the test proves nothing: %v", err)
+	// Any repro process that connects meanwhile reaps the container as
+	// well (the package tests run side by side); a container reaped by
+	// another is gone but not in this check's list: try again.
+	for attempt := 1; ; attempt++ {
+		cmd, id := startRepro(t, e, bin, "5m")
+		cmd.Process.Kill()
+		cmd.Wait()
+		ins, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+		if err != nil || !ins.Container.State.Running {
+			t.Fatalf("the container of the killed repro did not outlive it, the test proves nothing: %v", err)
+		}
+		check := exec.Command(bin, "sandbox", "check", "--json")
+		check.Env = append(os.Environ(), "REPRO_HOME="+sandboxtest.Home())
+		var stderr strings.Builder
+		check.Stderr = &stderr
+		out, err := check.Output()
+		if err != nil {
+			t.Fatalf("repro sandbox check: %v\n%s", err, stderr.String())
+		}
+		if _, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+			t.Fatalf("repro sandbox check left container %s of a killed repro (inspect: %v)", id, err)
+		}
+		var rep struct {
+			Reaped []sandbox.Reaped `json:"reaped_containers"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("sandbox check --json: %v", err)
+		}
+		i := slices.IndexFunc(rep.Reaped, func(r sandbox.Reaped) bool { return r.ID == id })
+		if i >= 0 {
+			if rep.Reaped[i].OwnerPID != cmd.Process.Pid || !strings.Contains(rep.Reaped[i].Reason, "exited") {
+				t.Errorf("reaped %+v, want owner %d that exited", rep.Reaped[i], cmd.Process.Pid)
+			}
+			if !strings.Contains(stderr.String(), "removed sandbox container "+id[:12]) {
+				t.Errorf("the removal was not told on stderr:\n%s", stderr.String())
+			}
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("in %d tries, another repro always reaped the container first; this check listed %+v", attempt, rep.Reaped)
+		}
+		t.Logf("another repro reaped %s first; again", id[:12])
 	}
-	if !ins.Container.State.Running {
-		t.Fatalf("the container of the killed repro stopped by itself")
-	}
-	dl, err := strconv.ParseInt(ins.Container.Config.Labels[sandbox.LabelDeadline], 10, 64)
-	if err != nil {
-		t.Fatalf("deadline label: %v", err)
-	}
-	time.Sleep(time.Until(time.Unix(dl+1, 0)))
+
+	// The deadline sweep: a container of a live owner (this process) whose
+	// deadline has passed.
+	id := createLabelled(t, e, map[string]string{sandbox.LabelDeadline: strconv.FormatInt(time.Now().Unix()-1, 10),
+		sandbox.LabelOwner: strconv.Itoa(os.Getpid()), sandbox.LabelOwnerProcess: ownerLabel(t, os.Getpid(), startTicks(t, os.Getpid()), "")})
 	if _, err := e.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Client().ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
-		t.Fatalf("the sweep left container %s (inspect: %v)", id, err)
+		t.Fatalf("the sweep left container %s past its deadline (inspect: %v)", id, err)
 	}
+}
+
+// TestReapOrphans: a sweep removes before its deadline a container whose
+// owner label names, exactly, a process of this host that has exited or
+// whose pid now names another process; it keeps one whose owner runs, one
+// made on another boot (another host on a shared engine), and one whose
+// owner labels are not exactly ours.
+func TestReapOrphans(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	sandboxtest.Image(t, e)
+	me := os.Getpid()
+	myStart := startTicks(t, me)
+	gone := exec.Command("sleep", "60")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	goneStart := startTicks(t, gone.Process.Pid)
+	gone.Process.Kill()
+	gone.Wait()
+	reusedStart, _ := strconv.ParseUint(myStart, 10, 64)
+	cases := []struct {
+		name  string
+		pid   int
+		owner string
+		reap  string // what the reason says; "" to keep
+	}{
+		{"owner runs", me, ownerLabel(t, me, myStart, ""), ""},
+		{"pid reused", me, ownerLabel(t, me, strconv.FormatUint(reusedStart+1, 10), ""), "another process"},
+		{"owner exited", gone.Process.Pid, ownerLabel(t, gone.Process.Pid, goneStart, ""), "exited"},
+		{"another boot", gone.Process.Pid, ownerLabel(t, gone.Process.Pid, goneStart, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"), ""},
+		{"owner pids disagree", gone.Process.Pid + 1, ownerLabel(t, gone.Process.Pid, goneStart, ""), ""},
+		{"leading zero", gone.Process.Pid, strings.Replace(ownerLabel(t, gone.Process.Pid, goneStart, ""), "/"+strconv.Itoa(gone.Process.Pid)+"/", "/0"+strconv.Itoa(gone.Process.Pid)+"/", 1), ""},
+		{"pid only", gone.Process.Pid, "", ""},
+	}
+	deadline := strconv.FormatInt(time.Now().Add(10*time.Minute).Unix(), 10)
+	for attempt := 1; ; attempt++ {
+		ids := make([]string, len(cases))
+		for i, c := range cases {
+			l := map[string]string{sandbox.LabelDeadline: deadline, sandbox.LabelOwner: strconv.Itoa(c.pid)}
+			if c.owner != "" {
+				l[sandbox.LabelOwnerProcess] = c.owner
+			}
+			ids[i] = createLabelled(t, e, l)
+		}
+		if _, err := e.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		reaped := e.Reaped()
+		unlisted := 0
+		for i, c := range cases {
+			_, err := e.Client().ContainerInspect(context.Background(), ids[i], client.ContainerInspectOptions{})
+			j := slices.IndexFunc(reaped, func(r sandbox.Reaped) bool { return r.ID == ids[i] })
+			switch {
+			case c.reap == "" && err != nil:
+				t.Errorf("%s: the container was removed before its deadline (%v)", c.name, err)
+			case c.reap == "" && j >= 0:
+				t.Errorf("%s: listed as reaped: %+v", c.name, reaped[j])
+			case c.reap != "" && !cerrdefs.IsNotFound(err):
+				t.Errorf("%s: the container was kept (inspect: %v)", c.name, err)
+			case c.reap != "" && j < 0:
+				unlisted++ // another process's sweep may have been first
+			case c.reap != "" && (!strings.Contains(reaped[j].Reason, c.reap) || reaped[j].OwnerPID != c.pid):
+				t.Errorf("%s: reaped %+v, want owner %d and a reason naming %q", c.name, reaped[j], c.pid, c.reap)
+			}
+		}
+		if unlisted == 0 || t.Failed() {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("in %d tries another process always reaped first", attempt)
+		}
+	}
+}
+
+// createLabelled creates, without starting it, a container of the
+// evaluator image carrying the sandbox label and labels, removed when the
+// test ends.
+func createLabelled(t *testing.T, e *sandbox.Engine, labels map[string]string) string {
+	t.Helper()
+	img := sandboxtest.Image(t, e)
+	l := map[string]string{sandbox.LabelKey: "1"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	c, err := e.Client().ContainerCreate(context.Background(), client.ContainerCreateOptions{
+		Config:     &container.Config{Image: img.ID, Cmd: []string{"/bin/true"}, Labels: l, NetworkDisabled: true},
+		HostConfig: &container.HostConfig{NetworkMode: "none", LogConfig: container.LogConfig{Type: "none"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Client().ContainerRemove(context.Background(), c.ID, client.ContainerRemoveOptions{Force: true})
+	})
+	return c.ID
+}
+
+// ownerLabel writes the LabelOwnerProcess value of process pid started at
+// start (clock ticks), in this process's namespaces, on boot (this host's
+// when "").
+func ownerLabel(t *testing.T, pid int, start, boot string) string {
+	t.Helper()
+	if boot == "" {
+		b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		boot = strings.TrimSpace(string(b))
+	}
+	ns := func(kind string) string {
+		l, err := os.Readlink("/proc/self/ns/" + kind)
+		if err != nil {
+			return "0"
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(l, kind+":["), "]")
+	}
+	return boot + "/" + ns("pid") + "/" + ns("time") + "/" + strconv.Itoa(pid) + "/" + start
+}
+
+// startTicks reads the start time of process pid (field 22 of its stat).
+func startTicks(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return f[19]
 }
 
 // TestRunRejectsChangedSamples: a sample that changes while its program

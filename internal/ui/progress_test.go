@@ -61,3 +61,46 @@ func TestRateProgressSilentWithoutTerminal(t *testing.T) {
 		t.Errorf("wrote %q %q", out.String(), errb.String())
 	}
 }
+
+// TestRateProgressVerdicts: the verdicts so far ride on the stage's
+// progress lines and status line, the count never goes back, and a count
+// that arrives after the last shows the last again with the verdicts
+// recorded since.
+func TestRateProgressVerdicts(t *testing.T) {
+	var out, errb bytes.Buffer
+	r := New(&out, &errb, true).NewRate(fakeClock(2 * time.Second))
+	r.Count("self-check", 4, 4)
+	r.Verdicts("scoring", 1, 0, 5) // a resumed verdict, before the stage's first count
+	r.Count("scoring", 1, 4)
+	r.Verdicts("scoring", 2, 1, 5)
+	r.Count("scoring", 4, 4)
+	r.Verdicts("scoring", 3, 2, 5)
+	r.Count("scoring", 3, 4)
+	type line struct {
+		Stage    string    `json:"stage"`
+		Done     int       `json:"done"`
+		Verdicts *Verdicts `json:"verdicts"`
+	}
+	var got []line
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		var p line
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p)
+	}
+	if len(got) != 4 || got[0].Verdicts != nil {
+		t.Fatalf("lines %+v: want 4, the self-check's without verdicts", got)
+	}
+	last := got[3]
+	if last.Done != 4 || last.Verdicts == nil || *last.Verdicts != (Verdicts{Samples: 5, Passed: 3, Failed: 2}) {
+		t.Errorf("last line %+v %+v: want done 4 and 3 passed, 2 failed of 5", last, last.Verdicts)
+	}
+	if v := got[1].Verdicts; v == nil || v.Passed != 1 || v.Samples != 5 {
+		t.Errorf("first scoring line lacks the resumed verdict: %+v", v)
+	}
+	s := progressLine(stageProgress{Stage: "scoring", Done: 3, Total: 8, Rate: 1, ETASeconds: 5, Verdicts: &Verdicts{Samples: 16400, Passed: 120, Failed: 30}})
+	if !strings.Contains(s, "samples 150/16400: 120 passed, 30 failed") || len(s) > 100 {
+		t.Errorf("status line %q (%d characters)", s, len(s))
+	}
+}
