@@ -44,8 +44,8 @@ set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 cd "$(dirname "$0")/.."
 parallel=${PARALLEL:-$(nproc)}
-ns=(${NS:-1 5 20})
-sides=(${SIDES:-repro evalplus})
+read -ra ns <<<"${NS:-1 5 20}"
+read -ra sides <<<"${SIDES:-repro evalplus}"
 rounds=${ROUNDS:-1}
 if [ -n "${OUT:-}" ]; then
   work=$OUT; mkdir -p "$work"
@@ -75,11 +75,11 @@ cat >"$work/trust-runc.json" <<JSON
  {"id": "CVE-2025-52565", "package": "runc", "reason": "benchmark of runc against runsc on published model output", "expires": "$expires"},
  {"id": "CVE-2025-52881", "package": "runc", "reason": "benchmark of runc against runsc on published model output", "expires": "$expires"}]}}
 JSON
-repro_flags() {
+repro_flags() { # sets flags: the runtime flags of side $1
   case $1 in
-    repro) ;;
-    repro-runc) echo "--runtime runc --trust $work/trust-runc.json";;
-    repro-runsc) echo "--runtime runsc";;
+    repro) flags=();;
+    repro-runc) flags=(--runtime runc --trust "$work/trust-runc.json");;
+    repro-runsc) flags=(--runtime runsc);;
   esac
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
@@ -93,12 +93,12 @@ else
   bare=$(sed -n 's/.*bare_cpu_seconds=\([0-9.]*\).*/\1/p' "$work/bare.txt")
 fi
 
-echo "== ground truth, untimed, on every side: the first run of n=1 (load $(cut -d' ' -f1-3 /proc/loadavg))"
+[ "${WARM:-1}" = 1 ] && echo "== ground truth, untimed, on every side: the first run of n=1 (load $(cut -d' ' -f1-3 /proc/loadavg))"
 for side in "${sides[@]}"; do
   [ "${WARM:-1}" = 1 ] || break
   case $side in
     evalplus) /usr/bin/python3 bench/passk_evalplus.py "$EVALPLUS_TREE" "$blob" "$parallel" "$work/samples/codet-n1.jsonl" "$work/evalplus-gt.pickle" "$work/gt-verdicts.json" >/dev/null;;
-    *) "$work/repro" humaneval --samples "$work/samples/codet-n1.jsonl" --parallel "$parallel" $(repro_flags "$side") --json >/dev/null 2>"$work/warm.err";;
+    *) repro_flags "$side"; "$work/repro" humaneval --samples "$work/samples/codet-n1.jsonl" --parallel "$parallel" "${flags[@]}" --json >/dev/null 2>"$work/warm.err";;
   esac
 done
 
@@ -118,7 +118,8 @@ for n in "${ns[@]}"; do
       if [ "$side" = evalplus ]; then
         /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" /usr/bin/python3 bench/passk_evalplus.py "$EVALPLUS_TREE" "$blob" "$parallel" "$samples" "$work/evalplus-gt.pickle" "$work/$tag.verdicts.json" >"$work/$tag.out"
       else
-        /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" "$work/repro" humaneval --samples "$samples" --parallel "$parallel" $(repro_flags "$side") --json >"$work/$tag.json" 2>"$work/$tag.err"
+        repro_flags "$side"
+        /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" "$work/repro" humaneval --samples "$samples" --parallel "$parallel" "${flags[@]}" --json >"$work/$tag.json" 2>"$work/$tag.err"
         results=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results_file"])' "$work/$tag.json")
         cp "$results" "$work/$tag.results.json"
       fi

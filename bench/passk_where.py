@@ -16,7 +16,8 @@ Prints, in seconds unless named:
   verified and written);
   self-check: jobs, wall, slots (wall x PARALLEL) against the bare compute;
   scoring: jobs, slots, of them in jobs (sum of wall_s: the program's CPU
-  job_cpu_s, of it loading load_cpu_s, and waiting wall_s - job_cpu_s),
+  job_cpu_s, of it loading load_cpu_s, and waiting wall_s - job_cpu_s;
+  then base and plus apart),
   rechecks (estimate), and between jobs (slots - in jobs - rechecks: the
   process-table check, sweep, /tmp emptied, the next fork, the host's
   turn-around), also per job; the container's cgroup CPU beyond the job
@@ -70,6 +71,10 @@ def main():
         jobs, len(seen), sco.get("shared_executions", 0), len(rechecked), sco.get("exact_runs", 0), sco_wall, parallel, slots))
     print("  in jobs (wall_s)     %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), waiting %.1f" % (
         job_wall, 100 * job_wall / slots, job_cpu, load_cpu, job_wall - job_cpu))
+    for ph in ("base", "plus"):
+        cs = [c for (_, _, p), c in seen.items() if p == ph]
+        w, cpu, ld = (sum((c.get(k) or 0) for c in cs) for k in ("wall_s", "job_cpu_s", "load_cpu_s"))
+        print("    %s: %d runs, %.1f slot-s, program CPU %.1f (loading %.1f), %.1f ms a run" % (ph, len(cs), w, cpu, ld, 1000 * w / max(len(cs), 1)))
     print("  rechecks (estimate)  %8.1f slot-s (%.0f %%)" % (recheck_wall, 100 * recheck_wall / slots))
     print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job" % (between, 100 * between / slots, 1000 * between / max(jobs, 1)))
     print("  cgroup CPU beyond the job clock: %.1f CPU-s, %.1f ms a job" % (cont_cpu - job_cpu, 1000 * (cont_cpu - job_cpu) / max(len(seen), 1)))
