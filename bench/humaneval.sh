@@ -22,8 +22,9 @@
 # timed run includes the self-check. Peak memory: repro's RSS from
 # /usr/bin/time, plus each container's cgroup peak as the run reports it
 # (the highest container peak times PARALLEL, an upper bound of the sum).
-# Last, bench/programs_cpu.py: the floors that the programs' own CPU time
-# sets under any scorer of them, without and with rechecks and self-check.
+# Last, bench/programs_cpu.py: the floor that the programs' own CPU time and
+# the self-check's bare compute set under any scorer of them, and repro's
+# ratio to it.
 set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1 # the upstream trees stay as pinned
 cd "$(dirname "$0")/.."
@@ -90,9 +91,11 @@ if [ -n "${EVALPLUS_TREE:-}" ]; then
   evalplus_s=$(sed -n 's/.*eval_seconds=\([0-9.]*\).*/\1/p' "$work/evalplus.txt")
   echo "repro_over_evalplus=$(/usr/bin/python3 -c "print('%.2f' % ($repro_s / $evalplus_s))") (repro ${repro_s} s end to end, self-check included; EvalPlus ${evalplus_s} s)"
   # The programs' own CPU time over the cores: no scorer of them goes below it.
-  bare_s=$(sed -n 's/^bare_seconds=\([0-9.]*\).*/\1/p' "$work/bare.txt")
-  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel" "$evalplus_s" "$bare_s"
+  bare_s=$(sed -n 's/.*bare_cpu_seconds=\([0-9.]*\).*/\1/p' "$work/bare.txt")
+  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel" "$evalplus_s" "$bare_s" "$repro_s"
 else
   echo "== (b) skipped: set EVALPLUS_TREE to a checkout of evalplus at 26d6d00"
-  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel"
+  bare_s=$(sed -n 's/.*bare_cpu_seconds=\([0-9.]*\).*/\1/p' "$work/bare.txt")
+  repro_s=$(sed -n 's/^repro_wall_s=\([0-9.]*\).*/\1/p' "$work/time.txt")
+  /usr/bin/python3 bench/programs_cpu.py "$work/run.json" "$parallel" - "$bare_s" "$repro_s"
 fi

@@ -1,33 +1,37 @@
-"""The least wall time any scorer needs for the programs of one repro run.
+"""The physical floor of one repro run: the least wall time any scorer needs.
 
-Usage: python3 programs_cpu.py RUN_JSON PARALLEL [EVALPLUS_SECONDS [SELF_CHECK_CPU]]
+Usage: python3 programs_cpu.py RUN_JSON PARALLEL [EVALPLUS_SECONDS [SELF_CHECK_CPU [REPRO_SECONDS]]]
 
 RUN_JSON is the --json document of a `repro humaneval` run. Its results
 file gives each sample's base_clocks and plus_clocks: job_cpu_s is the CPU
 time the supervisor measured for the deciding run of that phase, loading
 included (a timed-out phase counts what it used until it was stopped). A
 results file written before those fields holds base_elapsed and
-plus_elapsed instead, the deciding run's wall time, which is used then. Every distinct program of a task is counted once, as it
-ran once. Their sum is CPU time that scoring these programs on these inputs
-takes whatever runs them, and a phase's inputs run one after another in one
-process, so the longest phase cannot be split. The larger of the sum spread
-perfectly over PARALLEL cores and the longest phase is a floor on the
-scoring's wall time, before any self-check, sandbox or process cost.
-A scorer that runs time-sensitive verdicts twice (repro) also pays each
-rechecked phase again; the second floor counts the deciding run's elapsed a
-second time for each, an estimate of that run, and a rechecked phase and
-its second run form one chain that cannot be split either. With EVALPLUS_SECONDS
-(EvalPlus's scoring of the same samples) both floors are also printed as a
-ratio of EvalPlus's time: a speed target below the first cannot be met on
-this machine by any scorer of these programs. With SELF_CHECK_CPU (the
-bare compute of the canonical solutions on every input, which a self-check
-repeats) the third floor adds it to the second.
+plus_elapsed instead, the deciding run's wall time, which is used then.
+Every distinct program of a task is counted once, as it needs to run once.
+Their sum is the programs' own CPU time: what scoring these programs on
+these inputs takes whatever runs them.
 
-Prints: programs_cpu_s=S floor_s=F [floor_over_evalplus=R] longest_phase_s=L
-        rechecked_cpu_s=C programs_and_rechecks_cpu_s=T floor_with_rechecks_s=G
-        [floor_with_rechecks_over_evalplus=Q]
-        [with_self_check_cpu_s=U floor_with_self_check_s=H
-         floor_with_self_check_over_evalplus=P]
+SELF_CHECK_CPU is the self-check's bare compute: every canonical solution on
+every input in one plain process (bench/humaneval_bare.py prints it), the
+work a self-check repeats. The floor is that and the programs' CPU time
+spread perfectly over PARALLEL cores, or the longest single phase if that is
+more (a phase's inputs run one after another in one process, so it cannot
+be split). Nothing else is in it: no sandbox, no process cost, no recheck.
+Rechecks (the near-limit rule runs a phase that struck or neared its limit
+again) are the scorer's own cost; their CPU time is printed beside the
+floor, estimated as the deciding run's time once more for each.
+
+EVALPLUS_SECONDS (EvalPlus's scoring of the same samples, ground truth
+cached; "-" when not measured) gives the floor as a ratio of EvalPlus's
+time: a speed target below it cannot be met on this machine by any scorer
+of these programs. REPRO_SECONDS (repro's whole run) gives repro's ratio to
+the floor.
+
+Prints one line:
+  programs_cpu_s=C self_check_cpu_s=B longest_phase_s=L floor_s=F
+  distinct_phases=D rechecked_phases=R rechecked_cpu_s=X
+  [floor_over_evalplus=P] [repro_over_floor=Q]
 """
 import hashlib
 import json
@@ -37,8 +41,8 @@ import sys
 def main():
     run = json.load(open(sys.argv[1]))
     parallel = int(sys.argv[2])
-    evalplus = float(sys.argv[3]) if len(sys.argv) > 3 else None
-    self_check = float(sys.argv[4]) if len(sys.argv) > 4 else None
+    arg = lambda i: float(sys.argv[i]) if len(sys.argv) > i and sys.argv[i] != "-" else None
+    evalplus, self_check, repro = arg(3), arg(4), arg(5)
     with open(run["results_file"]) as f:
         results = json.load(f)["eval"]
     cpu = 0.0
@@ -60,27 +64,16 @@ def main():
                 cpu += elapsed
                 longest = max(longest, elapsed)
     again = [phases.get((e["task"], e["program_sha256"], e["phase"]), 0)
-             for e in run.get("recheck", {}).get("rechecked", [])]
-    rechecked = sum(again)
-    # A recheck starts after its first run: the two are one chain.
-    chain = max([longest] + [2 * e for e in again])
-
-    def report(names, total, unsplit):
-        floor = max(total / parallel, unsplit)
-        line = names[0] % total + " " + names[1] % floor
-        if evalplus:
-            line += " " + names[2] % (floor / evalplus)
-        return line
-
-    print(report(("programs_cpu_s=%.2f", "floor_s=%.2f", "floor_over_evalplus=%.2f"),
-                 cpu, longest) + " longest_phase_s=%.2f" % longest)
-    print("rechecked_cpu_s=%.2f " % rechecked + report(
-        ("programs_and_rechecks_cpu_s=%.2f", "floor_with_rechecks_s=%.2f",
-         "floor_with_rechecks_over_evalplus=%.2f"), cpu + rechecked, chain))
-    if self_check is not None:
-        print(report(("with_self_check_cpu_s=%.2f", "floor_with_self_check_s=%.2f",
-                      "floor_with_self_check_over_evalplus=%.2f"),
-                     cpu + rechecked + self_check, chain))
+             for e in (run.get("recheck") or {}).get("rechecked") or []]
+    floor = max((cpu + (self_check or 0)) / parallel, longest)
+    line = "programs_cpu_s=%.2f self_check_cpu_s=%s longest_phase_s=%.2f floor_s=%.2f" % (
+        cpu, "%.2f" % self_check if self_check is not None else "-", longest, floor)
+    line += " distinct_phases=%d rechecked_phases=%d rechecked_cpu_s=%.2f" % (len(phases), len(again), sum(again))
+    if evalplus:
+        line += " floor_over_evalplus=%.2f" % (floor / evalplus)
+    if repro:
+        line += " repro_over_floor=%.2f" % (repro / floor)
+    print(line)
 
 
 main()

@@ -1,0 +1,101 @@
+"""EvalPlus's scoring of a samples file with many samples per task, for
+bench/passk.sh.
+
+It does what evalplus.evaluate.evaluate does (evalplus@26d6d00) with
+EvalPlus's own functions, as bench/humaneval_evalplus.py does for one sample
+per task: every sample is one check_correctness job (untrusted_check on the
+base inputs, then on the plus inputs, fast_check as evaluate's default,
+EvalPlus's default time limits) submitted to a process pool of PARALLEL
+workers, in the file's order. evalplus.evaluate itself is not imported, as it
+needs packages the scoring does not (datasets, tree_sitter, fire, ...).
+The ground truth (trusted_exec of every canonical solution, with its times)
+is computed once and kept in GT_CACHE (a pickle this script writes and
+reads back; EvalPlus caches it the same way), so eval_seconds is what
+`evaluate` costs with its ground-truth cache warm. The samples run on the
+host without a sandbox, as EvalPlus runs them: only published model output.
+
+Usage: python3 passk_evalplus.py EVALPLUS_TREE HumanEvalPlus.jsonl.gz PARALLEL SAMPLES.jsonl GT_CACHE VERDICTS_OUT
+Writes VERDICTS_OUT: {task_id: [[base_status, plus_status], ...]} in the order
+of the samples. Prints: samples=N gt_seconds=S eval_seconds=S
+"""
+import gzip
+import json
+import os
+import pickle
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+
+def check(args):
+    from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
+    from evalplus.eval import untrusted_check
+
+    index, problem, solution, expected = args
+    out = []
+    for phase in ("base", "plus"):
+        stat, _ = untrusted_check(
+            "humaneval",
+            solution,
+            problem[phase + "_input"],
+            problem["entry_point"],
+            expected=expected[phase],
+            atol=problem["atol"],
+            ref_time=expected[phase + "_time"],
+            fast_check=True,
+            min_time_limit=DEFAULT_MIN_TIME_LIMIT,
+            gt_time_limit_factor=DEFAULT_GT_TIME_LIMIT_FACTOR,
+        )
+        out.append(stat)
+    return index, out
+
+
+def main():
+    tree, data, parallel, samples_path, gt_cache, verdicts_out = sys.argv[1:7]
+    parallel = int(parallel)
+    sys.path.insert(0, tree)
+    from evalplus.gen.util import trusted_exec
+
+    with gzip.open(data, "rt") as f:
+        problems = {p["task_id"]: p for p in (json.loads(line) for line in f if line.strip())}
+    start = time.perf_counter()
+    if os.path.exists(gt_cache):
+        with open(gt_cache, "rb") as f:
+            expected = pickle.load(f)
+    else:
+        expected = {}
+        for task_id, p in problems.items():
+            code = p["prompt"] + p["canonical_solution"]
+            e = {}
+            e["base"], e["base_time"] = trusted_exec(code, p["base_input"], p["entry_point"], record_time=True)
+            e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True)
+            expected[task_id] = e
+        with open(gt_cache + ".tmp", "wb") as f:
+            pickle.dump(expected, f)
+        os.replace(gt_cache + ".tmp", gt_cache)
+    gt = time.perf_counter() - start
+    samples = []
+    with open(samples_path) as f:
+        for line in f:
+            if line.strip():
+                s = json.loads(line)
+                solution = s["solution"] if "solution" in s else problems[s["task_id"]]["prompt"] + s["completion"]
+                samples.append((s["task_id"], solution))
+    start = time.perf_counter()
+    stats = [None] * len(samples)
+    with ProcessPoolExecutor(max_workers=parallel) as pool:
+        futures = [pool.submit(check, (i, problems[t], sol, expected[t])) for i, (t, sol) in enumerate(samples)]
+        for fut in futures:
+            i, st = fut.result()
+            stats[i] = st
+    ev = time.perf_counter() - start
+    verdicts = {}
+    for (task_id, _), st in zip(samples, stats):
+        verdicts.setdefault(task_id, []).append(st)
+    with open(verdicts_out, "w") as f:
+        json.dump(verdicts, f)
+    print("samples=%d gt_seconds=%.2f eval_seconds=%.2f" % (len(samples), gt, ev))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Where the time of one repro humaneval run goes, from what the run
+records: its --json document (the stages' wall times, ScoreStats), its
+results file (every deciding run's clocks) and /usr/bin/time's figures for
+the whole command (bench/passk.sh keeps all three).
+
+Usage: python3 passk_where.py RUN_JSON RESULTS_JSON TIME_FILE PARALLEL [SELF_CHECK_CPU]
+
+TIME_FILE holds "wall_s peak_rss_kib user_s system_s" (/usr/bin/time -f
+'%e %M %U %S'). SELF_CHECK_CPU is bench/humaneval_bare.py's
+bare_cpu_seconds. Every distinct program and phase is counted once (its
+deciding run); a recheck's run is estimated as its deciding run once more.
+
+Prints, in seconds unless named:
+  whole command, and of it: self-check stage, scoring stage, the rest
+  (containers started, ground truth checked, samples copied, results
+  verified and written);
+  self-check: jobs, wall, slots (wall x PARALLEL) against the bare compute;
+  scoring: jobs, slots, of them in jobs (sum of wall_s: the program's CPU
+  job_cpu_s, of it loading load_cpu_s, and waiting wall_s - job_cpu_s;
+  then base and plus apart),
+  rechecks (estimate), and between jobs (slots - in jobs - rechecks: the
+  process-table check, sweep, /tmp emptied, the next fork, the host's
+  turn-around), also per job; the container's cgroup CPU beyond the job
+  clock (the supervisor's own work for the job);
+  host: repro's own CPU (user + system), per job.
+"""
+import hashlib
+import json
+import sys
+
+
+def main():
+    run = json.load(open(sys.argv[1]))
+    results = json.load(open(sys.argv[2]))["eval"]
+    wall, rss_kib, user, system = (float(x) for x in open(sys.argv[3]).read().split()[-4:])
+    parallel = int(sys.argv[4])
+    bare = float(sys.argv[5]) if len(sys.argv) > 5 else None
+    sc = run["self_check"]["stats"]
+    sco = run["scoring"]
+    sc_wall, sco_wall = sc["wall_ns"] / 1e9, sco["wall_ns"] / 1e9
+    seen = {}
+    for task, samples in results.items():
+        for s in samples:
+            d = hashlib.sha256(s["solution"].encode()).hexdigest()
+            for ph in ("base", "plus"):
+                c = s.get(ph + "_clocks")
+                if c is not None and (task, d, ph) not in seen:
+                    seen[(task, d, ph)] = c
+    tot = lambda k: sum((c.get(k) or 0) for c in seen.values())
+    job_wall, job_cpu, load_cpu, cont_cpu = tot("wall_s"), tot("job_cpu_s"), tot("load_cpu_s"), tot("container_cpu_s")
+    rechecked = (run.get("recheck") or {}).get("rechecked") or []
+    recheck_wall = 0.0
+    for e in rechecked:
+        for (task, d, ph), c in seen.items():
+            if task == e["task"] and d == e["program_sha256"] and ph == e["phase"]:
+                recheck_wall += c.get("wall_s") or 0
+                break
+    jobs = sco["jobs"]
+    slots = parallel * sco_wall
+    between = slots - job_wall - recheck_wall
+    samples = sum(map(len, results.values()))
+    print("whole command          %8.1f s  (%d samples, %.1f ms a sample; peak RSS %.0f MiB)" % (wall, samples, 1000 * wall / samples, rss_kib / 1024))
+    print("  self-check stage     %8.1f s  (%.0f %%)" % (sc_wall, 100 * sc_wall / wall))
+    print("  scoring stage        %8.1f s  (%.0f %%)" % (sco_wall, 100 * sco_wall / wall))
+    print("  the rest             %8.1f s  (%.0f %%): containers, ground-truth check, samples copy, verification, writing" % (wall - sc_wall - sco_wall, 100 * (wall - sc_wall - sco_wall) / wall))
+    line = "self-check: %d jobs, %.1f s x %d = %.1f slot-s" % (sc["jobs"], sc_wall, parallel, parallel * sc_wall)
+    if bare is not None:
+        line += "; bare compute %.1f CPU-s (%.0f %% of the slots)" % (bare, 100 * bare / (parallel * sc_wall))
+    print(line)
+    print("scoring: %d jobs (%d distinct deciding runs; %d shared, %d rechecked, %d exact), %.1f s x %d = %.1f slot-s" % (
+        jobs, len(seen), sco.get("shared_executions", 0), len(rechecked), sco.get("exact_runs", 0), sco_wall, parallel, slots))
+    print("  in jobs (wall_s)     %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), waiting %.1f" % (
+        job_wall, 100 * job_wall / slots, job_cpu, load_cpu, job_wall - job_cpu))
+    for ph in ("base", "plus"):
+        cs = [c for (_, _, p), c in seen.items() if p == ph]
+        w, cpu, ld = (sum((c.get(k) or 0) for c in cs) for k in ("wall_s", "job_cpu_s", "load_cpu_s"))
+        print("    %s: %d runs, %.1f slot-s, program CPU %.1f (loading %.1f), %.1f ms a run" % (ph, len(cs), w, cpu, ld, 1000 * w / max(len(cs), 1)))
+    print("  rechecks (estimate)  %8.1f slot-s (%.0f %%)" % (recheck_wall, 100 * recheck_wall / slots))
+    print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job" % (between, 100 * between / slots, 1000 * between / max(jobs, 1)))
+    print("  cgroup CPU beyond the job clock: %.1f CPU-s, %.1f ms a job" % (cont_cpu - job_cpu, 1000 * (cont_cpu - job_cpu) / max(len(seen), 1)))
+    print("host (repro's own CPU): %.1f s user + %.1f s system = %.1f CPU-s, %.1f ms a job (self-check and scoring)" % (
+        user, system, user + system, 1000 * (user + system) / max(jobs + sc["jobs"], 1)))
+
+
+main()
