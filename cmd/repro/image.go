@@ -9,7 +9,6 @@ import (
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/keys"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
@@ -18,18 +17,17 @@ import (
 
 func init() { register(newImageCommand) }
 
-func newImageCommand() *cobra.Command {
+func newImageCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand(), newImageExportCommand(), newImageImportCommand())
+	cmd.AddCommand(newImageBuildCommand(g), newImageShowCommand(g), newImageSBOMCommand(g), newImageScanCommand(g), newImageSignCommand(g), newImageExportCommand(g), newImageImportCommand(g))
 	return cmd
 }
 
-func newImageBuildCommand() *cobra.Command {
+func newImageBuildCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON bool
 		fresh  bool
 		mirror string
 	)
@@ -57,12 +55,9 @@ Where a registry is reachable, a digest-pinned python:3.11-slim@sha256:... base
 could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
@@ -80,7 +75,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					sandbox.Image
 					Mirror       string `json:"mirror"`
@@ -92,29 +87,25 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
 	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
 	return cmd
 }
 
-func newImageShowCommand() *cobra.Command {
-	var asJSON bool
+func newImageShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			pin, err := sandbox.ReadPin(home)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(pin)
 			}
 			w := t.Human()
@@ -131,11 +122,11 @@ func newImageShowCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	return cmd
 }
 
-func newImageSBOMCommand() *cobra.Command {
+func newImageSBOMCommand(g *globalOptions) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "sbom",
@@ -153,10 +144,7 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 				return exitcode.Errorf(exitcode.Usage, "--format %q: want cyclonedx or spdx", format)
 			}
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			sbom, err := pinnedSBOM(ctx, home)
 			if err != nil {
 				return err
@@ -167,7 +155,7 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 					return err
 				}
 			}
-			_, err = terminal(cmd, false).Stdout().Write(out)
+			_, err = g.term.Stdout().Write(out)
 			return err
 		},
 	}
@@ -175,9 +163,8 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 	return cmd
 }
 
-func newImageScanCommand() *cobra.Command {
+func newImageScanCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON  bool
 		feedDir string
 		waivers string
 	)
@@ -211,13 +198,11 @@ differs from its pin.`,
 			if feedDir == "" {
 				return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", sandbox.ImageOSVEcosystem)
 			}
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
 			now := time.Now().UTC()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
+			var err error
 			var ws []vulnscan.Waiver
 			if waivers != "" {
 				if ws, err = vulnscan.LoadWaivers(waivers, now); err != nil {
@@ -256,7 +241,7 @@ differs from its pin.`,
 				return err
 			}
 			p := st.Predicate
-			if asJSON {
+			if g.json {
 				err = t.Document(struct {
 					Attestation string `json:"attestation"`
 					vulnscan.Predicate
@@ -291,7 +276,7 @@ differs from its pin.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
 	cmd.Flags().StringVar(&waivers, "waivers", "", "JSON file of reasoned, dated waivers")
 	return cmd
@@ -310,9 +295,8 @@ func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
 	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
 }
 
-func newImageSignCommand() *cobra.Command {
+func newImageSignCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON  bool
 		keyPath string
 	)
 	cmd := &cobra.Command{
@@ -334,11 +318,8 @@ pin.`,
 			if keyPath == "" {
 				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
 			}
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			k, err := keys.LoadPrivate(keyPath)
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
@@ -352,7 +333,7 @@ pin.`,
 				return err
 			}
 			id, _ := k.KeyID()
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					Signature string `json:"signature"`
 					KeyID     string `json:"key_id"`
@@ -364,15 +345,14 @@ pin.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
 	return cmd
 }
 
-func newImageExportCommand() *cobra.Command {
+func newImageExportCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON bool
-		out    string
+		out string
 	)
 	cmd := &cobra.Command{
 		Use:   "export --out FILE.tar",
@@ -390,12 +370,9 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			if out == "" {
 				return exitcode.Errorf(exitcode.Usage, "--out FILE.tar is required")
 			}
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
@@ -405,7 +382,7 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					Bundle string `json:"bundle"`
 					sandbox.Image
@@ -415,16 +392,13 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&out, "out", "", "the bundle to write (required)")
 	return cmd
 }
 
-func newImageImportCommand() *cobra.Command {
-	var (
-		asJSON    bool
-		trustPath string
-	)
+func newImageImportCommand(g *globalOptions) *cobra.Command {
+	var ()
 	cmd := &cobra.Command{
 		Use:   "import FILE.tar [--trust FILE]",
 		Short: "Load and pin an evaluator image built and signed elsewhere",
@@ -443,22 +417,19 @@ image key (nothing changed), 4 the bundle is refused (unsigned, an untrusted
 key, another image, a modified image or SBOM; nothing changed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			im, err := imagetrust.Import(ctx, e, home, args[0], trustPath, time.Now())
+			im, err := imagetrust.Import(ctx, e, home, args[0], g.trust, time.Now())
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(im)
 			}
 			w := t.Human()
@@ -470,7 +441,7 @@ key, another image, a modified image or SBOM; nothing changed).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
+	g.trustFlag(cmd, "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
 	return cmd
 }

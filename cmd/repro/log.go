@@ -7,14 +7,13 @@ import (
 
 	"github.com/reprolab/repro/internal/boardlog"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newLogCommand) }
 
-func newLogCommand() *cobra.Command {
+func newLogCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Check a leaderboard's append-only history (its board log)",
@@ -30,12 +29,11 @@ See docs/dashboard.md.`,
 			return exitcode.Errorf(exitcode.Usage, "log needs a subcommand: verify or key")
 		},
 	}
-	cmd.AddCommand(newLogVerifyCommand(), newLogKeyCommand())
+	cmd.AddCommand(newLogVerifyCommand(g), newLogKeyCommand(g))
 	return cmd
 }
 
-func newLogVerifyCommand() *cobra.Command {
-	var asJSON bool
+func newLogVerifyCommand(g *globalOptions) *cobra.Command {
 	var key, run, since string
 	cmd := &cobra.Command{
 		Use:   "verify SOURCE --key KEY [--run RUN] [--since CHECKPOINT]",
@@ -65,7 +63,7 @@ EXIT STATUS
   --since).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			if key == "" {
 				return exitcode.Errorf(exitcode.Precondition, "log verify needs --key, the log's verifier key: ask the board's maintainer (they print it with `repro log key`)")
 			}
@@ -89,7 +87,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(rep)
 			}
 			t.Printf("board log %q at %s: %d entries, every one matches the tree signed by %s\n", rep.Origin, rep.Source, rep.Size, rep.Key)
@@ -106,7 +104,7 @@ EXIT STATUS
 	cmd.Flags().StringVar(&key, "key", "", "the log's verifier key (name+hash+key, as `repro log key` prints it)")
 	cmd.Flags().StringVar(&run, "run", "", "check that this run id has an entry (inclusion proof)")
 	cmd.Flags().StringVar(&since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }
 
@@ -134,8 +132,7 @@ func readCheckpoint(cmd *cobra.Command, loc string) ([]byte, error) {
 	return b, nil
 }
 
-func newLogKeyCommand() *cobra.Command {
-	var asJSON bool
+func newLogKeyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "key",
 		Short: "Print the verifier key of this REPRO_HOME's board logs",
@@ -145,22 +142,19 @@ the text readers pass to ` + "`repro log verify --key`" + `. Publish it where re
 of your board can get it apart from the board itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			k, err := boardlog.LoadKey(home, true)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]string{"verifier_key": k.VerifierKey})
 			}
 			t.Printf("%s\n", k.VerifierKey)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/mllog"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/workload"
@@ -15,7 +14,7 @@ import (
 
 func init() { register(newMllogCommand) }
 
-func newMllogCommand() *cobra.Command {
+func newMllogCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mllog",
 		Short: "Check MLPerf MLLOG result logs",
@@ -24,7 +23,7 @@ func newMllogCommand() *cobra.Command {
 			return exitcode.Errorf(exitcode.Usage, "mllog needs a subcommand: verify")
 		},
 	}
-	cmd.AddCommand(newMllogVerifyCommand())
+	cmd.AddCommand(newMllogVerifyCommand(g))
 	return cmd
 }
 
@@ -32,10 +31,9 @@ type mllogVerifyOptions struct {
 	benchmark string
 	ruleset   string
 	strict    bool
-	asJSON    bool
 }
 
-func newMllogVerifyCommand() *cobra.Command {
+func newMllogVerifyCommand(g *globalOptions) *cobra.Command {
 	var o mllogVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify FILE...",
@@ -61,14 +59,14 @@ EXIT STATUS
   (nothing is verified).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMllogVerify(cmd, o, args)
+			return runMllogVerify(cmd, g, o, args)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.benchmark, "benchmark", "", "require every log to be of this benchmark (minigo or dlrm)")
 	f.StringVar(&o.ruleset, "ruleset", "2.1.0", "MLPerf Training ruleset version")
 	f.BoolVar(&o.strict, "strict", false, "add the checks the upstream checker lacks")
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON report on stdout")
+	g.jsonFlag(cmd, "print one JSON report on stdout")
 	return cmd
 }
 
@@ -77,7 +75,7 @@ EXIT STATUS
 // costs about its size, a tree being looked at a few times that).
 const mllogMemoryLimit = 4 * mllog.MaxInFlightBytes
 
-func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) error {
+func runMllogVerify(cmd *cobra.Command, g *globalOptions, o mllogVerifyOptions, paths []string) error {
 	// Each log is garbage once checked, so the live heap stays small and
 	// the default GC target makes the collector run very often; a higher
 	// target cuts CPU time by about a third (live heap: a log or two per
@@ -88,10 +86,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(mllogMemoryLimit))
 	opt := mllog.Options{Benchmark: o.benchmark, Ruleset: o.ruleset, Strict: o.strict}
-	home, err := layout.DefaultHome()
-	if err != nil {
-		return err
-	}
+	home := g.home
 	// Options and every path are checked before the run starts: a usage
 	// error or a missing log leaves no run folder.
 	if err := opt.Check(); err != nil {
@@ -101,7 +96,7 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 	if err != nil {
 		return err
 	}
-	t := terminal(cmd, o.asJSON)
+	t := g.term
 	var runID string
 	err = workload.Do(home, "mllog", versionString(), func(run *workload.Run) error {
 		runID = run.ID
@@ -124,12 +119,12 @@ func runMllogVerify(cmd *cobra.Command, o mllogVerifyOptions, paths []string) er
 		if len(rep.Scores) > 0 {
 			run.Record.Extra = map[string]any{"logs": inputs, "benchmark": rep.Scores[0].Benchmark}
 		}
-		if o.asJSON {
+		if g.json {
 			if err := t.Document(rep); err != nil {
 				return err
 			}
 		}
-		rep.WriteText(t.Human(), !o.asJSON)
+		rep.WriteText(t.Human(), !g.json)
 		if !rep.Compliant {
 			return exitcode.Errorf(exitcode.Negative, "%d of %d logs are not compliant", mllogNotCompliant(rep), len(rep.Files))
 		}

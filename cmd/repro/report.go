@@ -19,7 +19,7 @@ import (
 
 func init() { register(newReportCommand) }
 
-func newReportCommand() *cobra.Command {
+func newReportCommand(g *globalOptions) *cobra.Command {
 	var format, out, board string
 	cmd := &cobra.Command{
 		Use:   "report RUN | report --leaderboard DATASET --out DIR",
@@ -59,14 +59,11 @@ EXIT STATUS
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, false)
+			t := g.term
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			if board != "" {
 				return writeBoard(cmd.Context(), t, home, board, out)
 			}

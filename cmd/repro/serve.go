@@ -5,13 +5,12 @@ import (
 	"net"
 
 	"github.com/reprolab/repro/internal/dashboard"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newServeCommand) }
 
-func newServeCommand() *cobra.Command {
+func newServeCommand(g *globalOptions) *cobra.Command {
 	var addr string
 	var allowRemote bool
 	cmd := &cobra.Command{
@@ -34,11 +33,8 @@ EXIT STATUS
   --allow-remote), 3 the address cannot be listened on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, false)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			l, loopback, err := dashboard.Listen(addr, allowRemote)
 			if err != nil {
 				return err
