@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -145,7 +144,7 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 			}
 			ctx := cmd.Context()
 			home := g.home
-			sbom, err := pinnedSBOM(ctx, home)
+			sbom, err := sandbox.PinnedSBOM(ctx, home, humaneval.SBOMTrees())
 			if err != nil {
 				return err
 			}
@@ -199,44 +198,9 @@ differs from its pin.`,
 				return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", sandbox.ImageOSVEcosystem)
 			}
 			t := g.term
-			ctx := cmd.Context()
-			now := time.Now().UTC()
-			home := g.home
-			var err error
-			var ws []vulnscan.Waiver
-			if waivers != "" {
-				if ws, err = vulnscan.LoadWaivers(waivers, now); err != nil {
-					return err
-				}
-			}
-			pin, err := sandbox.ReadPin(home)
-			if err != nil {
-				return err
-			}
-			sbom, err := pinnedSBOM(ctx, home)
-			if err != nil {
-				return err
-			}
-			debs, err := sandbox.SBOMPackages(sbom.JSON)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Integrity, "the SBOM %q: %v", sandbox.SBOMPath(home), err)
-			}
-			feed, err := vulnscan.LoadFeed(feedDir)
-			if err != nil {
-				return err
-			}
-			pkgs := make([]vulnscan.InstalledPackage, len(debs))
-			for i, d := range debs {
-				pkgs[i] = vulnscan.InstalledPackage(d)
-			}
-			st, err := vulnscan.Scan(vulnscan.Input{
-				ImageID: pin.ID, ManifestDigest: pin.ManifestDigest, SBOMDigest: sbom.Digest,
-				Packages: pkgs, Feed: feed, Ecosystem: sandbox.ImageOSVEcosystem, Waivers: ws, Now: now,
+			st, path, err := imagetrust.ScanPinned(cmd.Context(), g.home, imagetrust.ScanOptions{
+				FeedDir: feedDir, WaiversPath: waivers, Trees: humaneval.SBOMTrees(), Now: time.Now().UTC(),
 			})
-			if err != nil {
-				return err
-			}
-			path, err := vulnscan.Write(home, st)
 			if err != nil {
 				return err
 			}
@@ -282,19 +246,6 @@ differs from its pin.`,
 	return cmd
 }
 
-// pinnedSBOM returns the SBOM of the image pinned under home, checked
-// against its pinned digest, or made now for a pin that has none: from the
-// cached layer, or from the engine where one answers.
-func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
-	e, err := sandbox.Connect(ctx)
-	if err != nil {
-		e = nil // the cached layer may do without the engine
-	} else {
-		defer e.Close()
-	}
-	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
-}
-
 func newImageSignCommand(g *globalOptions) *cobra.Command {
 	var (
 		keyPath string
@@ -324,7 +275,7 @@ pin.`,
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
 			}
-			sbom, err := pinnedSBOM(cmd.Context(), home)
+			sbom, err := sandbox.PinnedSBOM(cmd.Context(), home, humaneval.SBOMTrees())
 			if err != nil {
 				return err
 			}
