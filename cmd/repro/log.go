@@ -1,13 +1,8 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-
 	"github.com/reprolab/repro/internal/boardlog"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -33,8 +28,13 @@ See docs/dashboard.md.`,
 	return cmd
 }
 
+// logVerifyOptions are the flags of repro log verify.
+type logVerifyOptions struct {
+	key, run, since string
+}
+
 func newLogVerifyCommand(g *globalOptions) *cobra.Command {
-	var key, run, since string
+	var o logVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify SOURCE --key KEY [--run RUN] [--since CHECKPOINT]",
 		Short: "Check that a board's history is intact, holds a run and extends an older checkpoint",
@@ -64,26 +64,7 @@ EXIT STATUS
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
-			if key == "" {
-				return exitcode.Errorf(exitcode.Precondition, "log verify needs --key, the log's verifier key: ask the board's maintainer (they print it with `repro log key`)")
-			}
-			v, err := boardlog.NewVerifier(key)
-			if err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
-			ctx := cmd.Context()
-			src, err := boardlog.OpenSource(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			o := boardlog.VerifyOptions{RunID: run}
-			if since != "" {
-				if o.Since, err = readCheckpoint(cmd, since); err != nil {
-					return err
-				}
-				o.SinceFrom = since
-			}
-			rep, err := boardlog.Verify(ctx, src, v, o)
+			rep, err := boardlog.VerifyAt(cmd.Context(), args[0], o.key, o.run, o.since)
 			if err != nil {
 				return err
 			}
@@ -101,35 +82,11 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "the log's verifier key (name+hash+key, as `repro log key` prints it)")
-	cmd.Flags().StringVar(&run, "run", "", "check that this run id has an entry (inclusion proof)")
-	cmd.Flags().StringVar(&since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
+	cmd.Flags().StringVar(&o.key, "key", "", "the log's verifier key (name+hash+key, as `repro log key` prints it)")
+	cmd.Flags().StringVar(&o.run, "run", "", "check that this run id has an entry (inclusion proof)")
+	cmd.Flags().StringVar(&o.since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
 	g.jsonFlag(cmd, "print JSON")
 	return cmd
-}
-
-// readCheckpoint reads the signed checkpoint loc names: a checkpoint file,
-// or a board log's folder or address.
-func readCheckpoint(cmd *cobra.Command, loc string) ([]byte, error) {
-	if fi, err := os.Stat(loc); err == nil && fi.Mode().IsRegular() {
-		b, err := safefile.ReadFile(loc, boardlog.MaxCheckpoint)
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "--since %q: %v", loc, err)
-		}
-		return b, nil
-	}
-	src, err := boardlog.OpenSource(cmd.Context(), loc)
-	if err != nil {
-		return nil, err
-	}
-	b, err := src.Read(cmd.Context(), "checkpoint", boardlog.MaxCheckpoint)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, exitcode.Errorf(exitcode.Precondition, "--since %q holds no log checkpoint", loc)
-	}
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Precondition, "--since %q: %v", loc, err)
-	}
-	return b, nil
 }
 
 func newLogKeyCommand(g *globalOptions) *cobra.Command {
