@@ -57,7 +57,7 @@ func newCatalogListCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newCatalogShowCommand(g *globalOptions) *cobra.Command {
@@ -106,7 +106,7 @@ func newCatalogShowCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newCatalogReviewCommand(g *globalOptions) *cobra.Command {
@@ -139,7 +139,7 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "local copy of the upstream file")
-	return cmd
+	return noHome(cmd)
 }
 
 func newCatalogDigestTreeCommand(g *globalOptions) *cobra.Command {
@@ -178,5 +178,5 @@ digest. --manifest prints the manifest itself.`,
 	}
 	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().BoolVar(&manifest, "manifest", false, "print the canonical manifest")
-	return cmd
+	return noHome(cmd)
 }

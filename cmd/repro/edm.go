@@ -72,7 +72,7 @@ func newEDMModelsCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newEDMConvertCommand(g *globalOptions) *cobra.Command {

@@ -30,11 +30,15 @@ type globalOptions struct {
 
 // setUp fills g for cmd, the command about to run. A home that cannot be
 // found stops the command before it starts, with layout.DefaultHome's
-// error (exit 3: set REPRO_HOME).
+// error (exit 3: set REPRO_HOME), unless cmd is marked by noHome: such a
+// command runs with g.home empty.
 func (g *globalOptions) setUp(cmd *cobra.Command) error {
 	g.term = ui.New(cmd.OutOrStdout(), cmd.ErrOrStderr(), g.json)
 	home, err := layout.DefaultHome()
 	if err != nil {
+		if cmd.Annotations[noHomeAnnotation] != "" {
+			return nil
+		}
 		var ee *exitcode.Error
 		if !errors.As(err, &ee) {
 			// The code a command's own failure has.
@@ -44,6 +48,20 @@ func (g *globalOptions) setUp(cmd *cobra.Command) error {
 	}
 	g.home = home
 	return nil
+}
+
+// noHomeAnnotation marks a command that reads and writes nothing under
+// REPRO_HOME (g.home, g.openStore, g.openRun, g.trust unused), so that it
+// runs where no home can be found.
+const noHomeAnnotation = "repro/no-home"
+
+// noHome marks cmd as one that uses no REPRO_HOME and returns it.
+func noHome(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[noHomeAnnotation] = "true"
+	return cmd
 }
 
 // jsonFlag registers --json on cmd, with the help text of that command,

@@ -33,7 +33,7 @@ back.
 		cmd.AddCommand(newHandoffWorkloadCommand(g, w))
 	}
 	cmd.AddCommand(newHandoffRequirementsCommand(g), newHandoffVerifyCommand(g), newHandoffIngestCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 func newHandoffWorkloadCommand(g *globalOptions, workload string) *cobra.Command {
@@ -145,7 +145,7 @@ func newHandoffRequirementsCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newHandoffVerifyCommand(g *globalOptions) *cobra.Command {

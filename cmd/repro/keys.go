@@ -34,7 +34,7 @@ never printed. See docs/provenance.md.`,
 		},
 	}
 	cmd.AddCommand(newKeysListCommand(g), newKeysExportCommand(g), newKeysRotateCommand(g), newKeysNewCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 func newKeysListCommand(g *globalOptions) *cobra.Command {
@@ -199,5 +199,5 @@ file with the purposes it signs for.`,
 	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().StringVar(&out, "out", "", "private key file to write")
 	_ = cmd.MarkFlagRequired("out")
-	return cmd
+	return noHome(cmd)
 }

@@ -25,7 +25,7 @@ See docs/dashboard.md.`,
 		},
 	}
 	cmd.AddCommand(newLogVerifyCommand(g), newLogKeyCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 // logVerifyOptions are the flags of repro log verify.
@@ -86,7 +86,7 @@ EXIT STATUS
 	cmd.Flags().StringVar(&o.run, "run", "", "check that this run id has an entry (inclusion proof)")
 	cmd.Flags().StringVar(&o.since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
 	g.jsonFlag(cmd, "print JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newLogKeyCommand(g *globalOptions) *cobra.Command {

@@ -22,7 +22,7 @@ func newMllogCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newMllogVerifyCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 type mllogVerifyOptions struct {

@@ -80,7 +80,7 @@ on any file.
 	}
 	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
 	g.jsonFlag(cmd, "print the full report as JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 func newPickleConvertCommand(g *globalOptions) *cobra.Command {
@@ -129,7 +129,7 @@ exported module is its 'ema' network.
 	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "folder to write model.safetensors and config.json into")
 	g.jsonFlag(cmd, "print what was written as JSON")
-	return cmd
+	return noHome(cmd)
 }
 
 // openPickleInput opens a command-line path for reading (safefile.OpenNamed:

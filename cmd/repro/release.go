@@ -26,7 +26,7 @@ See docs/release.md.`,
 		},
 	}
 	cmd.AddCommand(newReleaseAttestCommand(g), newReleaseVerifyCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 func newReleaseAttestCommand(g *globalOptions) *cobra.Command {
@@ -81,7 +81,7 @@ EXIT STATUS
 	cmd.Flags().StringArrayVar(&buildCommands, "build-command", nil, "PLATFORM=COMMAND that built a binary (repeatable)")
 	cmd.Flags().StringVar(&started, "started", "", "when the build started (RFC 3339)")
 	_ = cmd.MarkFlagRequired("key")
-	return cmd
+	return noHome(cmd)
 }
 
 func newReleaseVerifyCommand(g *globalOptions) *cobra.Command {
@@ -121,5 +121,5 @@ EXIT STATUS
 	cmd.Flags().StringVar(&keyPath, "key", "", "the release's public key (PEM)")
 	g.jsonFlag(cmd, "print JSON")
 	_ = cmd.MarkFlagRequired("key")
-	return cmd
+	return noHome(cmd)
 }

@@ -49,7 +49,7 @@ EXIT STATUS
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newShardPlanCommand(g), newShardSubmitCommand(g), newShardRunCommand(g), newShardMergeCommand(g))
-	return cmd
+	return noHome(cmd)
 }
 
 func newShardPlanCommand(g *globalOptions) *cobra.Command {
@@ -194,7 +194,7 @@ func newShardRunCommand(g *globalOptions) *cobra.Command {
 		}
 		return nil
 	}
-	return cmd
+	return noHome(cmd)
 }
 
 func newShardMergeCommand(g *globalOptions) *cobra.Command {

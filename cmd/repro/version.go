@@ -103,7 +103,7 @@ EXIT STATUS
 	cmd.Flags().BoolVar(&sbom, "sbom", false, "print the CycloneDX SBOM of repro's Go modules")
 	cmd.Flags().BoolVar(&scan, "scan", false, "match repro's modules against the OSV records of --osv")
 	cmd.Flags().StringVar(&osvDir, "osv", "", "folder of OSV records of the Go ecosystem")
-	return cmd
+	return noHome(cmd)
 }
 
 // runVersionScan matches in's modules and standard library against the
