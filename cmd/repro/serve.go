@@ -2,7 +2,6 @@ package main
 
 import (
 	"log"
-	"net"
 
 	"github.com/reprolab/repro/internal/dashboard"
 	"github.com/spf13/cobra"
@@ -10,9 +9,14 @@ import (
 
 func init() { register(newServeCommand) }
 
+// serveOptions are the flags of repro serve.
+type serveOptions struct {
+	addr        string
+	allowRemote bool
+}
+
 func newServeCommand(g *globalOptions) *cobra.Command {
-	var addr string
-	var allowRemote bool
+	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a local, read-only dashboard of the runs",
@@ -34,40 +38,15 @@ EXIT STATUS
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			home := g.home
-			l, loopback, err := dashboard.Listen(addr, allowRemote)
+			s, l, url, err := dashboard.Open(g.home, o.addr, o.allowRemote, log.New(t.Human(), "repro serve: ", 0))
 			if err != nil {
 				return err
 			}
-			s := &dashboard.Server{Home: home, Loopback: loopback, Log: log.New(t.Human(), "repro serve: ", 0)}
-			url := "http://" + displayAddr(l.Addr(), addr) + "/"
-			if !loopback {
-				if s.Token, err = dashboard.NewToken(); err != nil {
-					l.Close()
-					return err
-				}
-				url += "?token=" + s.Token
-			}
-			t.Printf("dashboard of %s at %s (read-only; Ctrl-C stops it)\n", home, url)
+			t.Printf("dashboard of %s at %s (read-only; Ctrl-C stops it)\n", g.home, url)
 			return s.Serve(cmd.Context(), l)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", dashboard.DefaultAddr, "host:port to listen on")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --addr (a token is then required)")
+	cmd.Flags().StringVar(&o.addr, "addr", dashboard.DefaultAddr, "host:port to listen on")
+	cmd.Flags().BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (a token is then required)")
 	return cmd
-}
-
-// displayAddr is the address to print: the listener's, with the host as
-// given when it was a name or an unspecified address.
-func displayAddr(got net.Addr, asked string) string {
-	host, _, _ := net.SplitHostPort(asked)
-	gotHost, port, _ := net.SplitHostPort(got.String())
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		if gotIP := net.ParseIP(gotHost); gotIP != nil && !gotIP.IsUnspecified() {
-			host = gotHost
-		} else {
-			host = "HOST"
-		}
-	}
-	return net.JoinHostPort(host, port)
 }
