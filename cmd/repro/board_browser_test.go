@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/testenv"
+	"github.com/reprolab/repro/internal/testenv/chromium"
 )
 
 // miniSamples writes samples for tasks [from, to) of HumanEval+: each
@@ -255,20 +256,7 @@ func serveHome(t *testing.T, home string) string {
 // minutes at most: the board verifies every run for each request).
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium", "install Debian's chromium (scripts/deps.sh does)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 900))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	t.Cleanup(cancelBrowser)
-	return ctx
+	return chromium.Start(t, 3*time.Minute, 1400, 900)
 }
 
 // saveArtifact writes a file into the test's artifact folder and into

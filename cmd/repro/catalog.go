@@ -16,7 +16,7 @@ import (
 
 func init() { register(newCatalogCommand) }
 
-func newCatalogCommand() *cobra.Command {
+func newCatalogCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List, show and review the compiled-in asset catalog",
@@ -25,20 +25,19 @@ SHA-256 and license, and every source tree with its tree digest. No flag,
 environment variable or file can replace a pin at run time; a pin changes only
 through a reviewed commit (see "repro catalog review").`,
 	}
-	cmd.AddCommand(newCatalogListCommand(), newCatalogShowCommand(), newCatalogReviewCommand(), newCatalogDigestTreeCommand())
+	cmd.AddCommand(newCatalogListCommand(g), newCatalogShowCommand(g), newCatalogReviewCommand(g), newCatalogDigestTreeCommand(g))
 	return cmd
 }
 
-func newCatalogListCommand() *cobra.Command {
-	var asJSON bool
+func newCatalogListCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List catalog entries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			entries := catalog.Default().Entries()
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]any{"entries": entries})
 			}
 			table := [][]string{{"ID", "KIND", "PIN", "SIZE", "SHA256"}}
@@ -57,23 +56,22 @@ func newCatalogListCommand() *cobra.Command {
 			return t.Table(table)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	g.jsonFlag(cmd, "print JSON")
+	return noHome(cmd)
 }
 
-func newCatalogShowCommand() *cobra.Command {
-	var asJSON bool
+func newCatalogShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one catalog entry",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			e, err := catalog.Default().Lookup(args[0])
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(e)
 			}
 			w := t.Human()
@@ -107,11 +105,11 @@ func newCatalogShowCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	g.jsonFlag(cmd, "print JSON")
+	return noHome(cmd)
 }
 
-func newCatalogReviewCommand() *cobra.Command {
+func newCatalogReviewCommand(g *globalOptions) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   "review ID --file FILE",
@@ -125,7 +123,7 @@ EXIT STATUS
   0 printed, 2 unknown id or bad file, 3 file missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, false)
+			t := g.term
 			if file == "" {
 				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
 			}
@@ -141,11 +139,11 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "local copy of the upstream file")
-	return cmd
+	return noHome(cmd)
 }
 
-func newCatalogDigestTreeCommand() *cobra.Command {
-	var asJSON, manifest bool
+func newCatalogDigestTreeCommand(g *globalOptions) *cobra.Command {
+	var manifest bool
 	cmd := &cobra.Command{
 		Use:   "digest-tree DIR",
 		Short: "Compute the tree digest of a source folder",
@@ -155,7 +153,7 @@ with its mode and SHA-256. Source trees are pinned in the catalog by this
 digest. --manifest prints the manifest itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			fi, err := os.Stat(args[0])
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", args[0], err)
@@ -168,7 +166,7 @@ digest. --manifest prints the manifest itself.`,
 				return exitcode.New(exitcode.Usage, err)
 			}
 			switch {
-			case asJSON:
+			case g.json:
 				return t.Document(map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
 			case manifest:
 				_, err := t.Stdout().Write(m.Marshal())
@@ -178,7 +176,7 @@ digest. --manifest prints the manifest itself.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().BoolVar(&manifest, "manifest", false, "print the canonical manifest")
-	return cmd
+	return noHome(cmd)
 }

@@ -25,7 +25,7 @@ EXIT STATUS
     from its pin, a descriptor changed before it was deserialized, or a file
     is not what it must be (no 'ema' network, not a torch.nn.Module)`
 
-func newEDMCommand() *cobra.Command {
+func newEDMCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edm",
 		Short: "Reproduce EDM's FID figures under the review's pickle controls",
@@ -42,18 +42,17 @@ NVIDIA publishes no digests for these files, so every EDM entry of the
 catalog is unpinned and these commands stop until a reviewer downloads the
 files once, checks them and pins them with ` + "`repro catalog review`" + `.`,
 	}
-	cmd.AddCommand(newEDMModelsCommand(), newEDMConvertCommand(), newEDMFIDCommand())
+	cmd.AddCommand(newEDMModelsCommand(g), newEDMConvertCommand(g), newEDMFIDCommand(g))
 	return cmd
 }
 
-func newEDMModelsCommand() *cobra.Command {
-	var asJSON bool
+func newEDMModelsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the EDM models, their sampler settings and the paper's FID",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			type row struct {
 				edm.Model
 				Pinned bool `json:"pinned"`
@@ -62,7 +61,7 @@ func newEDMModelsCommand() *cobra.Command {
 			for _, m := range edm.Models() {
 				rows = append(rows, row{m, edm.CheckFIDPins(catalog.Default(), m.ID) == nil})
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(rows)
 			}
 			table := [][]string{{"MODEL", "PAPER FID", "SAMPLER", "PINNED"}}
@@ -72,12 +71,11 @@ func newEDMModelsCommand() *cobra.Command {
 			return t.Table(table)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	g.jsonFlag(cmd, "print JSON")
+	return noHome(cmd)
 }
 
-func newEDMConvertCommand() *cobra.Command {
-	var asJSON bool
+func newEDMConvertCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert MODEL-ID",
 		Short: "Convert a pinned EDM checkpoint (or the detector) to safetensors without executing it",
@@ -90,12 +88,12 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			cat := catalog.Default()
 			if err := edm.CheckConvertPin(cat, args[0]); err != nil {
 				return err
 			}
-			st, err := openStore()
+			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
@@ -103,7 +101,7 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(res)
 			}
 			match := ""
@@ -115,15 +113,15 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was written as JSON")
+	g.jsonFlag(cmd, "print what was written as JSON")
 	return cmd
 }
 
-func newEDMFIDCommand() *cobra.Command {
+func newEDMFIDCommand(g *globalOptions) *cobra.Command {
 	var (
 		seeds, source, python, out string
 		batch                      int
-		safe, asJSON               bool
+		safe                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fid MODEL-ID",
@@ -146,7 +144,7 @@ features.npy and result.json.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			cat := catalog.Default()
 			list, err := edm.ParseSeeds(seeds)
 			if err != nil {
@@ -155,7 +153,7 @@ features.npy and result.json.
 			if err := edm.CheckFIDPins(cat, args[0]); err != nil {
 				return err
 			}
-			st, err := openStore()
+			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
@@ -175,7 +173,7 @@ features.npy and result.json.
 				return err
 			}
 			t.Printf("%s\n", res.Summary())
-			if asJSON {
+			if g.json {
 				return t.Document(res)
 			}
 			if res.Note != "" {
@@ -192,6 +190,6 @@ features.npy and result.json.
 	f.StringVar(&source, "edm-source", "", "clean checkout of "+edm.EDMRepository+" at commit "+edm.EDMCommit[:7])
 	f.StringVar(&python, "python", edm.DefaultPython, "Python interpreter with PyTorch and CUDA (absolute path)")
 	f.StringVar(&out, "out", "", "folder for features.npy and result.json (must be new or empty)")
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	g.jsonFlag(cmd, "print the result as JSON")
 	return cmd
 }

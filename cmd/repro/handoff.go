@@ -4,13 +4,12 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
 	"github.com/reprolab/repro/internal/imagetrust"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newHandoffCommand) }
 
-func newHandoffCommand() *cobra.Command {
+func newHandoffCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "handoff",
 		Short: "Prepare MiniGo and DLRM runs for a GPU cluster, and check what comes back",
@@ -31,28 +30,28 @@ back.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	for _, w := range handoff.WorkloadNames() {
-		cmd.AddCommand(newHandoffWorkloadCommand(w))
+		cmd.AddCommand(newHandoffWorkloadCommand(g, w))
 	}
-	cmd.AddCommand(newHandoffRequirementsCommand(), newHandoffVerifyCommand(), newHandoffIngestCommand())
-	return cmd
+	cmd.AddCommand(newHandoffRequirementsCommand(g), newHandoffVerifyCommand(g), newHandoffIngestCommand(g))
+	return noHome(cmd)
 }
 
-func newHandoffWorkloadCommand(workload string) *cobra.Command {
+func newHandoffWorkloadCommand(g *globalOptions, workload string) *cobra.Command {
 	var (
-		out, target, config, container, trustPath string
-		plan, asJSON                              bool
+		out, target, config, container string
+		plan                           bool
 	)
 	cmd := &cobra.Command{
 		Use:   workload + " --out DIR [--config FILE] [--target slurm|kubernetes] [--plan]",
 		Short: "Check the " + workload + " requirements and write a handoff bundle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			cfg, cfgDigest, err := handoff.ConfigFromFlags(config, container)
 			if err != nil {
 				return err
 			}
-			st, err := openStore()
+			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
@@ -60,7 +59,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", st.Home(), err)
 			}
-			tf, tpath, err := imagetrust.LoadTrust(st.Home(), trustPath)
+			tf, tpath, err := imagetrust.LoadTrust(st.Home(), g.trust)
 			if err != nil {
 				return err
 			}
@@ -90,7 +89,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				Results  []handoff.Result `json:"requirements"`
 			}{Workload: workload, Ready: p.Ready(), Results: p.Results}
 			if err != nil {
-				if asJSON {
+				if g.json {
 					if jerr := t.Document(report); jerr != nil {
 						return jerr
 					}
@@ -98,7 +97,7 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 				return err
 			}
 			report.Written, report.Digest = out, p.Manifest.Digest
-			if asJSON {
+			if g.json {
 				return t.Document(report)
 			}
 			t.Printf("wrote %s to %q\n", p.Manifest.Summary(), out)
@@ -113,20 +112,19 @@ func newHandoffWorkloadCommand(workload string) *cobra.Command {
 	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
 	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default), apptainer or podman")
 	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file whose image policy the image must meet: signature, SBOM, scan (default REPRO_HOME/trust.json when present)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the requirement results as JSON")
+	g.trustFlag(cmd, "trust file whose image policy the image must meet: signature, SBOM, scan (default REPRO_HOME/trust.json when present)")
+	g.jsonFlag(cmd, "print the requirement results as JSON")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
 
-func newHandoffRequirementsCommand() *cobra.Command {
-	var asJSON bool
+func newHandoffRequirementsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "requirements [minigo|dlrm]",
 		Short: "List each workload's requirements, what is checked where, and how to satisfy them",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			names := handoff.WorkloadNames()
 			if len(args) == 1 {
 				names = args
@@ -139,22 +137,19 @@ func newHandoffRequirementsCommand() *cobra.Command {
 				}
 				ws = append(ws, w)
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(ws)
 			}
 			handoff.WriteRequirements(t.Human(), ws)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	g.jsonFlag(cmd, "print JSON")
+	return noHome(cmd)
 }
 
-func newHandoffVerifyCommand() *cobra.Command {
-	var (
-		asJSON    bool
-		trustPath string
-	)
+func newHandoffVerifyCommand(g *globalOptions) *cobra.Command {
+	var ()
 	cmd := &cobra.Command{
 		Use:   "verify BUNDLE [--trust FILE]",
 		Short: "Check that a bundle's manifest digest holds, its files are the ones repro wrote, and its image evidence verifies",
@@ -169,23 +164,20 @@ Exit status: 0 verified, 3 no trust file for a bundle that needs one, 4
 anything changed or no longer verifying.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			m, err := handoff.VerifyBundle(args[0])
 			if err != nil {
 				return err
 			}
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			tf, _, err := imagetrust.LoadTrust(home, trustPath)
+			home := g.home
+			tf, _, err := imagetrust.LoadTrust(home, g.trust)
 			if err != nil {
 				return err
 			}
 			if _, err := handoff.VerifyImageEvidence(args[0], m, tf); err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(m)
 			}
 			t.Printf("ok: %s\n", m.Summary())
@@ -196,13 +188,12 @@ anything changed or no longer verifying.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest as JSON")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file that lists the image keys (default REPRO_HOME/trust.json when present)")
+	g.jsonFlag(cmd, "print the manifest as JSON")
+	g.trustFlag(cmd, "trust file that lists the image keys (default REPRO_HOME/trust.json when present)")
 	return cmd
 }
 
-func newHandoffIngestCommand() *cobra.Command {
-	var asJSON bool
+func newHandoffIngestCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ingest BUNDLE RESULTS",
 		Short: "Verify the logs a bundle's job returned against its manifest, and record the run",
@@ -219,16 +210,13 @@ Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{Home: home, Version: versionString()})
 			if rec == nil {
 				return ierr
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(rec); err != nil {
 					return err
 				}
@@ -238,6 +226,6 @@ differs from the manifest.`,
 			return ierr
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the record as JSON")
+	g.jsonFlag(cmd, "print the record as JSON")
 	return cmd
 }

@@ -22,10 +22,8 @@ type humanevalOptions struct {
 	minTime     float64
 	factor      float64
 	margin      float64
-	asJSON      bool
 	engine      string
 	evalplusDir string
-	trust       string
 	runtime     string
 	label       string
 	model       string
@@ -34,7 +32,7 @@ type humanevalOptions struct {
 	cache       bool
 }
 
-func newHumanEvalCommand() *cobra.Command {
+func newHumanEvalCommand(g *globalOptions) *cobra.Command {
 	o := humanevalOptions{}
 	cmd := &cobra.Command{
 		Use:   "humaneval (--samples PATH | --canonical | --resume RUN_ID)",
@@ -95,7 +93,7 @@ record states what was verified.
 beside it. They are the scorer's claims, signed with the record; runs list
 filters by them.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, g, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.samples, "samples", "", "samples: a .jsonl file or a folder NAME/HumanEval_N/K.py or NAME/Mbpp_N/K.py")
@@ -107,9 +105,9 @@ filters by them.`,
 	f.Float64Var(&o.minTime, "min-time-limit", humaneval.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
 	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
 	f.Float64Var(&o.margin, "near-limit-margin", humaneval.DefaultRunLimits().NearLimitMargin, "share of its limit within which a pass, like a timeout, is re-run once before it is final")
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	g.jsonFlag(cmd, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
-	f.StringVar(&o.trust, "trust", "", trustFlagHelp)
+	g.trustFlag(cmd, trustFlagHelp)
 	f.StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	f.StringVar(&o.evalplusDir, "evalplus-tree", "", "with --engine evalplus: a checkout of evalplus at the pinned commit")
 	f.StringVar(&o.label, "label", "", "the board row this run belongs to (default: the samples file's base name)")
@@ -120,13 +118,13 @@ filters by them.`,
 	return cmd
 }
 
-func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
+func runHumanEval(cmd *cobra.Command, g *globalOptions, o humanevalOptions) error {
 	limits := humaneval.DefaultRunLimits()
 	limits.MinTimeLimit, limits.TimeFactor, limits.NearLimitMargin = o.minTime, o.factor, o.margin
 	opts := humaneval.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
-		Version: versionString(), TrustPath: o.trust, Runtime: o.runtime,
+		Version: versionString(), TrustPath: g.trust, Runtime: o.runtime,
 		Subject: runlabel.Subject{Label: o.label, Model: o.model},
 	}
 	opts.Cache = o.cache
@@ -152,11 +150,11 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	st, err := openStore()
+	st, err := g.openStore()
 	if err != nil {
 		return err
 	}
-	t := terminal(cmd, o.asJSON)
+	t := g.term
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
 	rate := t.NewRate(nil)
@@ -166,7 +164,7 @@ func runHumanEval(cmd *cobra.Command, o humanevalOptions) error {
 		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro humaneval --resume %s", rep.RunID, rep.RunID)
 	}
 	switch {
-	case rep != nil && o.asJSON:
+	case rep != nil && g.json:
 		if jerr := t.Document(rep); jerr != nil && err == nil {
 			err = jerr
 		}

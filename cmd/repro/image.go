@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/keys"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
@@ -18,18 +16,17 @@ import (
 
 func init() { register(newImageCommand) }
 
-func newImageCommand() *cobra.Command {
+func newImageCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build and show the evaluator image the sandbox runs",
 	}
-	cmd.AddCommand(newImageBuildCommand(), newImageShowCommand(), newImageSBOMCommand(), newImageScanCommand(), newImageSignCommand(), newImageExportCommand(), newImageImportCommand())
+	cmd.AddCommand(newImageBuildCommand(g), newImageShowCommand(g), newImageSBOMCommand(g), newImageScanCommand(g), newImageSignCommand(g), newImageExportCommand(g), newImageImportCommand(g))
 	return cmd
 }
 
-func newImageBuildCommand() *cobra.Command {
+func newImageBuildCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON bool
 		fresh  bool
 		mirror string
 	)
@@ -57,12 +54,9 @@ Where a registry is reachable, a digest-pinned python:3.11-slim@sha256:... base
 could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
@@ -80,7 +74,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					sandbox.Image
 					Mirror       string `json:"mirror"`
@@ -92,29 +86,25 @@ could serve instead; repro builds its own so that no registry is needed.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
 	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
 	return cmd
 }
 
-func newImageShowCommand() *cobra.Command {
-	var asJSON bool
+func newImageShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			pin, err := sandbox.ReadPin(home)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(pin)
 			}
 			w := t.Human()
@@ -131,11 +121,11 @@ func newImageShowCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	return cmd
 }
 
-func newImageSBOMCommand() *cobra.Command {
+func newImageSBOMCommand(g *globalOptions) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "sbom",
@@ -153,11 +143,8 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 				return exitcode.Errorf(exitcode.Usage, "--format %q: want cyclonedx or spdx", format)
 			}
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			sbom, err := pinnedSBOM(ctx, home)
+			home := g.home
+			sbom, err := sandbox.PinnedSBOM(ctx, home, humaneval.SBOMTrees())
 			if err != nil {
 				return err
 			}
@@ -167,7 +154,7 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 					return err
 				}
 			}
-			_, err = terminal(cmd, false).Stdout().Write(out)
+			_, err = g.term.Stdout().Write(out)
 			return err
 		},
 	}
@@ -175,9 +162,8 @@ cached layer or the image in the engine; nothing is rebuilt or run.`,
 	return cmd
 }
 
-func newImageScanCommand() *cobra.Command {
+func newImageScanCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON  bool
 		feedDir string
 		waivers string
 	)
@@ -211,52 +197,15 @@ differs from its pin.`,
 			if feedDir == "" {
 				return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", sandbox.ImageOSVEcosystem)
 			}
-			t := terminal(cmd, asJSON)
-			ctx := cmd.Context()
-			now := time.Now().UTC()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			var ws []vulnscan.Waiver
-			if waivers != "" {
-				if ws, err = vulnscan.LoadWaivers(waivers, now); err != nil {
-					return err
-				}
-			}
-			pin, err := sandbox.ReadPin(home)
-			if err != nil {
-				return err
-			}
-			sbom, err := pinnedSBOM(ctx, home)
-			if err != nil {
-				return err
-			}
-			debs, err := sandbox.SBOMPackages(sbom.JSON)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Integrity, "the SBOM %q: %v", sandbox.SBOMPath(home), err)
-			}
-			feed, err := vulnscan.LoadFeed(feedDir)
-			if err != nil {
-				return err
-			}
-			pkgs := make([]vulnscan.InstalledPackage, len(debs))
-			for i, d := range debs {
-				pkgs[i] = vulnscan.InstalledPackage(d)
-			}
-			st, err := vulnscan.Scan(vulnscan.Input{
-				ImageID: pin.ID, ManifestDigest: pin.ManifestDigest, SBOMDigest: sbom.Digest,
-				Packages: pkgs, Feed: feed, Ecosystem: sandbox.ImageOSVEcosystem, Waivers: ws, Now: now,
+			t := g.term
+			st, path, err := imagetrust.ScanPinned(cmd.Context(), g.home, imagetrust.ScanOptions{
+				FeedDir: feedDir, WaiversPath: waivers, Trees: humaneval.SBOMTrees(), Now: time.Now().UTC(),
 			})
 			if err != nil {
 				return err
 			}
-			path, err := vulnscan.Write(home, st)
-			if err != nil {
-				return err
-			}
 			p := st.Predicate
-			if asJSON {
+			if g.json {
 				err = t.Document(struct {
 					Attestation string `json:"attestation"`
 					vulnscan.Predicate
@@ -291,28 +240,14 @@ differs from its pin.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
 	cmd.Flags().StringVar(&waivers, "waivers", "", "JSON file of reasoned, dated waivers")
 	return cmd
 }
 
-// pinnedSBOM returns the SBOM of the image pinned under home, checked
-// against its pinned digest, or made now for a pin that has none: from the
-// cached layer, or from the engine where one answers.
-func pinnedSBOM(ctx context.Context, home string) (*sandbox.SBOM, error) {
-	e, err := sandbox.Connect(ctx)
-	if err != nil {
-		e = nil // the cached layer may do without the engine
-	} else {
-		defer e.Close()
-	}
-	return sandbox.ImageSBOM(ctx, e, home, humaneval.SBOMTrees())
-}
-
-func newImageSignCommand() *cobra.Command {
+func newImageSignCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON  bool
 		keyPath string
 	)
 	cmd := &cobra.Command{
@@ -334,16 +269,13 @@ pin.`,
 			if keyPath == "" {
 				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
 			}
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			k, err := keys.LoadPrivate(keyPath)
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
 			}
-			sbom, err := pinnedSBOM(cmd.Context(), home)
+			sbom, err := sandbox.PinnedSBOM(cmd.Context(), home, humaneval.SBOMTrees())
 			if err != nil {
 				return err
 			}
@@ -352,7 +284,7 @@ pin.`,
 				return err
 			}
 			id, _ := k.KeyID()
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					Signature string `json:"signature"`
 					KeyID     string `json:"key_id"`
@@ -364,15 +296,14 @@ pin.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
 	return cmd
 }
 
-func newImageExportCommand() *cobra.Command {
+func newImageExportCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON bool
-		out    string
+		out string
 	)
 	cmd := &cobra.Command{
 		Use:   "export --out FILE.tar",
@@ -390,12 +321,9 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			if out == "" {
 				return exitcode.Errorf(exitcode.Usage, "--out FILE.tar is required")
 			}
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
@@ -405,7 +333,7 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					Bundle string `json:"bundle"`
 					sandbox.Image
@@ -415,16 +343,13 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&out, "out", "", "the bundle to write (required)")
 	return cmd
 }
 
-func newImageImportCommand() *cobra.Command {
-	var (
-		asJSON    bool
-		trustPath string
-	)
+func newImageImportCommand(g *globalOptions) *cobra.Command {
+	var ()
 	cmd := &cobra.Command{
 		Use:   "import FILE.tar [--trust FILE]",
 		Short: "Load and pin an evaluator image built and signed elsewhere",
@@ -443,22 +368,19 @@ image key (nothing changed), 4 the bundle is refused (unsigned, an untrusted
 key, another image, a modified image or SBOM; nothing changed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.Connect(ctx)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			im, err := imagetrust.Import(ctx, e, home, args[0], trustPath, time.Now())
+			im, err := imagetrust.Import(ctx, e, home, args[0], g.trust, time.Now())
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(im)
 			}
 			w := t.Human()
@@ -470,7 +392,7 @@ key, another image, a modified image or SBOM; nothing changed).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
+	g.trustFlag(cmd, "trust file listing the keys whose image signatures are accepted (default REPRO_HOME/trust.json)")
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/keys"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/reprolab/repro/internal/ui"
@@ -18,7 +17,7 @@ import (
 
 func init() { register(newKeysCommand) }
 
-func newKeysCommand() *cobra.Command {
+func newKeysCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "List, export and rotate signing keys, or make a standalone key",
@@ -34,24 +33,19 @@ never printed. See docs/provenance.md.`,
 			return exitcode.Errorf(exitcode.Usage, "keys needs a subcommand: list, export, rotate or new")
 		},
 	}
-	cmd.AddCommand(newKeysListCommand(), newKeysExportCommand(), newKeysRotateCommand(), newKeysNewCommand())
-	return cmd
+	cmd.AddCommand(newKeysListCommand(g), newKeysExportCommand(g), newKeysRotateCommand(g), newKeysNewCommand(g))
+	return noHome(cmd)
 }
 
-func newKeysListCommand() *cobra.Command {
-	var asJSON bool
-	var trustPath string
+func newKeysListCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the keys of the trust file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			tf, err := runs.LoadTrust(home, trustPath)
+			t := g.term
+			home := g.home
+			tf, err := runs.LoadTrust(home, g.trust)
 			if err != nil {
 				return err
 			}
@@ -81,14 +75,14 @@ func newKeysListCommand() *cobra.Command {
 				}
 				table = append(table, []string{k.Name, k.ID, strings.Join(ps, ","), timeOrDash(k.NotBefore), timeOrDash(k.NotAfter), mark})
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]any{"keys": rows})
 			}
 			return t.Table(table)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print JSON")
+	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
 	return cmd
 }
 
@@ -99,8 +93,8 @@ func timeOrDash(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func newKeysExportCommand() *cobra.Command {
-	var asJSON, trustFile bool
+func newKeysExportCommand(g *globalOptions) *cobra.Command {
+	var trustFile bool
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Print the public run key (PEM SubjectPublicKeyInfo)",
@@ -111,11 +105,8 @@ that trusts this key for run records, with the window the local trust file
 gives it, for whoever checks this REPRO_HOME's runs elsewhere.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			s, err := runs.LocalKey(home)
 			if err != nil {
 				return exitcode.New(exitcode.Precondition, err)
@@ -132,20 +123,19 @@ gives it, for whoever checks this REPRO_HOME's runs elsewhere.`,
 				}
 				return t.Document(&trust.File{Version: trust.Version, Keys: []trust.Key{entry}})
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]string{"key_id": keys.ID(pub), "public_key": string(keys.MarshalPublic(pub))})
 			}
 			_, err = t.Stdout().Write(keys.MarshalPublic(pub))
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().BoolVar(&trustFile, "trust-file", false, "print a trust file that trusts this key for run records")
 	return cmd
 }
 
-func newKeysRotateCommand() *cobra.Command {
-	var asJSON bool
+func newKeysRotateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rotate",
 		Short: "Replace the run key; records the old key signed keep verifying",
@@ -155,28 +145,24 @@ the rotation keep verifying with the old public key. The old private key
 is replaced, not kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			oldID, newID, err := runs.RotateKey(home, time.Now())
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]string{"old_key_id": oldID, "new_key_id": newID})
 			}
 			ui.Fprintf(t.Human(), "run key rotated: %s retired (still trusted for what it signed before now), %s signs from now\n", oldID, newID)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }
 
-func newKeysNewCommand() *cobra.Command {
-	var asJSON bool
+func newKeysNewCommand(g *globalOptions) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "new --out FILE",
@@ -187,7 +173,7 @@ SubjectPublicKeyInfo), and prints the key id. Add the public key to a trust
 file with the purposes it signs for.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			s, err := keys.Generate()
 			if err != nil {
 				return err
@@ -203,15 +189,15 @@ file with the purposes it signs for.`,
 				return err
 			}
 			id := keys.ID(s.PublicKey())
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]string{"key_id": id, "private_key": out, "public_key": pubPath})
 			}
 			ui.Fprintf(t.Human(), "key %s: private key %q (mode 0600), public key %q\n", id, out, pubPath)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().StringVar(&out, "out", "", "private key file to write")
 	_ = cmd.MarkFlagRequired("out")
-	return cmd
+	return noHome(cmd)
 }

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-
 	"github.com/reprolab/repro/internal/boardlog"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
-	"github.com/reprolab/repro/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newLogCommand) }
 
-func newLogCommand() *cobra.Command {
+func newLogCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Check a leaderboard's append-only history (its board log)",
@@ -30,13 +24,17 @@ See docs/dashboard.md.`,
 			return exitcode.Errorf(exitcode.Usage, "log needs a subcommand: verify or key")
 		},
 	}
-	cmd.AddCommand(newLogVerifyCommand(), newLogKeyCommand())
-	return cmd
+	cmd.AddCommand(newLogVerifyCommand(g), newLogKeyCommand(g))
+	return noHome(cmd)
 }
 
-func newLogVerifyCommand() *cobra.Command {
-	var asJSON bool
-	var key, run, since string
+// logVerifyOptions are the flags of repro log verify.
+type logVerifyOptions struct {
+	key, run, since string
+}
+
+func newLogVerifyCommand(g *globalOptions) *cobra.Command {
+	var o logVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify SOURCE --key KEY [--run RUN] [--since CHECKPOINT]",
 		Short: "Check that a board's history is intact, holds a run and extends an older checkpoint",
@@ -65,31 +63,12 @@ EXIT STATUS
   --since).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			if key == "" {
-				return exitcode.Errorf(exitcode.Precondition, "log verify needs --key, the log's verifier key: ask the board's maintainer (they print it with `repro log key`)")
-			}
-			v, err := boardlog.NewVerifier(key)
-			if err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
-			ctx := cmd.Context()
-			src, err := boardlog.OpenSource(ctx, args[0])
+			t := g.term
+			rep, err := boardlog.VerifyAt(cmd.Context(), args[0], o.key, o.run, o.since)
 			if err != nil {
 				return err
 			}
-			o := boardlog.VerifyOptions{RunID: run}
-			if since != "" {
-				if o.Since, err = readCheckpoint(cmd, since); err != nil {
-					return err
-				}
-				o.SinceFrom = since
-			}
-			rep, err := boardlog.Verify(ctx, src, v, o)
-			if err != nil {
-				return err
-			}
-			if asJSON {
+			if g.json {
 				return t.Document(rep)
 			}
 			t.Printf("board log %q at %s: %d entries, every one matches the tree signed by %s\n", rep.Origin, rep.Source, rep.Size, rep.Key)
@@ -103,39 +82,14 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "the log's verifier key (name+hash+key, as `repro log key` prints it)")
-	cmd.Flags().StringVar(&run, "run", "", "check that this run id has an entry (inclusion proof)")
-	cmd.Flags().StringVar(&since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	cmd.Flags().StringVar(&o.key, "key", "", "the log's verifier key (name+hash+key, as `repro log key` prints it)")
+	cmd.Flags().StringVar(&o.run, "run", "", "check that this run id has an entry (inclusion proof)")
+	cmd.Flags().StringVar(&o.since, "since", "", "an older checkpoint (file, or board folder or address) the log must extend (consistency proof)")
+	g.jsonFlag(cmd, "print JSON")
+	return noHome(cmd)
 }
 
-// readCheckpoint reads the signed checkpoint loc names: a checkpoint file,
-// or a board log's folder or address.
-func readCheckpoint(cmd *cobra.Command, loc string) ([]byte, error) {
-	if fi, err := os.Stat(loc); err == nil && fi.Mode().IsRegular() {
-		b, err := safefile.ReadFile(loc, boardlog.MaxCheckpoint)
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Precondition, "--since %q: %v", loc, err)
-		}
-		return b, nil
-	}
-	src, err := boardlog.OpenSource(cmd.Context(), loc)
-	if err != nil {
-		return nil, err
-	}
-	b, err := src.Read(cmd.Context(), "checkpoint", boardlog.MaxCheckpoint)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, exitcode.Errorf(exitcode.Precondition, "--since %q holds no log checkpoint", loc)
-	}
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Precondition, "--since %q: %v", loc, err)
-	}
-	return b, nil
-}
-
-func newLogKeyCommand() *cobra.Command {
-	var asJSON bool
+func newLogKeyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "key",
 		Short: "Print the verifier key of this REPRO_HOME's board logs",
@@ -145,22 +99,19 @@ the text readers pass to ` + "`repro log verify --key`" + `. Publish it where re
 of your board can get it apart from the board itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			k, err := boardlog.LoadKey(home, true)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]string{"verifier_key": k.VerifierKey})
 			}
 			t.Printf("%s\n", k.VerifierKey)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }

@@ -14,12 +14,14 @@ import (
 )
 
 // commands holds the constructors of the top-level commands; each command's
-// file registers its constructor in an init function.
-var commands []func() *cobra.Command
+// file registers its constructor in an init function. A constructor gets
+// the root command's global options, filled before the command runs.
+var commands []func(*globalOptions) *cobra.Command
 
-func register(newCmd func() *cobra.Command) { commands = append(commands, newCmd) }
+func register(newCmd func(*globalOptions) *cobra.Command) { commands = append(commands, newCmd) }
 
 func newRootCommand() *cobra.Command {
+	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:           "repro",
 		Short:         "Reproduce landmark ML results under stated security controls",
@@ -31,12 +33,15 @@ security review and records what ran.
 EXIT STATUS
   0 ok, 1 negative verdict, 2 usage error, 3 precondition missing (nothing ran),
   4 integrity violation.`,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.setUp(cmd)
+		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, err)
 	})
 	for _, c := range commands {
-		root.AddCommand(c())
+		root.AddCommand(c(g))
 	}
 	return root
 }

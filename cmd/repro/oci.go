@@ -17,7 +17,7 @@ import (
 
 func init() { register(newOCICommand) }
 
-func newOCICommand() *cobra.Command {
+func newOCICommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "oci",
 		Short: "Sign runtime images by digest and attach their SBOM and scan, in a registry or an OCI layout",
@@ -37,14 +37,13 @@ registry NAME names (offline). --scheme attaches as OCI 1.1 referrers (the
 default) or under cosign's sha256-<hex>.att tag; both are read back.
 See docs/supply-chain.md.`,
 	}
-	cmd.AddCommand(newOCIAttachCommand("sign"), newOCIAttachCommand("sbom"), newOCIAttachCommand("scan"), newOCIVerifyCommand())
+	cmd.AddCommand(newOCIAttachCommand(g, "sign"), newOCIAttachCommand(g, "sbom"), newOCIAttachCommand(g, "scan"), newOCIVerifyCommand(g))
 	return cmd
 }
 
-func newOCIAttachCommand(what string) *cobra.Command {
+func newOCIAttachCommand(g *globalOptions, what string) *cobra.Command {
 	var (
-		asJSON                          bool
-		keyPath, dir, scheme, trustPath string
+		keyPath, dir, scheme            string
 		feedDir, ecosystem, waiversPath string
 	)
 	use := what + " --key FILE [--layout DIR] [--scheme referrers|cosign] NAME@sha256:<hex>"
@@ -73,7 +72,7 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 			if err != nil {
 				return err
 			}
-			t := terminal(cmd, asJSON)
+			t := g.term
 			k, err := keys.LoadPrivate(keyPath)
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
@@ -105,11 +104,7 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 				if feedDir == "" {
 					return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", ecosystem)
 				}
-				home, herr := layout.DefaultHome()
-				if herr != nil {
-					return herr
-				}
-				tf, _, terr := loadImageTrust(home, trustPath)
+				tf, _, terr := loadImageTrust(g.home, g.trust)
 				if terr != nil {
 					return terr
 				}
@@ -131,7 +126,7 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(out); err != nil {
 					return err
 				}
@@ -151,7 +146,7 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
 	cmd.Flags().StringVar(&dir, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
 	cmd.Flags().StringVar(&scheme, "scheme", string(ociattest.Referrers), "how to attach: referrers (OCI 1.1) or cosign (the sha256-<hex>.att tag)")
@@ -159,7 +154,7 @@ image's bytes, or the SBOM the scan reads, fail their check.`,
 		cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
 		cmd.Flags().StringVar(&ecosystem, "ecosystem", "Debian:12", "OSV ecosystem of the image's packages")
 		cmd.Flags().StringVar(&waiversPath, "waivers", "", "JSON file of reasoned, dated waivers (as for 'repro image scan')")
-		cmd.Flags().StringVar(&trustPath, "trust", "", "trust file whose image keys must have signed the SBOM that is scanned (default REPRO_HOME/trust.json)")
+		g.trustFlag(cmd, "trust file whose image keys must have signed the SBOM that is scanned (default REPRO_HOME/trust.json)")
 	}
 	return cmd
 }
@@ -177,10 +172,9 @@ func loadImageTrust(home, path string) (*trust.File, string, error) {
 	return tf, p, nil
 }
 
-func newOCIVerifyCommand() *cobra.Command {
+func newOCIVerifyCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON         bool
-		dir, trustPath string
+		dir string
 	)
 	cmd := &cobra.Command{
 		Use:   "verify [--layout DIR] [--trust FILE] NAME@sha256:<hex>",
@@ -196,12 +190,9 @@ or no trust file, 4 unsigned, signed by an untrusted key, or an attestation
 of another image or SBOM.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			tf, _, err := loadImageTrust(home, trustPath)
+			t := g.term
+			home := g.home
+			tf, _, err := loadImageTrust(home, g.trust)
 			if err != nil {
 				return err
 			}
@@ -221,15 +212,15 @@ of another image or SBOM.`,
 				return err
 			}
 			v.Image, v.Store = img.Ref.String(), img.String()
-			if asJSON {
+			if g.json {
 				return t.Document(v)
 			}
 			v.WriteText(t.Stdout())
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().StringVar(&dir, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
+	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
 	return cmd
 }

@@ -24,7 +24,7 @@ EXIT STATUS
   4 FILE is not a well-formed pickle or torch file, or exceeds the
     decoder's limits (verdict "malformed")`
 
-func newPickleCommand() *cobra.Command {
+func newPickleCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pickle",
 		Short: "Inspect and convert pickled models without executing them",
@@ -34,13 +34,12 @@ containers, opcodes, globals, classes and structure) decides the verdict.
 
 Profiles: ` + strings.Join(pickle.ProfileNames(), ", ") + `.`,
 	}
-	cmd.AddCommand(newPickleScanCommand(), newPickleConvertCommand())
+	cmd.AddCommand(newPickleScanCommand(g), newPickleConvertCommand(g))
 	return cmd
 }
 
-func newPickleScanCommand() *cobra.Command {
+func newPickleScanCommand(g *globalOptions) *cobra.Command {
 	var profile string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "scan FILE",
 		Short: "List what a pickle holds and judge it against a profile",
@@ -56,7 +55,7 @@ on any file.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -66,7 +65,7 @@ on any file.
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(struct {
 					File string `json:"file"`
 					*pickle.Report
@@ -80,13 +79,12 @@ on any file.
 		},
 	}
 	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full report as JSON")
-	return cmd
+	g.jsonFlag(cmd, "print the full report as JSON")
+	return noHome(cmd)
 }
 
-func newPickleConvertCommand() *cobra.Command {
+func newPickleConvertCommand(g *globalOptions) *cobra.Command {
 	var profile, out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "convert FILE --out DIR",
 		Short: "Convert a pickled model to safetensors without executing it",
@@ -98,7 +96,7 @@ exported module is its 'ema' network.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			p, err := pickle.LookupProfile(profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
@@ -118,7 +116,7 @@ exported module is its 'ema' network.
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(struct {
 					File string `json:"file"`
 					*pickle.WrittenModel
@@ -130,8 +128,8 @@ exported module is its 'ema' network.
 	}
 	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "folder to write model.safetensors and config.json into")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was written as JSON")
-	return cmd
+	g.jsonFlag(cmd, "print what was written as JSON")
+	return noHome(cmd)
 }
 
 // openPickleInput opens a command-line path for reading (safefile.OpenNamed:

@@ -12,7 +12,7 @@ import (
 
 func init() { register(newReleaseCommand) }
 
-func newReleaseCommand() *cobra.Command {
+func newReleaseCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "release",
 		Short: "Sign and verify the provenance of a repro release",
@@ -25,11 +25,11 @@ See docs/release.md.`,
 			return exitcode.Errorf(exitcode.Usage, "release needs a subcommand: attest or verify")
 		},
 	}
-	cmd.AddCommand(newReleaseAttestCommand(), newReleaseVerifyCommand())
-	return cmd
+	cmd.AddCommand(newReleaseAttestCommand(g), newReleaseVerifyCommand(g))
+	return noHome(cmd)
 }
 
-func newReleaseAttestCommand() *cobra.Command {
+func newReleaseAttestCommand(g *globalOptions) *cobra.Command {
 	var keyPath, version, commit, source string
 	var buildCommands []string
 	var started string
@@ -48,7 +48,7 @@ EXIT STATUS
   0 written, 2 usage, 3 a binary or the key is missing, 4 the binaries differ.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, false)
+			t := g.term
 			k, err := keys.LoadPrivate(keyPath)
 			if err != nil {
 				return exitcode.Errorf(exitcode.Precondition, "release key: %v (make one with 'repro keys new --out FILE')", err)
@@ -81,12 +81,11 @@ EXIT STATUS
 	cmd.Flags().StringArrayVar(&buildCommands, "build-command", nil, "PLATFORM=COMMAND that built a binary (repeatable)")
 	cmd.Flags().StringVar(&started, "started", "", "when the build started (RFC 3339)")
 	_ = cmd.MarkFlagRequired("key")
-	return cmd
+	return noHome(cmd)
 }
 
-func newReleaseVerifyCommand() *cobra.Command {
+func newReleaseVerifyCommand(g *globalOptions) *cobra.Command {
 	var keyPath string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify --key RELEASE.pub DIR",
 		Short: "Check a release against the release key",
@@ -102,7 +101,7 @@ EXIT STATUS
   differs or is missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			pub, err := release.ReadKey(keyPath)
 			if err != nil {
 				return err
@@ -111,7 +110,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(v)
 			}
 			t.Printf("release %s of %s at commit %s verifies with key %s: %d binaries, %d modules (%s)\n",
@@ -120,7 +119,7 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&keyPath, "key", "", "the release's public key (PEM)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	_ = cmd.MarkFlagRequired("key")
-	return cmd
+	return noHome(cmd)
 }

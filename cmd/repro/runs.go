@@ -22,7 +22,7 @@ import (
 
 func init() { register(newRunsCommand) }
 
-func newRunsCommand() *cobra.Command {
+func newRunsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, verify and export the records of past runs",
@@ -35,22 +35,17 @@ subjects are the folder's files, signed with the local run key
 docs/provenance.md. REPRO_HOME/index/runs.db indexes the folders for list;
 it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	}
-	cmd.AddCommand(newRunsListCommand(), newRunsShowCommand(), newRunsVerifyCommand(), newRunsExportCommand(), newRunsImportCommand(), newRunsReproduceCommand(), newRunsDiffCommand(), newRunsReindexCommand())
+	cmd.AddCommand(newRunsListCommand(g), newRunsShowCommand(g), newRunsVerifyCommand(g), newRunsExportCommand(g), newRunsImportCommand(g), newRunsReproduceCommand(g), newRunsDiffCommand(g), newRunsReindexCommand(g))
 	return cmd
 }
 
 // openRun finds a run of the store at REPRO_HOME by id or unique prefix.
-func openRun(id string) (*runs.Run, error) {
-	home, err := layout.DefaultHome()
-	if err != nil {
-		return nil, err
-	}
-	return runs.Open(home, id)
+func (g *globalOptions) openRun(id string) (*runs.Run, error) {
+	return runs.Open(g.home, id)
 }
 
-func newRunsListCommand() *cobra.Command {
+func newRunsListCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON             bool
 		f                  runindex.Filter
 		digestArg          string
 		sinceArg, untilArg string
@@ -74,7 +69,7 @@ exactly, --sampling the runs whose sampling states every value given
 (e.g. --sampling temperature=0 or n=10).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			if f.Limit < 0 {
 				return exitcode.Errorf(exitcode.Usage, "--limit %d: give 0 (all runs) or more", f.Limit)
 			}
@@ -97,10 +92,7 @@ exactly, --sampling the runs whose sampling states every value given
 			if f.Sampling, err = runlabel.ParseSampling(samplingArg); err != nil {
 				return err
 			}
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			rows, err := listIndexed(cmd.Context(), t, home, f)
 			if err != nil {
 				return err
@@ -112,7 +104,7 @@ exactly, --sampling the runs whose sampling states every value given
 			for i, r := range rows {
 				out[i] = listedRun{Entry: r, Started: listTime(r.Started), Finished: listTime(r.Finished)}
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]any{"runs": out})
 			}
 			table := [][]string{{"ID", "KIND", "STATUS", "FINISHED", "LABEL"}}
@@ -122,7 +114,7 @@ exactly, --sampling the runs whose sampling states every value given
 			return t.Table(table)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
 	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity; incomplete, unreadable)")
 	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
@@ -178,8 +170,7 @@ func listTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
-func newRunsReindexCommand() *cobra.Command {
-	var asJSON bool
+func newRunsReindexCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reindex",
 		Short: "Rebuild the run index from the run folders",
@@ -187,11 +178,8 @@ func newRunsReindexCommand() *cobra.Command {
 from the run folders alone. The index is a cache; the folders are the record.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
 			if err != nil {
 				return err
@@ -201,25 +189,25 @@ from the run folders alone. The index is a cache; the folders are the record.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]any{"indexed": n})
 			}
 			t.Printf("indexed %d runs\n", n)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }
 
-func newRunsShowCommand() *cobra.Command {
+func newRunsShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, false)
-			r, err := openRun(args[0])
+			t := g.term
+			r, err := g.openRun(args[0])
 			if err != nil {
 				return err
 			}
@@ -233,9 +221,8 @@ func newRunsShowCommand() *cobra.Command {
 	return cmd
 }
 
-func newRunsVerifyCommand() *cobra.Command {
-	var asJSON bool
-	var trustPath, bundle, extract, vsaOut string
+func newRunsVerifyCommand(g *globalOptions) *cobra.Command {
+	var bundle, extract, vsaOut string
 	cmd := &cobra.Command{
 		Use:   "verify ID | verify --bundle FILE.tar [--extract DIR] [--vsa OUT]",
 		Short: "Check a run folder or an evidence bundle against its signed record",
@@ -268,17 +255,15 @@ EXIT STATUS
   3 no trust file, 4 anything differs (each difference is named).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			if (bundle == "") == (len(args) == 0) {
 				return exitcode.Errorf(exitcode.Usage, "name a run ID or --bundle FILE.tar, not both")
 			}
 			if extract != "" && bundle == "" {
 				return exitcode.Errorf(exitcode.Usage, "--extract DIR needs --bundle FILE.tar")
 			}
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
+			var err error
 			var r *runs.Run
 			if bundle == "" {
 				if r, err = runs.Open(home, args[0]); err != nil {
@@ -294,10 +279,10 @@ EXIT STATUS
 			}
 			var tf *trust.File
 			var trustBytes []byte
-			if r != nil && trustPath == "" {
+			if r != nil && g.trust == "" {
 				tf, trustBytes, err = runimport.LoadTrustBytes(home, r.ID) // an imported run: the key it was accepted with
 			} else {
-				tf, trustBytes, err = runs.LoadTrustBytes(home, trustPath)
+				tf, trustBytes, err = runs.LoadTrustBytes(home, g.trust)
 			}
 			if err != nil {
 				return err
@@ -357,7 +342,7 @@ EXIT STATUS
 					return err
 				}
 			}
-			if asJSON {
+			if g.json {
 				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems, "attestations": v.Attestations}
 				if v.Attestations == nil {
 					doc["attestations"] = []runs.Attestation{}
@@ -419,8 +404,8 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print JSON")
+	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
 	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
 	cmd.Flags().StringVar(&extract, "extract", "", "with --bundle: write the verified files into this new or empty folder")
 	cmd.Flags().StringVar(&vsaOut, "vsa", "", "write a Verification Summary Attestation of the check here, signed with the run key")
@@ -440,9 +425,8 @@ func writeVSA(home, out string, v *runs.Verification, trustBytes []byte, checks 
 	return nil
 }
 
-func newRunsExportCommand() *cobra.Command {
+func newRunsExportCommand(g *globalOptions) *cobra.Command {
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "export ID --out FILE.tar",
 		Short: "Write an evidence bundle of a run for checking elsewhere",
@@ -457,16 +441,13 @@ EXIT STATUS
   0 written, 2 unknown run, 3 no trust file, 4 the run does not verify.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			v, err := runs.ExportContext(cmd.Context(), home, args[0], out)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
 			}
 			t.Printf("run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
@@ -474,14 +455,12 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "bundle file to write (tar)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
 
-func newRunsImportCommand() *cobra.Command {
-	var asJSON bool
-	var trustPath string
+func newRunsImportCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import BUNDLE.tar... [--trust FILE]",
 		Short: "Add runs scored elsewhere, from verified evidence bundles",
@@ -511,20 +490,18 @@ EXIT STATUS
   still imported).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			for _, b := range args {
 				if fi, err := os.Stat(b); err != nil || !fi.Mode().IsRegular() {
 					return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", b)
 				}
 			}
-			tf, err := runs.LoadTrust(home, trustPath)
+			tf, err := runs.LoadTrust(home, g.trust)
 			if err != nil {
 				return err
 			}
+			trustPath := g.trust
 			if trustPath == "" {
 				trustPath = layout.Home(home).Trust()
 			}
@@ -551,14 +528,14 @@ EXIT STATUS
 					}
 					failed++
 					done = append(done, outcome{Bundle: b, Error: err.Error()})
-					if !asJSON && len(args) > 1 {
+					if !g.json && len(args) > 1 {
 						t.Warnf("%v", err)
 					}
 					continue
 				}
 				_ = runindex.NoteRun(home, res.RunID) // a cache: the next runs list mends it
 				done = append(done, outcome{Bundle: b, Result: res})
-				if !asJSON {
+				if !g.json {
 					what := "imported"
 					if res.Already {
 						what = "already here"
@@ -566,7 +543,7 @@ EXIT STATUS
 					t.Printf("%s: run %s %s as %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.OriginalID, what, res.RunID, res.Kind, res.Files, res.Key.Name, res.Key.ID)
 				}
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(map[string]any{"bundles": done}); err != nil {
 					return err
 				}
@@ -577,7 +554,7 @@ EXIT STATUS
 			return worst
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print JSON")
+	g.trustFlag(cmd, "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
 	return cmd
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/rundiff"
 	"github.com/spf13/cobra"
 )
 
-func newRunsDiffCommand() *cobra.Command {
-	var asJSON bool
+func newRunsDiffCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two runs: flipped tasks, pass@k and provenance",
@@ -24,16 +22,13 @@ EXIT STATUS
   match its signed record (the diff is still printed, marked).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			d, err := rundiff.Build(home, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(d); err != nil {
 					return err
 				}
@@ -48,6 +43,6 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }

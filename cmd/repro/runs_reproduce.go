@@ -12,9 +12,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRunsReproduceCommand() *cobra.Command {
-	var asJSON bool
-	var trustPath string
+func newRunsReproduceCommand(g *globalOptions) *cobra.Command {
 	var parallel int
 	cmd := &cobra.Command{
 		Use:   "reproduce BUNDLE.tar [--trust FILE]",
@@ -51,7 +49,7 @@ EXIT STATUS
   (nothing ran), or the re-execution's own integrity failed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			defer t.ClearStatus()
 			bundle := args[0]
 			if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
@@ -60,11 +58,11 @@ EXIT STATUS
 			if parallel < 1 || parallel > 64 {
 				return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", parallel)
 			}
-			st, err := openStore()
+			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
-			tf, err := runs.LoadTrust(st.Home(), trustPath)
+			tf, err := runs.LoadTrust(st.Home(), g.trust)
 			if err != nil {
 				return err
 			}
@@ -80,7 +78,7 @@ EXIT STATUS
 			if rep == nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				if jerr := t.Document(rep); jerr != nil && err == nil {
 					err = jerr
 				}
@@ -91,8 +89,8 @@ EXIT STATUS
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.Flags().StringVar(&trustPath, "trust", "", "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
+	g.jsonFlag(cmd, "print one JSON document")
+	g.trustFlag(cmd, "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
 	cmd.Flags().IntVar(&parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once")
 	return cmd
 }

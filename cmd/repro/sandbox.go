@@ -10,7 +10,6 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/imagetrust"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -18,16 +17,16 @@ import (
 
 func init() { register(newSandboxCommand) }
 
-func newSandboxCommand() *cobra.Command {
+func newSandboxCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Check and use the Docker sandbox that runs generated code",
 	}
-	cmd.AddCommand(newSandboxCheckCommand(), newSandboxRunCommand(), newSandboxRuntimeCommand())
+	cmd.AddCommand(newSandboxCheckCommand(g), newSandboxRunCommand(g), newSandboxRuntimeCommand(g))
 	return cmd
 }
 
-func newSandboxRuntimeCommand() *cobra.Command {
+func newSandboxRuntimeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "runtime [runc|runsc]",
 		Short: "Show or set the runtime every sandboxed run must use",
@@ -47,11 +46,8 @@ needs the trust file's waiver of each (image.runtime_waivers, as for the
 production profile), recorded in the run; without it, exit 3.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, false)
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			t := g.term
+			home := g.home
 			if len(args) == 1 {
 				rt, err := sandbox.ParseRuntime(args[0])
 				if err != nil {
@@ -85,11 +81,9 @@ production profile), recorded in the run; without it, exit 3.`,
 	}
 }
 
-func newSandboxCheckCommand() *cobra.Command {
+func newSandboxCheckCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON    bool
-		trustPath string
-		runtime   string
+		runtime string
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -113,12 +107,9 @@ policy's scan or runtime is not met; 4 for a missing or bad image signature
 where the policy requires one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
+			home := g.home
 			e, err := sandbox.ConnectChosen(ctx, home, runtime)
 			if err != nil {
 				return err
@@ -133,7 +124,7 @@ where the policy requires one.`,
 				t.Warnf("%s", w)
 			}
 			rep := sandbox.CheckReport{Host: facts, Reaped: reaped}
-			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees()})
+			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees()})
 			if imgErr == nil {
 				rep.Host.Image = &img
 				rep.ImageVerification = admitted
@@ -150,7 +141,7 @@ where the policy requires one.`,
 			if admitted != nil {
 				admitted.WriteText(t.Human())
 			}
-			if asJSON {
+			if g.json {
 				if err := t.Document(rep); err != nil {
 					return err
 				}
@@ -164,8 +155,8 @@ where the policy requires one.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
+	g.jsonFlag(cmd, "print one JSON document on stdout")
+	g.trustFlag(cmd, trustFlagHelp)
 	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }
@@ -186,12 +177,10 @@ const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOM
 // trustFlagHelp describes --trust wherever a sandboxed run starts.
 const trustFlagHelp = "trust file whose image policy must admit the image (default REPRO_HOME/trust.json when present)"
 
-func newSandboxRunCommand() *cobra.Command {
+func newSandboxRunCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON    bool
-		deadline  time.Duration
-		trustPath string
-		runtime   string
+		deadline time.Duration
+		runtime  string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--deadline D] -- PROGRAM [ARG...]",
@@ -204,16 +193,13 @@ the container before repro exits.
 Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			ctx := cmd.Context()
 			if deadline <= 0 || deadline > 10*time.Minute {
 				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
 			}
-			home, err := layout.DefaultHome()
-			if err != nil {
-				return err
-			}
-			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: trustPath, Trees: humaneval.SBOMTrees(), Runtime: runtime})
+			home := g.home
+			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: runtime})
 			if err != nil {
 				return err
 			}
@@ -228,7 +214,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 				}
 				return err
 			}
-			if asJSON {
+			if g.json {
 				err = t.Document(struct {
 					*sandbox.Outcome
 					Stdout string `json:"stdout"`
@@ -257,9 +243,9 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document on stdout")
+	g.jsonFlag(cmd, "print one JSON document on stdout")
 	cmd.Flags().DurationVar(&deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
-	cmd.Flags().StringVar(&trustPath, "trust", "", trustFlagHelp)
+	g.trustFlag(cmd, trustFlagHelp)
 	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }

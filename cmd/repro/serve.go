@@ -2,18 +2,21 @@ package main
 
 import (
 	"log"
-	"net"
 
 	"github.com/reprolab/repro/internal/dashboard"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newServeCommand) }
 
-func newServeCommand() *cobra.Command {
-	var addr string
-	var allowRemote bool
+// serveOptions are the flags of repro serve.
+type serveOptions struct {
+	addr        string
+	allowRemote bool
+}
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a local, read-only dashboard of the runs",
@@ -34,44 +37,16 @@ EXIT STATUS
   --allow-remote), 3 the address cannot be listened on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, false)
-			home, err := layout.DefaultHome()
+			t := g.term
+			s, l, url, err := dashboard.Open(g.home, o.addr, o.allowRemote, log.New(t.Human(), "repro serve: ", 0))
 			if err != nil {
 				return err
 			}
-			l, loopback, err := dashboard.Listen(addr, allowRemote)
-			if err != nil {
-				return err
-			}
-			s := &dashboard.Server{Home: home, Loopback: loopback, Log: log.New(t.Human(), "repro serve: ", 0)}
-			url := "http://" + displayAddr(l.Addr(), addr) + "/"
-			if !loopback {
-				if s.Token, err = dashboard.NewToken(); err != nil {
-					l.Close()
-					return err
-				}
-				url += "?token=" + s.Token
-			}
-			t.Printf("dashboard of %s at %s (read-only; Ctrl-C stops it)\n", home, url)
+			t.Printf("dashboard of %s at %s (read-only; Ctrl-C stops it)\n", g.home, url)
 			return s.Serve(cmd.Context(), l)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", dashboard.DefaultAddr, "host:port to listen on")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --addr (a token is then required)")
+	cmd.Flags().StringVar(&o.addr, "addr", dashboard.DefaultAddr, "host:port to listen on")
+	cmd.Flags().BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (a token is then required)")
 	return cmd
-}
-
-// displayAddr is the address to print: the listener's, with the host as
-// given when it was a name or an unspecified address.
-func displayAddr(got net.Addr, asked string) string {
-	host, _, _ := net.SplitHostPort(asked)
-	gotHost, port, _ := net.SplitHostPort(got.String())
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		if gotIP := net.ParseIP(gotHost); gotIP != nil && !gotIP.IsUnspecified() {
-			host = gotHost
-		} else {
-			host = "HOST"
-		}
-	}
-	return net.JoinHostPort(host, port)
 }

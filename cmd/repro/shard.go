@@ -18,7 +18,7 @@ import (
 
 func init() { register(newShardCommand) }
 
-func newShardCommand() *cobra.Command {
+func newShardCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shard",
 		Short: "Spread one scoring run over a Slurm job array and merge it back",
@@ -48,21 +48,20 @@ EXIT STATUS
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newShardPlanCommand(), newShardSubmitCommand(), newShardRunCommand(), newShardMergeCommand())
-	return cmd
+	cmd.AddCommand(newShardPlanCommand(g), newShardSubmitCommand(g), newShardRunCommand(g), newShardMergeCommand(g))
+	return noHome(cmd)
 }
 
-func newShardPlanCommand() *cobra.Command {
+func newShardPlanCommand(g *globalOptions) *cobra.Command {
 	o := shard.PlanOptions{Limits: humaneval.DefaultRunLimits()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plan --samples PATH --shards N --out BUNDLE",
 		Short: "Split samples into shards and write a Slurm bundle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			defer t.ClearStatus()
-			st, err := openStore()
+			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
@@ -72,7 +71,7 @@ func newShardPlanCommand() *cobra.Command {
 				return err
 			}
 			t.ClearStatus()
-			if asJSON {
+			if g.json {
 				return t.Document(p)
 			}
 			ui.Fprintf(t.Human(), "bundle %q: %d samples of %d tasks in %d shards\n", o.Out, p.Samples.Count, len(p.Tasks), len(p.Shards))
@@ -96,12 +95,12 @@ func newShardPlanCommand() *cobra.Command {
 	f.StringVar(&o.Partition, "partition", "", "Slurm partition (default: the cluster's)")
 	f.IntVar(&o.CPUs, "cpus-per-task", 0, "CPUs per array task (default: Slurm's)")
 	f.StringVar(&o.Time, "time", "", "Slurm time limit per array task, e.g. 2:00:00")
-	f.BoolVar(&asJSON, "json", false, "print the plan as one JSON document")
+	g.jsonFlag(cmd, "print the plan as one JSON document")
 	return cmd
 }
 
-func newShardSubmitCommand() *cobra.Command {
-	var wait, asJSON bool
+func newShardSubmitCommand(g *globalOptions) *cobra.Command {
+	var wait bool
 	cmd := &cobra.Command{
 		Use:   "submit BUNDLE [--wait]",
 		Short: "Submit a bundle's job array to Slurm",
@@ -122,7 +121,7 @@ func newShardSubmitCommand() *cobra.Command {
 			c.Dir = dir
 			out, err := c.Output()
 			job := strings.TrimSpace(strings.Split(string(out), ";")[0])
-			t := terminal(cmd, asJSON)
+			t := g.term
 			if err != nil || job == "" {
 				msg := fmt.Sprint(err)
 				if ee, ok := err.(*exec.ExitError); ok {
@@ -131,7 +130,7 @@ func newShardSubmitCommand() *cobra.Command {
 				return exitcode.Errorf(exitcode.Precondition, "sbatch refused the job array of %q: %s", dir, msg)
 			}
 			if !wait {
-				if asJSON {
+				if g.json {
 					return t.Document(map[string]string{"job_id": job, "bundle": dir})
 				}
 				ui.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
@@ -141,18 +140,17 @@ func newShardSubmitCommand() *cobra.Command {
 				return err
 			}
 			t.Notef("job array %s ended; merging", job)
-			return mergeBundle(cmd, dir, asJSON)
+			return mergeBundle(cmd, g, dir)
 		},
 	}
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the job array to end (polling squeue), then merge")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	g.jsonFlag(cmd, "print one JSON document")
 	return cmd
 }
 
-func newShardRunCommand() *cobra.Command {
+func newShardRunCommand(g *globalOptions) *cobra.Command {
 	var (
 		index, parallel int
-		asJSON          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run BUNDLE --index K",
@@ -166,14 +164,14 @@ func newShardRunCommand() *cobra.Command {
 			if parallel < 0 || parallel > 64 {
 				return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64 (0 for what this node holds)", parallel)
 			}
-			t := terminal(cmd, asJSON)
+			t := g.term
 			defer t.ClearStatus()
 			rep, err := shard.RunShard(cmd.Context(), dir, shard.RunOptions{
 				Index: index, Parallel: parallel, Version: versionString(),
 				Warn: func(w string) { t.Warnf("%s", w) }, Progress: t.RateProgress(nil),
 			})
 			t.ClearStatus()
-			if rep != nil && asJSON {
+			if rep != nil && g.json {
 				if jerr := t.Document(rep); jerr != nil && err == nil {
 					err = jerr
 				}
@@ -185,7 +183,7 @@ func newShardRunCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&index, "index", -1, "the shard (default: $SLURM_ARRAY_TASK_ID)")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "sandbox containers at once (default: what this node holds)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the shard's scoring report as one JSON document")
+	g.jsonFlag(cmd, "print the shard's scoring report as one JSON document")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("index") {
 			return nil
@@ -196,11 +194,10 @@ func newShardRunCommand() *cobra.Command {
 		}
 		return nil
 	}
-	return cmd
+	return noHome(cmd)
 }
 
-func newShardMergeCommand() *cobra.Command {
-	var asJSON bool
+func newShardMergeCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge BUNDLE",
 		Short: "Verify every shard of a bundle and write one scoring run",
@@ -210,22 +207,22 @@ func newShardMergeCommand() *cobra.Command {
 			if err != nil {
 				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
 			}
-			return mergeBundle(cmd, dir, asJSON)
+			return mergeBundle(cmd, g, dir)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	g.jsonFlag(cmd, "print one JSON document")
 	return cmd
 }
 
-func mergeBundle(cmd *cobra.Command, dir string, asJSON bool) error {
-	st, err := openStore()
+func mergeBundle(cmd *cobra.Command, g *globalOptions, dir string) error {
+	st, err := g.openStore()
 	if err != nil {
 		return err
 	}
-	t := terminal(cmd, asJSON)
+	t := g.term
 	rep, err := shard.Merge(cmd.Context(), dir, st.Home(), versionString())
 	switch {
-	case rep != nil && asJSON:
+	case rep != nil && g.json:
 		if jerr := t.Document(rep); jerr != nil && err == nil {
 			err = jerr
 		}

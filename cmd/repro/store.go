@@ -8,7 +8,6 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -20,18 +19,14 @@ func init() {
 }
 
 // openStore opens the store at REPRO_HOME with the compiled-in catalog.
-func openStore() (*store.Store, error) {
-	home, err := layout.DefaultHome()
-	if err != nil {
-		return nil, err
-	}
-	return store.Open(home, catalog.Default())
+func (g *globalOptions) openStore() (*store.Store, error) {
+	return store.Open(g.home, catalog.Default())
 }
 
 // openStoreFor opens the store after checking that every id is in the
 // catalog (exit 2 otherwise).
-func openStoreFor(ids []string) (*store.Store, error) {
-	s, err := openStore()
+func (g *globalOptions) openStoreFor(ids []string) (*store.Store, error) {
+	s, err := g.openStore()
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +38,8 @@ func openStoreFor(ids []string) (*store.Store, error) {
 	return s, nil
 }
 
-func newFetchCommand() *cobra.Command {
+func newFetchCommand(g *globalOptions) *cobra.Command {
 	var (
-		asJSON   bool
 		from     string
 		mirrors  []string
 		minSpeed int64
@@ -74,8 +68,8 @@ EXIT STATUS
   4 bytes did not match the pin.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			t := terminal(cmd, asJSON)
-			s, err := openStoreFor(ids)
+			t := g.term
+			s, err := g.openStoreFor(ids)
 			if err != nil {
 				return err
 			}
@@ -100,7 +94,7 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if g.json {
 				return t.Message(ui.MessageSummary, map[string]any{"stored": ids})
 			}
 			for _, id := range ids {
@@ -110,7 +104,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines (progress events, then a summary)")
+	g.jsonFlag(cmd, "print JSON lines (progress events, then a summary)")
 	cmd.Flags().StringVar(&from, "from", "", "import this local file instead of downloading")
 	cmd.Flags().StringArrayVar(&mirrors, "mirror", nil, "mirror base URL tried before upstream (repeatable; default from REPRO_MIRRORS)")
 	cmd.Flags().Int64Var(&minSpeed, "min-speed", store.DefaultMinSpeed, "abort and resume a transfer slower than this many bytes/s over a minute (0: no floor)")
@@ -118,8 +112,7 @@ EXIT STATUS
 	return cmd
 }
 
-func newVerifyCommand() *cobra.Command {
-	var asJSON bool
+func newVerifyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [ID...]",
 		Short: "Re-hash stored assets; quarantine and report corrupt ones",
@@ -130,13 +123,13 @@ REPRO_HOME/quarantine and reported, never silently deleted or used.
 EXIT STATUS
   0 all intact, 3 an id is not stored, 4 a blob was corrupt (quarantined).`,
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			t := terminal(cmd, asJSON)
-			s, err := openStoreFor(ids)
+			t := g.term
+			s, err := g.openStoreFor(ids)
 			if err != nil {
 				return err
 			}
 			results, verr := s.Verify(cmd.Context(), ids)
-			if asJSON {
+			if g.json {
 				if err := t.Document(map[string]any{"results": results}); err != nil {
 					return err
 				}
@@ -155,7 +148,7 @@ EXIT STATUS
 			return verr
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	g.jsonFlag(cmd, "print JSON")
 	return cmd
 }
 

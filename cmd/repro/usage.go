@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/reprolab/repro/internal/ui"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/spf13/cobra"
@@ -36,13 +35,6 @@ func execute(ctx context.Context, root *cobra.Command) (*cobra.Command, error) {
 		err = exitcode.New(exitcode.Usage, err)
 	}
 	return cmd, err
-}
-
-// terminal returns the output layer of a command (see internal/ui):
-// cmd's stdout and stderr, which are os.Stdout and os.Stderr unless a test
-// redirected them, and its --json flag.
-func terminal(cmd *cobra.Command, asJSON bool) *ui.Terminal {
-	return ui.New(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON)
 }
 
 // wantsJSON reports whether the command that ran was given --json, so

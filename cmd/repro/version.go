@@ -42,8 +42,8 @@ func selfInfo() (buildinfo.Info, error) {
 	return in, nil
 }
 
-func newVersionCommand() *cobra.Command {
-	var asJSON, sbom, scan bool
+func newVersionCommand(g *globalOptions) *cobra.Command {
+	var sbom, scan bool
 	var osvDir string
 	cmd := &cobra.Command{
 		Use:   "version [--json | --sbom | --scan --osv DIR]",
@@ -64,15 +64,15 @@ EXIT STATUS
   2 usage error, 3 the feed cannot be read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := terminal(cmd, asJSON)
+			t := g.term
 			if scan != (osvDir != "") {
 				return exitcode.Errorf(exitcode.Usage, "--scan needs --osv DIR, and --osv goes with --scan")
 			}
-			if sbom && (asJSON || scan) {
+			if sbom && (g.json || scan) {
 				return exitcode.Errorf(exitcode.Usage, "--sbom prints the SBOM alone; leave out --json and --scan")
 			}
 			in, err := selfInfo()
-			if err != nil && (sbom || scan || asJSON) {
+			if err != nil && (sbom || scan || g.json) {
 				return err
 			}
 			switch {
@@ -84,8 +84,8 @@ EXIT STATUS
 				_, err = t.Stdout().Write(b)
 				return err
 			case scan:
-				return runVersionScan(t, in, osvDir, asJSON)
-			case asJSON:
+				return runVersionScan(t, in, osvDir)
+			case g.json:
 				return t.Document(in)
 			}
 			commit := ""
@@ -99,16 +99,16 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON, with every module and its go.sum hash")
+	g.jsonFlag(cmd, "print JSON, with every module and its go.sum hash")
 	cmd.Flags().BoolVar(&sbom, "sbom", false, "print the CycloneDX SBOM of repro's Go modules")
 	cmd.Flags().BoolVar(&scan, "scan", false, "match repro's modules against the OSV records of --osv")
 	cmd.Flags().StringVar(&osvDir, "osv", "", "folder of OSV records of the Go ecosystem")
-	return cmd
+	return noHome(cmd)
 }
 
 // runVersionScan matches in's modules and standard library against the
 // Go records of the feed in dir.
-func runVersionScan(t *ui.Terminal, in buildinfo.Info, dir string, asJSON bool) error {
+func runVersionScan(t *ui.Terminal, in buildinfo.Info, dir string) error {
 	feed, err := vulnscan.LoadFeed(dir)
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func runVersionScan(t *ui.Terminal, in buildinfo.Info, dir string, asJSON bool) 
 	if len(findings) > 0 {
 		verdict = exitcode.Errorf(exitcode.Negative, "%d OSV records affect this repro binary: upgrade the modules named (their fixed versions are listed) and release again", len(findings))
 	}
-	if asJSON {
+	if t.JSON() {
 		if err := t.Document(map[string]any{"version": in.Version, "commit": in.Commit, "go": in.Go,
 			"feed":    map[string]any{"dir": dir, "digest": feed.Digest.String(), "files": feed.Files, "records": len(feed.Records)},
 			"modules": len(in.Modules), "findings": findings}); err != nil {

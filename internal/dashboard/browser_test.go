@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/reprolab/repro/internal/testenv"
+	"github.com/reprolab/repro/internal/testenv/chromium"
 )
 
 // ArtifactsEnv names a folder where TestDashboardInBrowser also writes its
@@ -85,20 +85,7 @@ func TestDashboardInBrowser(t *testing.T) {
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	testenv.Heavy(t, "chromium")
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium", "install Debian's chromium (scripts/deps.sh does)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	t.Cleanup(cancelBrowser)
-	return ctx
+	return chromium.Start(t, 2*time.Minute, 1280, 900)
 }
 
 // saveShot writes a screenshot into the test's artifact folder and into

@@ -17,5 +17,6 @@
 // batch script (pyxis/enroot or Apptainer) or Kubernetes objects built from
 // the k8s.io/api types, and an operator README. [VerifyBundle] renders them
 // again and compares, so any edit is found. [Ingest] checks returned logs
-// against the manifest and records the run.
+// against the manifest and records the run. [VerifyLogs] verifies MLLOG
+// files given by hand (repro mllog verify) and records that as a run too.
 package handoff

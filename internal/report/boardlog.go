@@ -2,10 +2,17 @@ package report
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
+	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/boardlog"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/runs"
 )
 
 // Accepted are the runs of the board that enter its history (see
@@ -76,4 +83,35 @@ func PublishBoard(ctx context.Context, home, dataset string, ids []string, outDi
 	}
 	out.LogFiles, err = l.Publish(ctx, filepath.Join(outDir, "log"))
 	return out, err
+}
+
+// PublishBoardFolder writes the leaderboard of dataset, over every run of home,
+// as static pages into the folder out (made if missing), each file
+// atomically, and appends its verified runs to the board's log
+// (PublishBoard). An empty out, or one inside the run folders, is refused
+// before anything is written (exit 2).
+func PublishBoardFolder(ctx context.Context, home, dataset, out string) (*Published, error) {
+	if out == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--leaderboard needs --out DIR, the folder to write the pages into")
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
+	}
+	if within(layout.Home(home).Runs(), filepath.Join(abs, "index.html")) {
+		return nil, exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; pages written there would change the runs they describe", out)
+	}
+	ids, err := runs.List(home)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create --out %q: %v", out, err)
+	}
+	return PublishBoard(ctx, home, dataset, ids, abs, func(name string, data []byte) error {
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("refusing to write %q: not a plain file name", name)
+		}
+		return atomicfile.WriteFile(filepath.Join(abs, name), data, 0o644)
+	})
 }

@@ -516,3 +516,16 @@ func SBOMPackages(b []byte) ([]DebPackage, error) {
 // DpkgStatusPackages returns the installed packages of a dpkg status file,
 // as BuildSBOM lists them.
 func DpkgStatusPackages(status []byte) []DebPackage { return parseDpkgPackages(status) }
+
+// PinnedSBOM is ImageSBOM with the engine this machine answers on, if
+// any: a pin whose SBOM file is there, or whose layer is cached, needs no
+// engine.
+func PinnedSBOM(ctx context.Context, home string, trees []SBOMTree) (*SBOM, error) {
+	e, err := Connect(ctx)
+	if err != nil {
+		e = nil // the cached layer may do without the engine
+	} else {
+		defer e.Close()
+	}
+	return ImageSBOM(ctx, e, home, trees)
+}
