@@ -22,6 +22,10 @@ import (
 // computed once per test process.
 func humanevalHome(t *testing.T, shared bool) string {
 	t.Helper()
+	// Under -short the engine is left out: say so here, in every test, since
+	// a skip inside sharedHome.Do would end the Once with no home and make
+	// every later caller fail instead of skipping.
+	testenv.Heavy(t, "the Docker engine")
 	if shared {
 		sharedHome.Do(func() { sharedHome.dir = newHumanEvalHome(t, sharedHomeDir(t)) })
 		if sharedHome.dir == "" {
