@@ -88,7 +88,7 @@ func TestLeaderboardInBrowser(t *testing.T) {
 	do("back to the board by rank, open a run", chromedp.Navigate(base+"/board?dataset=HumanEvalPlus-v0.1.10"), chromedp.WaitVisible(chromedp.CSS("#board")),
 		chromedp.Click(chromedp.CSS(`a.label[href="/runs/`+ids[2]+`"]`)), chromedp.WaitVisible(chromedp.CSS(`svg[aria-label="Pass rate per task"]`)))
 	page := seen(`document.body.innerText`)
-	for _, want := range []string{"✔ verified", "Label coder-7b-t0.8, model org/coder-7b, sampling temperature=0.8,n=10,top-p=0.95", "time / limit (log scale)", "samples passed", "every sample passed", "leaderboards"} {
+	for _, want := range []string{"✔ verified", "Label coder-7b-t0.8, model org/coder-7b, sampling temperature=0.8,n=10,top-p=0.95", "slowest pass / limit", "samples passed", "every sample passed", "leaderboards"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the run page lacks %q", want)
 		}
