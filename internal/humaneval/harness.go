@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:d63f62aee80f5d251409570bf9b0fbc66501bab3dcfaf3310b6fbb9600131bc7")
+var HarnessDigest = digest.MustParse("sha256:48be470bf0019b0a66fb8afff38b11bb7f48a8d7c80ef4944818f1057552ca9b")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
