@@ -122,10 +122,10 @@ func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
 }
 
 // TestSignalStopsLongChecks: `runs verify` of a run folder and of a
-// bundle, `runs export` and `runs import` hash 64 GiB here (a sparse
-// file: no disk); SIGTERM or Ctrl-C (SIGINT) must end each within a few
-// seconds with exit 1 ("interrupted"), leaving no extracted folder,
-// bundle, staging folder or run.
+// bundle, `runs export`, `runs import`, `runs diff` and `report` hash 64
+// GiB here (a sparse file: no disk); SIGTERM or Ctrl-C (SIGINT) must end
+// each within a few seconds with exit 1 ("interrupted"), leaving no
+// extracted folder, bundle, report, staging folder or run.
 // Before, the hashing went on to the end (27 to 95 s for the runs and
 // bundles of the report).
 func TestSignalStopsLongChecks(t *testing.T) {
@@ -135,6 +135,7 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	other := t.TempDir()
 	reviewed := filepath.Join(t.TempDir(), "reviewed")
 	exported := filepath.Join(t.TempDir(), "out.tar")
+	reported := filepath.Join(t.TempDir(), "report.json")
 	// The bound leaves room for a loaded machine; the loops check for the
 	// signal at every read of at most 1 MiB.
 	const bound = 5 * time.Second
@@ -148,6 +149,8 @@ func TestSignalStopsLongChecks(t *testing.T) {
 		{"runs verify --bundle --extract, SIGINT", syscall.SIGINT, other, []string{"runs", "verify", "--bundle", bundle, "--trust", trustPath, "--extract", reviewed}},
 		{"runs export, SIGINT", syscall.SIGINT, home, []string{"runs", "export", id, "--out", exported}},
 		{"runs import, SIGTERM", syscall.SIGTERM, other, []string{"runs", "import", bundle, "--trust", trustPath}},
+		{"runs diff, SIGTERM", syscall.SIGTERM, home, []string{"runs", "diff", id, id}},
+		{"report --out, SIGINT", syscall.SIGINT, home, []string{"report", id, "--format", "json", "--out", reported}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(reproBin, tc.args...)
@@ -188,13 +191,16 @@ func TestSignalStopsLongChecks(t *testing.T) {
 		})
 	}
 	// Nothing half-written: no extracted folder nor its temporary
-	// sibling, no bundle nor its temporary sibling, no staging folder, no
-	// imported run or import record.
+	// sibling, no bundle or report nor a temporary sibling, no staging
+	// folder, no imported run or import record.
 	if ents, _ := os.ReadDir(filepath.Dir(reviewed)); len(ents) > 0 {
 		t.Errorf("an interrupted --extract left %s", ents[0].Name())
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(exported)); len(ents) > 0 {
 		t.Errorf("an interrupted export left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(reported)); len(ents) > 0 {
+		t.Errorf("an interrupted report left %s", ents[0].Name())
 	}
 	if ents, _ := os.ReadDir(layout.Home(other).Imports()); len(ents) > 0 {
 		t.Errorf("an interrupted import left %s in imports", ents[0].Name())
