@@ -122,10 +122,11 @@ func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
 }
 
 // TestSignalStopsLongChecks: `runs verify` of a run folder and of a
-// bundle, `runs export`, `runs import`, `runs diff` and `report` hash 64
-// GiB here (a sparse file: no disk); SIGTERM or Ctrl-C (SIGINT) must end
-// each within a few seconds with exit 1 ("interrupted"), leaving no
-// extracted folder, bundle, report, staging folder or run.
+// bundle, `runs export`, `runs import`, `runs diff`, `report` and `runs
+// reproduce` hash 64 GiB here (a sparse file: no disk); SIGTERM or Ctrl-C
+// (SIGINT) must end each within a few seconds with exit 1
+// ("interrupted"), leaving no extracted folder, bundle, report, temporary
+// or staging folder, or run.
 // Before, the hashing went on to the end (27 to 95 s for the runs and
 // bundles of the report).
 func TestSignalStopsLongChecks(t *testing.T) {
@@ -136,6 +137,9 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	reviewed := filepath.Join(t.TempDir(), "reviewed")
 	exported := filepath.Join(t.TempDir(), "out.tar")
 	reported := filepath.Join(t.TempDir(), "report.json")
+	// The commands' temporary folders (runs reproduce extracts the bundle
+	// into one), which must be gone after the signal.
+	tmp := t.TempDir()
 	// The bound leaves room for a loaded machine; the loops check for the
 	// signal at every read of at most 1 MiB.
 	const bound = 5 * time.Second
@@ -151,10 +155,11 @@ func TestSignalStopsLongChecks(t *testing.T) {
 		{"runs import, SIGTERM", syscall.SIGTERM, other, []string{"runs", "import", bundle, "--trust", trustPath}},
 		{"runs diff, SIGTERM", syscall.SIGTERM, home, []string{"runs", "diff", id, id}},
 		{"report --out, SIGINT", syscall.SIGINT, home, []string{"report", id, "--format", "json", "--out", reported}},
+		{"runs reproduce, SIGTERM", syscall.SIGTERM, other, []string{"runs", "reproduce", bundle, "--trust", trustPath}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(reproBin, tc.args...)
-			cmd.Env = append(os.Environ(), "REPRO_HOME="+tc.home)
+			cmd.Env = append(os.Environ(), "REPRO_HOME="+tc.home, "TMPDIR="+tmp)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -201,6 +206,9 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(reported)); len(ents) > 0 {
 		t.Errorf("an interrupted report left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("an interrupted command left %s in its temporary folder", ents[0].Name())
 	}
 	if ents, _ := os.ReadDir(layout.Home(other).Imports()); len(ents) > 0 {
 		t.Errorf("an interrupted import left %s in imports", ents[0].Name())
