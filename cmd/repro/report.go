@@ -46,7 +46,7 @@ made on first use), whose checkpoint and tiles are copied into --out/log;
 
 EXIT STATUS
   0 report written (verified or not), 1 interrupted by Ctrl-C or SIGTERM
-  while checking the run (nothing written), 2 unknown run or dataset, or
+  while checking the runs (nothing written), 2 unknown run or dataset, or
   bad flag, 4 the record cannot be read, or the board log under REPRO_HOME
   does not check out against its own checkpoint.`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -122,11 +122,11 @@ func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
 }
 
 // TestSignalStopsLongChecks: `runs verify` of a run folder and of a
-// bundle, `runs export`, `runs import`, `runs diff`, `report` and `runs
-// reproduce` hash 64 GiB here (a sparse file: no disk); SIGTERM or Ctrl-C
-// (SIGINT) must end each within a few seconds with exit 1
-// ("interrupted"), leaving no extracted folder, bundle, report, temporary
-// or staging folder, or run.
+// bundle, `runs export`, `runs import`, `runs diff`, `report` (of the run
+// and of its dataset's board) and `runs reproduce` hash 64 GiB here (a
+// sparse file: no disk); SIGTERM or Ctrl-C (SIGINT) must end each within
+// a few seconds with exit 1 ("interrupted"), leaving no extracted folder,
+// bundle, report, page, temporary or staging folder, or run.
 // Before, the hashing went on to the end (27 to 95 s for the runs and
 // bundles of the report).
 func TestSignalStopsLongChecks(t *testing.T) {
@@ -137,6 +137,7 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	reviewed := filepath.Join(t.TempDir(), "reviewed")
 	exported := filepath.Join(t.TempDir(), "out.tar")
 	reported := filepath.Join(t.TempDir(), "report.json")
+	site := t.TempDir()
 	// The commands' temporary folders (runs reproduce extracts the bundle
 	// into one), which must be gone after the signal.
 	tmp := t.TempDir()
@@ -156,6 +157,7 @@ func TestSignalStopsLongChecks(t *testing.T) {
 		{"runs diff, SIGTERM", syscall.SIGTERM, home, []string{"runs", "diff", id, id}},
 		{"report --out, SIGINT", syscall.SIGINT, home, []string{"report", id, "--format", "json", "--out", reported}},
 		{"runs reproduce, SIGTERM", syscall.SIGTERM, other, []string{"runs", "reproduce", bundle, "--trust", trustPath}},
+		{"report --leaderboard, SIGINT", syscall.SIGINT, home, []string{"report", "--leaderboard", "humanevalplus-v0.1.10", "--out", site}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(reproBin, tc.args...)
@@ -206,6 +208,9 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(reported)); len(ents) > 0 {
 		t.Errorf("an interrupted report left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(site); len(ents) > 0 {
+		t.Errorf("an interrupted board export left %s", ents[0].Name())
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
 		t.Errorf("an interrupted command left %s in its temporary folder", ents[0].Name())
