@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,5 +223,60 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	}
 	if _, err := os.Lstat(layout.Home(other).Run(id)); err == nil {
 		t.Errorf("an interrupted import left run %s", id)
+	}
+}
+
+// TestSignalStopsServe: `repro serve` shuts down within a few seconds of
+// SIGTERM, exit 0, while a request for a run page is still checking the
+// run's 64 GiB of files. Before, the shutdown waited the 5 s it allows
+// the requests in flight, then exited 1 with the hashing unfinished.
+func TestSignalStopsServe(t *testing.T) {
+	home := t.TempDir()
+	id, _ := bigSignedRun(t, home, 64<<30)
+	cmd := exec.Command(reproBin, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "REPRO_HOME="+home)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go func() { done <- cmd.Wait() }()
+	base := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`).FindString(line)
+	if err != nil || base == "" {
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("repro serve printed %q (%v): %s", line, err, stderr.String())
+	}
+	go func() {
+		if resp, err := http.Get(base + "runs/" + id); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("serve ended before the signal (%v): %s", err, stderr.String())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 3 * time.Second
+	select {
+	case err = <-done:
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("serve still running %v after SIGTERM: %s", bound, stderr.String())
+	}
+	t.Logf("serve exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("serve after SIGTERM: %v, want exit 0: %s", err, stderr.String())
 	}
 }
