@@ -45,9 +45,10 @@ made on first use), whose checkpoint and tiles are copied into --out/log;
 ` + "`repro log verify`" + ` checks them (see docs/dashboard.md).
 
 EXIT STATUS
-  0 report written (verified or not), 2 unknown run or dataset, or bad flag,
-  4 the record cannot be read, or the board log under REPRO_HOME does not
-  check out against its own checkpoint.`,
+  0 report written (verified or not), 1 interrupted by Ctrl-C or SIGTERM
+  while checking the runs (nothing written), 2 unknown run or dataset, or
+  bad flag, 4 the record cannot be read, or the board log under REPRO_HOME
+  does not check out against its own checkpoint.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.board != "" {
 				return cobra.NoArgs(cmd, args)
@@ -86,7 +87,7 @@ func runReport(ctx context.Context, g *globalOptions, o reportOptions, args []st
 		}
 		return nil
 	case o.out != "":
-		rep, err := report.ExportRun(g.home, args[0], o.format, o.out)
+		rep, err := report.ExportRun(ctx, g.home, args[0], o.format, o.out)
 		if err != nil {
 			return err
 		}
@@ -97,7 +98,7 @@ func runReport(ctx context.Context, g *globalOptions, o reportOptions, args []st
 		t.Notef("report of run %s (%s) written to %s", rep.Run.ID, verified, o.out)
 		return nil
 	}
-	_, b, err := report.Render(g.home, args[0], o.format)
+	_, b, err := report.Render(ctx, g.home, args[0], o.format)
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,11 @@ EXIT STATUS
 					}
 				}
 				if r != nil && v.Record.Kind == "humaneval" && verr == nil {
-					if rep, err := report.Build(home, r.ID); err == nil && rep.HumanEval != nil {
+					rep, err := report.BuildContext(cmd.Context(), home, r.ID)
+					if cmd.Context().Err() != nil {
+						return runs.Interrupted(cmd.Context(), "run "+r.ID)
+					}
+					if err == nil && rep.HumanEval != nil {
 						board = report.NotRankedReasons(report.LoadReference(home, rep.HumanEval.Dataset), rep)
 						checks = append(checks, runs.VSACheck{Property: runs.VSAReferenceProfile, Passed: len(board) == 0})
 					}

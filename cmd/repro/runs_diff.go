@@ -18,13 +18,14 @@ other summary values that differ, and the provenance fields that differ
 ids or unique prefixes. --json prints the same as one document.
 
 EXIT STATUS
-  0 both runs verify (whatever changed), 2 unknown run, 4 a run does not
-  match its signed record (the diff is still printed, marked).`,
+  0 both runs verify (whatever changed), 1 interrupted by Ctrl-C or
+  SIGTERM while checking the runs (nothing printed), 2 unknown run, 4 a run
+  does not match its signed record (the diff is still printed, marked).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
 			home := g.home
-			d, err := rundiff.Build(home, args[0], args[1])
+			d, err := rundiff.BuildContext(cmd.Context(), home, args[0], args[1])
 			if err != nil {
 				return err
 			}

@@ -42,11 +42,12 @@ newest reproduction agrees. See
 docs/dashboard.md.
 
 EXIT STATUS
-  0 every verdict agrees, 1 a verdict differs, 2 unreadable bundle path or
-  a run that cannot be re-executed (not a completed HumanEval run of
-  samples), 3 no trust file, engine, image or dataset (nothing ran), 4 the
-  bundle does not verify or its samples are not those its record names
-  (nothing ran), or the re-execution's own integrity failed.`,
+  0 every verdict agrees, 1 a verdict differs, or Ctrl-C or SIGTERM while
+  the bundle is checked, 2 unreadable bundle path or a run that cannot be
+  re-executed (not a completed HumanEval run of samples), 3 no trust
+  file, engine, image or dataset (nothing ran), 4 the bundle does not
+  verify or its samples are not those its record names (nothing ran), or
+  the re-execution's own integrity failed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,9 +125,11 @@ func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
 }
 
 // TestSignalStopsLongChecks: `runs verify` of a run folder and of a
-// bundle, and `runs import`, hash 64 GiB here (a sparse file: no disk);
-// SIGTERM or Ctrl-C (SIGINT) must end each within a few seconds with exit
-// 1 ("interrupted"), leaving no extracted folder, staging folder or run.
+// bundle, `runs export`, `runs import`, `runs diff`, `report` (of the run
+// and of its dataset's board) and `runs reproduce` hash 64 GiB here (a
+// sparse file: no disk); SIGTERM or Ctrl-C (SIGINT) must end each within
+// a few seconds with exit 1 ("interrupted"), leaving no extracted folder,
+// bundle, report, page, temporary or staging folder, or run.
 // Before, the hashing went on to the end (27 to 95 s for the runs and
 // bundles of the report).
 func TestSignalStopsLongChecks(t *testing.T) {
@@ -133,6 +138,12 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	trustPath := filepath.Join(home, "trust.json")
 	other := t.TempDir()
 	reviewed := filepath.Join(t.TempDir(), "reviewed")
+	exported := filepath.Join(t.TempDir(), "out.tar")
+	reported := filepath.Join(t.TempDir(), "report.json")
+	site := t.TempDir()
+	// The commands' temporary folders (runs reproduce extracts the bundle
+	// into one), which must be gone after the signal.
+	tmp := t.TempDir()
 	// The bound leaves room for a loaded machine; the loops check for the
 	// signal at every read of at most 1 MiB.
 	const bound = 5 * time.Second
@@ -144,11 +155,16 @@ func TestSignalStopsLongChecks(t *testing.T) {
 	}{
 		{"runs verify of a run folder, SIGTERM", syscall.SIGTERM, home, []string{"runs", "verify", id}},
 		{"runs verify --bundle --extract, SIGINT", syscall.SIGINT, other, []string{"runs", "verify", "--bundle", bundle, "--trust", trustPath, "--extract", reviewed}},
+		{"runs export, SIGINT", syscall.SIGINT, home, []string{"runs", "export", id, "--out", exported}},
 		{"runs import, SIGTERM", syscall.SIGTERM, other, []string{"runs", "import", bundle, "--trust", trustPath}},
+		{"runs diff, SIGTERM", syscall.SIGTERM, home, []string{"runs", "diff", id, id}},
+		{"report --out, SIGINT", syscall.SIGINT, home, []string{"report", id, "--format", "json", "--out", reported}},
+		{"runs reproduce, SIGTERM", syscall.SIGTERM, other, []string{"runs", "reproduce", bundle, "--trust", trustPath}},
+		{"report --leaderboard, SIGINT", syscall.SIGINT, home, []string{"report", "--leaderboard", "humanevalplus-v0.1.10", "--out", site}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(reproBin, tc.args...)
-			cmd.Env = append(os.Environ(), "REPRO_HOME="+tc.home)
+			cmd.Env = append(os.Environ(), "REPRO_HOME="+tc.home, "TMPDIR="+tmp)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -185,14 +201,82 @@ func TestSignalStopsLongChecks(t *testing.T) {
 		})
 	}
 	// Nothing half-written: no extracted folder nor its temporary
-	// sibling, no staging folder, no imported run or import record.
+	// sibling, no bundle or report nor a temporary sibling, no staging
+	// folder, no imported run or import record.
 	if ents, _ := os.ReadDir(filepath.Dir(reviewed)); len(ents) > 0 {
 		t.Errorf("an interrupted --extract left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(exported)); len(ents) > 0 {
+		t.Errorf("an interrupted export left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(reported)); len(ents) > 0 {
+		t.Errorf("an interrupted report left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(site); len(ents) > 0 {
+		t.Errorf("an interrupted board export left %s", ents[0].Name())
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("an interrupted command left %s in its temporary folder", ents[0].Name())
 	}
 	if ents, _ := os.ReadDir(layout.Home(other).Imports()); len(ents) > 0 {
 		t.Errorf("an interrupted import left %s in imports", ents[0].Name())
 	}
 	if _, err := os.Lstat(layout.Home(other).Run(id)); err == nil {
 		t.Errorf("an interrupted import left run %s", id)
+	}
+}
+
+// TestSignalStopsServe: `repro serve` shuts down within a few seconds of
+// SIGTERM, exit 0, while a request for a run page is still checking the
+// run's 64 GiB of files. Before, the shutdown waited the 5 s it allows
+// the requests in flight, then exited 1 with the hashing unfinished.
+func TestSignalStopsServe(t *testing.T) {
+	home := t.TempDir()
+	id, _ := bigSignedRun(t, home, 64<<30)
+	cmd := exec.Command(reproBin, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "REPRO_HOME="+home)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go func() { done <- cmd.Wait() }()
+	base := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`).FindString(line)
+	if err != nil || base == "" {
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("repro serve printed %q (%v): %s", line, err, stderr.String())
+	}
+	go func() {
+		if resp, err := http.Get(base + "runs/" + id); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("serve ended before the signal (%v): %s", err, stderr.String())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 3 * time.Second
+	select {
+	case err = <-done:
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("serve still running %v after SIGTERM: %s", bound, stderr.String())
+	}
+	t.Logf("serve exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("serve after SIGTERM: %v, want exit 0: %s", err, stderr.String())
 	}
 }

@@ -64,7 +64,12 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	if s.Reference != nil {
 		ref = func(_, d string) *report.Reference { return s.Reference(d) }
 	}
-	b, err := report.CollectBoardWith(s.Home, dataset, ids, ref(s.Home, dataset)).Board(report.BoardOptions{All: q.Get("all") == "1", Sort: q.Get("sort"), Order: q.Get("order")})
+	br, err := report.CollectBoardContext(r.Context(), s.Home, dataset, ids, ref(s.Home, dataset))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	b, err := br.Board(report.BoardOptions{All: q.Get("all") == "1", Sort: q.Get("sort"), Order: q.Get("order")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

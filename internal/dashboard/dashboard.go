@@ -261,7 +261,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rep, err := report.Build(s.Home, id)
+	rep, err := report.BuildContext(r.Context(), s.Home, id)
 	if err == nil && rep.Run.ID != id {
 		err = exitcode.Errorf(exitcode.Usage, "no run %q", id)
 	}
@@ -302,7 +302,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d, err := rundiff.Build(s.Home, a, b)
+	d, err := rundiff.BuildContext(r.Context(), s.Home, a, b)
 	if err == nil && (d.A.ID != a || d.B.ID != b) {
 		err = exitcode.Errorf(exitcode.Usage, "no such pair of runs")
 	}
@@ -332,9 +332,15 @@ func Listen(addr string, allowRemote bool) (net.Listener, bool, error) {
 	return l, loopback, nil
 }
 
-// Serve serves s on l until ctx ends, then shuts down gracefully.
+// Serve serves s on l until ctx ends, then shuts down gracefully: the
+// requests in flight are cancelled first, so that a page still checking a
+// run's files stops within a read of at most 1 MiB instead of holding the
+// shutdown.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	requests, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
 	srv := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return requests },
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -349,6 +355,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		cancelRequests()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -236,6 +237,14 @@ func rowKey(r BoardRow) string { return r.SignerKeyID + "\x00" + r.Label }
 
 // CollectBoardWith is CollectBoard against the reference profile ref.
 func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Reference) *BoardRuns {
+	br, _ := CollectBoardContext(context.Background(), home, dataset, ids, ref)
+	return br
+}
+
+// CollectBoardContext is CollectBoardWith, stopping the check of the runs'
+// files within a read of at most 1 MiB once ctx is done: then it returns
+// no runs and runs.Interrupted's error (exit 1).
+func CollectBoardContext(ctx context.Context, home, dataset string, ids []string, ref *humaneval.Reference) (*BoardRuns, error) {
 	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}, profile: profileOf(ref)}
 	if tf, err := runs.LoadTrust(home, ""); err == nil {
 		br.requireReexecution = tf.Leaderboard.RequireReexecution
@@ -246,7 +255,10 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 		if !isRunOf(home, id, dataset) {
 			continue
 		}
-		rep, err := Build(home, id)
+		rep, err := BuildContext(ctx, home, id)
+		if ctx.Err() != nil {
+			return nil, runs.Interrupted(ctx, "the runs of the board of "+dataset)
+		}
 		if err != nil {
 			br.notes = append(br.notes, fmt.Sprintf("run %s cannot be read: %v", id, err))
 			continue
@@ -283,7 +295,7 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 	for _, rows := range br.byLabel {
 		sort.Slice(rows, func(i, j int) bool { return newer(rows[i], rows[j]) })
 	}
-	return br
+	return br, nil
 }
 
 // Board makes the board in o's view and order. Without o.All each label

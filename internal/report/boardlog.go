@@ -11,6 +11,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/boardlog"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 )
@@ -62,7 +63,10 @@ type Published struct {
 // are written through write, and the log's tiles and checkpoint are then
 // copied into outDir/log, so that a published board carries its history.
 func PublishBoard(ctx context.Context, home, dataset string, ids []string, outDir string, write func(name string, data []byte) error) (*Published, error) {
-	br := CollectBoard(home, dataset, ids)
+	br, err := CollectBoardContext(ctx, home, dataset, ids, humaneval.LoadReference(home, dataset))
+	if err != nil {
+		return nil, err
+	}
 	if err := br.check(home, ids); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,10 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 )
 
-// Render builds the report of run id of home (Build) and returns it with
-// its text in format (Write).
-func Render(home, id, format string) (*Report, []byte, error) {
-	rep, err := Build(home, id)
+// Render builds the report of run id of home (BuildContext, which stops
+// when ctx is done) and returns it with its text in format (Write).
+func Render(ctx context.Context, home, id, format string) (*Report, []byte, error) {
+	rep, err := BuildContext(ctx, home, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -28,8 +29,9 @@ func Render(home, id, format string) (*Report, []byte, error) {
 // ExportRun writes the report of run id of home in format to the file
 // out, atomically, and returns it. An out inside the run folders is
 // refused before anything is read (exit 2): a report written there would
-// change the run it describes.
-func ExportRun(home, id, format, out string) (*Report, error) {
+// change the run it describes. Once ctx is done it stops (Render) and
+// writes nothing.
+func ExportRun(ctx context.Context, home, id, format, out string) (*Report, error) {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "--out %q: %v", out, err)
@@ -37,7 +39,7 @@ func ExportRun(home, id, format, out string) (*Report, error) {
 	if within(layout.Home(home).Runs(), abs) {
 		return nil, exitcode.Errorf(exitcode.Usage, "--out %q is inside the run folders; a report written there would change the run it describes", out)
 	}
-	rep, b, err := Render(home, id, format)
+	rep, b, err := Render(ctx, home, id, format)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -233,6 +234,13 @@ func (t TaskRow) PassRate() float64 {
 // verify still gets a report, marked not verified with the problems; an
 // unknown run is a usage error, an unreadable record an integrity error.
 func Build(home, id string) (*Report, error) {
+	return BuildContext(context.Background(), home, id)
+}
+
+// BuildContext is Build, stopping the check of the run's files within a
+// read of at most 1 MiB once ctx is done: then it returns no report and
+// runs.Interrupted's error (exit 1).
+func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 	if id == "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "name a run (see `repro runs list`)")
 	}
@@ -240,7 +248,7 @@ func Build(home, id string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, problems, key, verr := verify(home, r)
+	rec, problems, key, verr := verify(ctx, home, r)
 	if rec == nil {
 		return nil, verr
 	}
@@ -299,8 +307,8 @@ func Build(home, id string) (*Report, error) {
 // internal/runimport), as `repro runs verify` does, and returns the record, the problems and
 // the key that verified. A missing trust file is a problem, not an error:
 // the report is still made, NOT verified; an unreadable record is an
-// error.
-func verify(home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key, error) {
+// error, and so is an interrupted check (ctx done).
+func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key, error) {
 	t, err := runimport.LoadTrust(home, r.ID)
 	if err != nil {
 		rec, _, rerr := r.ReadRecord()
@@ -309,7 +317,7 @@ func verify(home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key,
 		}
 		return rec, []runs.Problem{{What: err.Error()}}, nil, err
 	}
-	v, err := r.VerifyWith(t)
+	v, err := r.VerifyWithContext(ctx, t)
 	if v == nil {
 		return nil, nil, nil, err
 	}

@@ -130,7 +130,7 @@ func Reproduce(ctx context.Context, st *store.Store, o Options) (*Report, error)
 	}
 	defer os.RemoveAll(tmp)
 	bundleDir := filepath.Join(tmp, "bundle")
-	v, err := runs.ExtractBundle(o.Bundle, o.Trust, bundleDir)
+	v, err := runs.ExtractBundleContext(ctx, o.Bundle, o.Trust, bundleDir)
 	if err != nil {
 		return nil, err
 	}

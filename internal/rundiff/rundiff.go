@@ -10,6 +10,7 @@
 package rundiff
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -91,11 +92,18 @@ func (d *Diff) Verified() bool { return d.A.Verified && d.B.Verified }
 // home. An unknown run is a usage error, an unreadable record an
 // integrity error; a run that does not verify is compared and marked.
 func Build(home, a, b string) (*Diff, error) {
-	ra, err := report.Build(home, a)
+	return BuildContext(context.Background(), home, a, b)
+}
+
+// BuildContext is Build, stopping the checks of the runs' files once ctx
+// is done (report.BuildContext): then it returns no diff and
+// runs.Interrupted's error (exit 1).
+func BuildContext(ctx context.Context, home, a, b string) (*Diff, error) {
+	ra, err := report.BuildContext(ctx, home, a)
 	if err != nil {
 		return nil, err
 	}
-	rb, err := report.Build(home, b)
+	rb, err := report.BuildContext(ctx, home, b)
 	if err != nil {
 		return nil, err
 	}
