@@ -326,10 +326,11 @@ func testHostileSuite(t *testing.T, e *sandbox.Engine) {
 		}
 	}
 	// Tighter time limits than the defaults keep the suite short; they are
-	// CPU seconds, so a loaded machine does not make them flaky. The load
-	// allowance, which ends at the load mark, holds the memory bomb's
-	// 448 MiB before its MemoryError (over 3 CPU-s under runsc on a loaded
-	// machine).
+	// CPU seconds, so a loaded machine does not make them flaky (under
+	// runsc the host's clock of the container decides the load allowance
+	// and the list's limit, since gVisor's clock counts a loaded host's
+	// waits). The load allowance, which ends at the load mark, holds the
+	// memory bomb's 448 MiB before its MemoryError.
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 6
 	start := time.Now()

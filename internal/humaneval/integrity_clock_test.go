@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,7 +128,51 @@ def fib(n):
         a, b = b, a + b
     return a
 `, []Status{StatusTimeout, StatusFail}}, limits: func(l *RunLimits) { l.ImportAllowance = 4 }, baseOnly: true},
+		// Loading past the load allowance (3 s here) by real CPU work: a
+		// loop whose length the host measured in its own CPU time, so
+		// that no clock inside the sandbox decides how much work it is.
+		// Under gVisor the host's clock of the loading stops it (the
+		// supervisor's clock counts a loaded host's waits, and applies the
+		// allowance only as a backstop); under runc both clocks do. Within
+		// the list's 6 s, it would pass if nothing held the loading.
+		{integrityCase: integrityCase{"4.5 CPU-s of loading, against an allowance of 3 s", fmt.Sprintf(`
+for _ in range(%d):
+    pass
+def fib(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+`, loopFor(4.5)), []Status{StatusTimeout}}, baseOnly: true},
 	}
+}
+
+// loopRate is how many iterations of an empty Python for loop this host
+// runs per CPU second, measured once with the host's /usr/bin/python3 (the
+// evaluator image's Python is the same Debian package).
+var loopRate = sync.OnceValue(func() float64 {
+	out, err := exec.Command("/usr/bin/python3", "-c", `
+import time
+n = 20_000_000
+t = time.process_time()
+for _ in range(n):
+    pass
+print(n / (time.process_time() - t))
+`).Output()
+	if err != nil {
+		panic(fmt.Sprintf("python3 for the loop rate: %v", err))
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil || r <= 0 {
+		panic(fmt.Sprintf("python3 printed %q for the loop rate", out))
+	}
+	return r
+})
+
+// loopFor is the iterations of an empty Python loop that take seconds of
+// CPU time on this host.
+func loopFor(seconds float64) int {
+	return int(seconds * loopRate())
 }
 
 // TestClockIntegritySuite runs the clock cases under each runtime, and
@@ -227,13 +274,16 @@ var clockControls = []struct {
 	edits         [][2]string
 	runtime       sandbox.Runtime
 	host          *bool
+	// scaled sets forceClockScale: the supervisor applies its load and
+	// list limits as it does under gVisor.
+	scaled bool
 }{
 	// Input 0's clock from the L record, with the load allowance on top
 	// of its limit. The host's tally of each record against its input's
 	// own limit then still refuses the pass (settlePass), but as a timeout,
 	// where EvalPlus's per-input alarm fails the call: the case notices.
 	{control: "the load allowance ends at the load mark", test: "1.5 CPU-s in input 0's call, against its limit of 1 s", edits: [][2]string{
-		{"                            cpu_limit = limits[0]\n", "                            cpu_limit += limits[0]\n"},
+		{"                            cpu_limit = cpu_cap = limits[0]\n", "                            cpu_limit += limits[0]\n                            cpu_cap += limits[0]\n"},
 		{"                        wall_last, cpu_last, idle_input = now, c, 0.0\n", "                        wall_last, idle_input = now, 0.0\n"},
 	}},
 	// Input 0 in the child's pipe from the start, as before the load mark
@@ -243,6 +293,11 @@ var clockControls = []struct {
 	}},
 	// Under runc the supervisor's clock is the container's cgroup too.
 	{control: "host's clock bounded by the job's own limits", test: "CPU hidden from the supervisor past the list's limit", runtime: sandbox.Runsc, host: &hostBudgetOwnLimits},
+	// Under gVisor the supervisor applies the load allowance only eight
+	// times over (clockScale): the host's clock of the loading holds it.
+	// The row scales the limits under runc, whose job clock is the
+	// cgroup's, so that a loaded machine does not change what it shows.
+	{control: "the host's clock of the loading", test: "4.5 CPU-s of loading, against an allowance of 3 s", host: &hostLoadClockOn, scaled: true},
 }
 
 // TestClockControlsAreNeeded takes one clock control out at a time and
@@ -262,6 +317,10 @@ func TestClockControlsAreNeeded(t *testing.T) {
 			if m.host != nil {
 				*m.host = false
 				t.Cleanup(func() { *m.host = true })
+			}
+			if m.scaled {
+				forceClockScale = true
+				t.Cleanup(func() { forceClockScale = false })
 			}
 			idx := slices.IndexFunc(clockCases(), func(c clockCase) bool { return c.name == m.test })
 			if idx < 0 {
@@ -345,6 +404,30 @@ func TestHostBudgetIsTheJobsOwnLimit(t *testing.T) {
 		}
 		if own := time.Duration(j.PhaseLimit * float64(time.Second)); got > own+hostClockSlack(own) {
 			t.Errorf("limits %v: budget %v is over the list's limit %v and its slack", c.limits, got, own)
+		}
+	}
+}
+
+// TestHostLoadBudgetAndClockScale: the host holds the loading to the load
+// allowance plus its slack (an EvalPlus job, which has no load mark, to
+// nothing of the kind), and the supervisor scales its load and list limits
+// only where its clock is gVisor's and the host's clock holds the job.
+func TestHostLoadBudgetAndClockScale(t *testing.T) {
+	rl := DefaultRunLimits()
+	j := &job{Limits: []float64{4}, FirstExtra: rl.ImportAllowance, PhaseLimit: rl.PhaseLimit([]float64{4})}
+	if got, want := hostLoadBudget(j), 4900*time.Millisecond; got != want { // 4 + 0.5 + 0.4
+		t.Errorf("load budget %v, want %v", got, want)
+	}
+	if got := hostLoadBudget(&job{EvalPlus: &evalplusHeader{Kind: "evalplus"}, FirstExtra: 4}); got != 0 {
+		t.Errorf("an EvalPlus job's load budget is %v, want none", got)
+	}
+	for _, c := range []struct {
+		clock string
+		host  bool
+		want  float64
+	}{{"proc", true, procClockScale}, {"proc", false, 1}, {"cgroup", true, 1}, {"", true, 1}} {
+		if got := clockScale(c.clock, c.host); got != c.want {
+			t.Errorf("clock %q, host clock %v: scale %v, want %v", c.clock, c.host, got, c.want)
 		}
 	}
 }

@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 6
+	protocolVersion = 7
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 	// maxJobHeader is the largest job header the supervisor takes
@@ -130,6 +130,51 @@ func hostBudget(j *job) time.Duration {
 	return b + hostClockSlack(b)
 }
 
+// procClockScale is how many times the load allowance and the list's
+// limit the supervisor applies to its own job clock where that clock is
+// gVisor's ("proc") and the host holds the job by the container's cgroup:
+// gVisor advances a task's CPU clock by wall-time ticks while the task is
+// runnable, so on a host with more runnable threads than CPUs it counts
+// time the program spent waiting, and a loaded machine turned honest
+// verdicts into timeouts. The host's clock counts only CPU time used, so
+// it decides; the supervisor's limit stays as a backstop. (Per-input
+// limits stay on the supervisor's clock: a fast clock can only stop an
+// input early, never let it run long.)
+const procClockScale = 8
+
+// clockScale is the job header's clock_scale for a supervisor whose hello
+// named clock, where the host reads the container's CPU usage (hostClock):
+// procClockScale for gVisor's clock with the host's clock on, else 1.
+func clockScale(clock string, hostClock bool) float64 {
+	if (clock == "proc" || forceClockScale) && hostClock {
+		return procClockScale
+	}
+	return 1
+}
+
+// forceClockScale scales the supervisor's load and list limits whatever its
+// clock: only TestClockControlsAreNeeded sets it, to show under runc (whose
+// job clock is the cgroup's, so that the case does not depend on the
+// host's load) what the host's load clock holds under gVisor.
+var forceClockScale = false
+
+// hostLoadClockOn: the host holds a job's loading to the load allowance by
+// its own clock (hostLoadBudget), as it must where the supervisor scales
+// its limits (clockScale). Only TestClockControlsAreNeeded turns it off.
+var hostLoadClockOn = true
+
+// hostLoadBudget is the CPU time the host's clock allows a job from its L
+// frame to its load mark (the G frame): the load allowance, plus
+// hostClockSlack; 0 where the host does not hold the loading (an EvalPlus
+// job, which has no load mark, or a job without an allowance).
+func hostLoadBudget(j *job) time.Duration {
+	if j.EvalPlus != nil || j.FirstExtra <= 0 || !hostLoadClockOn {
+		return 0
+	}
+	b := time.Duration(j.FirstExtra * float64(time.Second))
+	return b + hostClockSlack(b)
+}
+
 // Launcher starts a supervisor (python3 -I /harness/supervisor.py with the
 // harness tree mounted read-only at /harness) in a fresh container.
 type Launcher func(ctx context.Context) (Transport, error)
@@ -140,6 +185,11 @@ type Hello struct {
 	Python     string `json:"python"`
 	HexVersion int64  `json:"hexversion"`
 	UID        int    `json:"uid"`
+	// Clock is the supervisor's job clock: "cgroup" (the container's
+	// cgroup less its own work) or "proc" (under gVisor, the sum over
+	// /proc of gVisor's own clock, which counts a runnable task's wait for
+	// a host CPU; see clockScale).
+	Clock string `json:"clock"`
 }
 
 // job is one run of one program on one input list.
@@ -204,6 +254,7 @@ type jobHeader struct {
 	Expect     []float64 `json:"expect,omitempty"`
 	FirstExtra float64   `json:"first_extra"`
 	PhaseLimit float64   `json:"phase_limit"`
+	ClockScale float64   `json:"clock_scale"`
 	WallFactor float64   `json:"wall_factor"`
 	RecordCap  int       `json:"record_cap"`
 	ByteCap    int64     `json:"byte_cap"`
@@ -497,7 +548,12 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	if j.EvalPlus != nil {
 		inputs, lens = j.Body, nil
 	}
-	hdr, err := json.Marshal(jobHeader{evalplusHeader: j.EvalPlus,
+	t := w.t
+	clk, _ := t.(cpuClock)
+	if !hostClockOn {
+		clk = nil
+	}
+	hdr, err := json.Marshal(jobHeader{evalplusHeader: j.EvalPlus, ClockScale: clockScale(w.hello.Clock, clk != nil),
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
@@ -518,7 +574,6 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		expired  bool
 		finished bool
 	)
-	t := w.t
 	timer := time.AfterFunc(limit, func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -535,10 +590,6 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	// wedged and is killed; one whose container got less was starved by a
 	// loaded host and is waited for, up to heartbeatWallMax. (A job gains
 	// nothing by stopping the supervisor: its job ends as lost.)
-	clk, _ := t.(cpuClock)
-	if !hostClockOn {
-		clk = nil
-	}
 	lastFrame := time.Now()
 	var lastCPU time.Duration
 	if clk != nil {
@@ -597,13 +648,20 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	// hostBudget by it is stopped, whatever the supervisor's own clock saw
 	// (under gVisor that clock sums /proc, which misses a process nobody
 	// waits for).
+	// The loading, from the L frame to the G frame (the load mark), is
+	// held to hostLoadBudget the same way.
 	var cpuStart, cpuUsed time.Duration
-	loaded := false
-	budget := hostBudget(j)
+	loaded, marked := false, false
+	budget, loadBudget := hostBudget(j), hostLoadBudget(j)
 	overBudget := func() string {
 		return fmt.Sprintf("the job used %.2f s of CPU time as the host measures its container, over the %.2f s its limits allow",
 			cpuUsed.Seconds(), budget.Seconds())
 	}
+	overLoad := func() string {
+		return fmt.Sprintf("loading the program used %.2f s of CPU time as the host measures its container, over the %.2f s its load allowance allows",
+			cpuUsed.Seconds(), loadBudget.Seconds())
+	}
+	loadOver := func() bool { return !marked && loadBudget > 0 && cpuUsed > loadBudget }
 	fc := frameClock{clk: clk}
 	for {
 		mu.Lock()
@@ -629,6 +687,11 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true,
 					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
 			}
+			if loadOver() && kind != 'E' {
+				w.stop()
+				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overLoad(), Records: k, Last: true,
+					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
+			}
 		}
 		switch kind {
 		case 'L':
@@ -641,6 +704,11 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 					return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
 				}
 			}
+		case 'G':
+			if !loaded || marked || len(body) != 0 {
+				return lost(k, "a G frame before the L frame, a second or a malformed one")
+			}
+			marked = true
 		case 'R':
 			if clk != nil && !loaded {
 				return lost(k, "a record before the L frame: the host's clock of the job never started")
@@ -696,6 +764,10 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				// Every record came within the supervisor's clock, but not
 				// within the host's: the job hid CPU time.
 				end.Status, end.Detail = endTimeout, overBudget()
+			} else if loaded && clk != nil && loadOver() && (end.Status == endDone || end.Status == endStopped) {
+				// The program ended (or failed) while loading, past its
+				// allowance by the host's clock.
+				end.Status, end.Detail = endTimeout, overLoad()
 			}
 			if end.Status == endSetup || end.Last {
 				// The supervisor stops after this job: the next one gets a

@@ -48,7 +48,14 @@ A job's limits run from the child's L record: the program's loading under the
 load allowance ("first_extra") alone, up to the load mark (the child's G
 record); input 0's call under its own limit from the mark, each later input's
 from the previous result; and the whole job, loading included, under the
-list's limit ("phase_limit"). No input is released before the load mark, so
+list's limit ("phase_limit"). Under gVisor the job clock counts time in which
+a runnable process waited for a host CPU (gVisor's kernel advances every
+running task's clock by wall-time ticks), so on a loaded host it runs fast;
+there the host, which reads the container's cgroup, holds the loading and the
+list to their limits, and this process applies them only at "clock_scale"
+times their value, as a backstop (1 where its clock is the cgroup's). The
+per-input limits are applied here as they are under every clock: a fast
+clock can stop an input early, never let one run long. No input is released before the load mark, so
 no input's work can run under the load allowance: a program that sends the
 mark early only ends its own allowance sooner. No result may come for an
 input not yet released, nor past the list's limit.
@@ -96,6 +103,11 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
                             host reads the container's CPU usage when this
                             frame comes and when the job ends, and holds
                             the job to its limits by that clock too
+  'G' u32 0                 the job's child reached its load mark (G record):
+                            the load allowance ends here (sent at once, not
+                            batched); the host reads the container's CPU usage
+                            and holds the loading to its allowance by that
+                            clock too
   'E' u32 len JSON          end of a job: status, counts, child exit, stderr,
                             "cpu" (the job's CPU time from L to the moment it
                             was decided, loading included) and "load_cpu"
@@ -183,7 +195,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 6
+PROTOCOL = 7
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -205,7 +217,7 @@ CHECK_EVERY = 0.05  # seconds between CPU-time checks while waiting
 HEARTBEAT = 1.0  # seconds without a frame after which a job sends a P frame
 FLUSH_AFTER = 0.02  # seconds a record may wait to go out with others
 GATHER = 0.001  # seconds to let results gather after reading some
-CHILD_KEYS = ("job", "entry_point", "program_len", "n", "rebuild", "mem", "phase_limit", "fsize", "record_cap", "times")
+CHILD_KEYS = ("job", "entry_point", "program_len", "n", "rebuild", "mem", "phase_limit", "clock_scale", "fsize", "record_cap", "times")
 WINDOW_MAX = 1024  # inputs released to a child at once
 WINDOW_GROWTH = 8  # how much larger a window may be than the one before
 WINDOW_SHARE = 1 / 16  # of the smallest limit in it, what a window may take at the pace of the last
@@ -769,7 +781,7 @@ def child(jfd, rfd, efd):
             evalplus_child(job, jfd, rfd, efd)  # execs; never returns
         mem = int(job["mem"])
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        cpu = int(job["phase_limit"]) + 2
+        cpu = int(float(job["phase_limit"]) * float(job["clock_scale"])) + 2
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         fsize = int(job["fsize"])
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
@@ -1117,11 +1129,13 @@ class JobClock:
     def __init__(self, zyg):
         self.zyg = zyg
         self.resolution = 0.0  # seconds a reading may lag the time used
+        self.kind = "cgroup"  # or "proc" (gVisor's clock of ticks)
         if os.environ.get("REPRO_CPU_CLOCK") == "proc":
             # Under gVisor the container's cgroup is not visible inside;
             # gVisor's kernel holds every process of the sandbox, so the
             # sum over /proc of each process's own and reaped children's
             # CPU time (init reaps orphans) counts all the job started.
+            self.kind = "proc"
             self.tick = 1.0 / os.sysconf("SC_CLK_TCK")
             self.resolution = self.tick
             self.fds = {}
@@ -1410,6 +1424,12 @@ def run_job(job, body, zyg, clock):
         fatal("job %s: %d limits for %d inputs" % (jid, len(limits), n))
     first_extra = float(job["first_extra"])
     phase_limit = float(job["phase_limit"])
+    # The load allowance and the list's limit as this process applies them
+    # (see the module comment): the host holds them by its own clock.
+    clock_scale = float(job["clock_scale"])
+    if not 1.0 <= clock_scale <= 64.0:
+        fatal("job %s: clock_scale %r" % (jid, clock_scale))
+    phase_cap = phase_limit * clock_scale
     wall_factor = float(job["wall_factor"])
     record_cap = int(job["record_cap"])
     byte_cap = int(job["byte_cap"])
@@ -1517,6 +1537,7 @@ def run_job(job, body, zyg, clock):
     wall_last = start
     cpu_last = cpu_start = 0.0
     cpu_limit = 30.0  # to read the job
+    cpu_cap = cpu_limit  # cpu_limit as applied to the job clock: the load allowance scaled
     idle_input = idle_total = 0.0
     tick_wall, tick_cpu = start, 0.0
     next_check = start + CHECK_EVERY
@@ -1574,12 +1595,12 @@ def run_job(job, body, zyg, clock):
             tick_wall, tick_cpu = now, c
             idle_input += idle
             idle_total += idle
-            if c - cpu_last > cpu_limit:
+            if c - cpu_last > cpu_cap:
                 status = "timeout"
-                detail = over_limit(-1 if cpu_loaded is None else records, cpu_limit)
-            elif c - cpu_start > phase_limit:
+                detail = over_limit(-1 if cpu_loaded is None else records, cpu_cap)
+            elif c - cpu_start > phase_cap:
                 status = "timeout"
-                detail = "the list used more than %.1f s of CPU time" % phase_limit
+                detail = "the list used more than %.1f s of CPU time" % phase_cap
             elif idle_input >= wall_factor * cpu_limit:
                 status = "timeout"
                 detail = "%s was idle (sleeping or blocked) for more than %.1f s" % (
@@ -1680,6 +1701,7 @@ def run_job(job, body, zyg, clock):
                         tick_wall, tick_cpu = now, c
                         next_check = now + CHECK_EVERY
                         cpu_limit = first_extra
+                        cpu_cap = first_extra * clock_scale
                         poller.register(0, select.POLLIN)
                         watching_stdin = True
                         # With no inputs the job still loads the program
@@ -1693,17 +1715,20 @@ def run_job(job, body, zyg, clock):
                         if called or records:
                             status, detail = "protocol", "a second or late G record"
                             break
-                        if c - cpu_last > cpu_limit:
+                        if c - cpu_last > cpu_cap:
                             status = "timeout"
-                            detail = over_limit(-1, cpu_limit)
+                            detail = over_limit(-1, cpu_cap)
                             break
                         # The load mark: the load allowance ends here, and
                         # input 0 is released, with its own limit from now.
                         called = True
                         cpu_loaded = c
                         wall_last, cpu_last, idle_input = now, c, 0.0
+                        # The host reads its clock of the loading now.
+                        out.add(b"G", b"")
+                        out.flush()
                         if n:
-                            cpu_limit = limits[0]
+                            cpu_limit = cpu_cap = limits[0]
                             win_cpu = c
                             if not released:
                                 release(1)
@@ -1720,16 +1745,16 @@ def run_job(job, body, zyg, clock):
                         # (before the load mark, input 0's).
                         status, detail = "protocol", "a result before its input %d was released" % records
                         break
-                    if c - cpu_last > cpu_limit:
+                    if c - cpu_last > cpu_cap:
                         # A result that came too late does not count.
                         status = "timeout"
                         detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
-                            doing(-1 if cpu_loaded is None else records), c - cpu_last, cpu_limit)
+                            doing(-1 if cpu_loaded is None else records), c - cpu_last, cpu_cap)
                         break
-                    if c - cpu_start > phase_limit:
+                    if c - cpu_start > phase_cap:
                         # Nor does one past the list's limit.
                         status = "timeout"
-                        detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (c - cpu_start, phase_limit)
+                        detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (c - cpu_start, phase_cap)
                         break
                     if c - win_cpu > cpu_limit:
                         # Every input of a window is the child's from its
@@ -1750,7 +1775,7 @@ def run_job(job, body, zyg, clock):
                     if records == n:
                         status = "done"
                         break
-                    cpu_limit = limits[records]
+                    cpu_limit = cpu_cap = limits[records]
                     if records == released:
                         if buf:
                             # Written before its input was released: an
@@ -2093,6 +2118,8 @@ def main():
             "pid": os.getpid(),
             "uid": os.getuid(),
             "zygote": zyg.pid,
+            # The job clock: "cgroup", or "proc" (gVisor's, see JobClock).
+            "clock": clock.kind,
         },
     )
     while True:
