@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
-	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -35,29 +33,33 @@ func newCatalogListCommand(g *globalOptions) *cobra.Command {
 		Short: "List catalog entries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			entries := catalog.Default().Entries()
-			if g.json {
-				return t.Document(map[string]any{"entries": entries})
-			}
-			table := [][]string{{"ID", "KIND", "PIN", "SIZE", "SHA256"}}
-			for _, e := range entries {
-				size, sum := "-", "-"
-				if e.Size > 0 {
-					size = fmt.Sprint(e.Size)
-				}
-				if e.SHA256 != nil {
-					sum = e.SHA256.Hex()[:16] + "…"
-				} else if e.TreeDigest != nil {
-					sum = "tree:" + e.TreeDigest.Hex()[:11] + "…"
-				}
-				table = append(table, []string{e.ID, string(e.Kind), string(e.Pin), size, sum})
-			}
-			return t.Table(table)
+			return writeCatalogList(g.term, catalog.Default().Entries())
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
 	return noHome(cmd)
+}
+
+// writeCatalogList prints entries: one JSON document under --json, else
+// a table with each pin shortened.
+func writeCatalogList(t *ui.Terminal, entries []catalog.Entry) error {
+	if t.JSON() {
+		return t.Document(map[string]any{"entries": entries})
+	}
+	table := [][]string{{"ID", "KIND", "PIN", "SIZE", "SHA256"}}
+	for _, e := range entries {
+		size, sum := "-", "-"
+		if e.Size > 0 {
+			size = fmt.Sprint(e.Size)
+		}
+		if e.SHA256 != nil {
+			sum = e.SHA256.Hex()[:16] + "…"
+		} else if e.TreeDigest != nil {
+			sum = "tree:" + e.TreeDigest.Hex()[:11] + "…"
+		}
+		table = append(table, []string{e.ID, string(e.Kind), string(e.Pin), size, sum})
+	}
+	return t.Table(table)
 }
 
 func newCatalogShowCommand(g *globalOptions) *cobra.Command {
@@ -66,51 +68,61 @@ func newCatalogShowCommand(g *globalOptions) *cobra.Command {
 		Short: "Show one catalog entry",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
 			e, err := catalog.Default().Lookup(args[0])
 			if err != nil {
 				return err
 			}
-			if g.json {
-				return t.Document(e)
-			}
-			w := t.Human()
-			ui.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
-			if e.Filename != "" {
-				ui.Fprintf(w, "filename:    %s\n", e.Filename)
-			}
-			if e.Size > 0 {
-				ui.Fprintf(w, "size:        %d\n", e.Size)
-			}
-			if e.SHA256 != nil {
-				ui.Fprintf(w, "sha256:      %s\n", e.SHA256.Hex())
-			}
-			if e.TreeDigest != nil {
-				ui.Fprintf(w, "tree digest: %s\n", e.TreeDigest.Hex())
-			}
-			for _, u := range e.URLs {
-				ui.Fprintf(w, "url:         %s\n", u)
-			}
-			keys := make([]string, 0, len(e.Facts))
-			for k := range e.Facts {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				ui.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
-			}
-			if e.Notes != "" {
-				ui.Fprintf(w, "notes:       %s\n", e.Notes)
-			}
-			return nil
+			return writeCatalogEntry(g.term, e)
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
 	return noHome(cmd)
 }
 
+// writeCatalogEntry prints e: one JSON document under --json, else one
+// "field: value" line per field it has.
+func writeCatalogEntry(t *ui.Terminal, e catalog.Entry) error {
+	if t.JSON() {
+		return t.Document(e)
+	}
+	w := t.Human()
+	ui.Fprintf(w, "id:          %s\nkind:        %s\npin:         %s\ndescription: %s\nlicense:     %s\n", e.ID, e.Kind, e.Pin, e.Description, e.License)
+	if e.Filename != "" {
+		ui.Fprintf(w, "filename:    %s\n", e.Filename)
+	}
+	if e.Size > 0 {
+		ui.Fprintf(w, "size:        %d\n", e.Size)
+	}
+	if e.SHA256 != nil {
+		ui.Fprintf(w, "sha256:      %s\n", e.SHA256.Hex())
+	}
+	if e.TreeDigest != nil {
+		ui.Fprintf(w, "tree digest: %s\n", e.TreeDigest.Hex())
+	}
+	for _, u := range e.URLs {
+		ui.Fprintf(w, "url:         %s\n", u)
+	}
+	keys := make([]string, 0, len(e.Facts))
+	for k := range e.Facts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ui.Fprintf(w, "fact:        %s = %s\n", k, e.Facts[k])
+	}
+	if e.Notes != "" {
+		ui.Fprintf(w, "notes:       %s\n", e.Notes)
+	}
+	return nil
+}
+
+// catalogReviewOptions are the flags of repro catalog review.
+type catalogReviewOptions struct {
+	file string
+}
+
 func newCatalogReviewCommand(g *globalOptions) *cobra.Command {
-	var file string
+	var o catalogReviewOptions
 	cmd := &cobra.Command{
 		Use:   "review ID --file FILE",
 		Short: "Print the pinned catalog entry a reviewer would commit for a local file",
@@ -123,14 +135,14 @@ EXIT STATUS
   0 printed, 2 unknown id or bad file, 3 file missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			if file == "" {
+			if o.file == "" {
 				return exitcode.Errorf(exitcode.Usage, "review needs --file FILE, a local copy of the upstream bytes")
 			}
-			e, err := catalog.Default().Review(args[0], file, time.Now())
+			e, err := catalog.Default().Review(args[0], o.file, time.Now())
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if err := t.Document(e); err != nil {
 				return err
 			}
@@ -138,12 +150,17 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&file, "file", "", "local copy of the upstream file")
+	cmd.Flags().StringVar(&o.file, "file", "", "local copy of the upstream file")
 	return noHome(cmd)
 }
 
+// catalogDigestTreeOptions are the flags of repro catalog digest-tree.
+type catalogDigestTreeOptions struct {
+	manifest bool
+}
+
 func newCatalogDigestTreeCommand(g *globalOptions) *cobra.Command {
-	var manifest bool
+	var o catalogDigestTreeOptions
 	cmd := &cobra.Command{
 		Use:   "digest-tree DIR",
 		Short: "Compute the tree digest of a source folder",
@@ -153,22 +170,15 @@ with its mode and SHA-256. Source trees are pinned in the catalog by this
 digest. --manifest prints the manifest itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := catalog.DigestTree(args[0])
+			if err != nil {
+				return err
+			}
 			t := g.term
-			fi, err := os.Stat(args[0])
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", args[0], err)
-			}
-			if !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Usage, "%q is not a folder", args[0])
-			}
-			m, err := digest.Tree(args[0])
-			if err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
 			switch {
 			case g.json:
 				return t.Document(map[string]any{"tree_digest": m.Digest().Hex(), "files": len(m)})
-			case manifest:
+			case o.manifest:
 				_, err := t.Stdout().Write(m.Marshal())
 				return err
 			}
@@ -177,6 +187,6 @@ digest. --manifest prints the manifest itself.`,
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	cmd.Flags().BoolVar(&manifest, "manifest", false, "print the canonical manifest")
+	cmd.Flags().BoolVar(&o.manifest, "manifest", false, "print the canonical manifest")
 	return noHome(cmd)
 }

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"errors"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/trust"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -43,47 +38,36 @@ func newKeysListCommand(g *globalOptions) *cobra.Command {
 		Short: "List the keys of the trust file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			home := g.home
-			tf, err := runs.LoadTrust(home, g.trust)
+			ks, err := runs.ListKeys(g.home, g.trust)
 			if err != nil {
 				return err
 			}
-			local := ""
-			if pub, err := keys.LoadPublic(runs.LocalPublicKeyPath(home)); err == nil {
-				local = keys.ID(pub)
-			}
-			type row struct {
-				Name      string          `json:"name"`
-				ID        string          `json:"key_id"`
-				Purposes  []trust.Purpose `json:"purposes"`
-				NotBefore *time.Time      `json:"not_before,omitempty"`
-				NotAfter  *time.Time      `json:"not_after,omitempty"`
-				Local     bool            `json:"local"`
-			}
-			rows := []row{}
-			table := [][]string{{"NAME", "KEY ID", "PURPOSES", "NOT BEFORE", "NOT AFTER", "LOCAL"}}
-			for _, k := range tf.Keys {
-				rows = append(rows, row{k.Name, k.ID, k.Purposes, k.NotBefore, k.NotAfter, k.ID == local})
-				var ps []string
-				for _, p := range k.Purposes {
-					ps = append(ps, string(p))
-				}
-				mark := ""
-				if k.ID == local {
-					mark = "yes"
-				}
-				table = append(table, []string{k.Name, k.ID, strings.Join(ps, ","), timeOrDash(k.NotBefore), timeOrDash(k.NotAfter), mark})
-			}
-			if g.json {
-				return t.Document(map[string]any{"keys": rows})
-			}
-			return t.Table(table)
+			return writeKeyList(g.term, ks)
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
 	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
 	return cmd
+}
+
+// writeKeyList prints ks: one JSON document under --json, else a table.
+func writeKeyList(t *ui.Terminal, ks []runs.ListedKey) error {
+	if t.JSON() {
+		return t.Document(map[string]any{"keys": ks})
+	}
+	table := [][]string{{"NAME", "KEY ID", "PURPOSES", "NOT BEFORE", "NOT AFTER", "LOCAL"}}
+	for _, k := range ks {
+		var ps []string
+		for _, p := range k.Purposes {
+			ps = append(ps, string(p))
+		}
+		mark := ""
+		if k.Local {
+			mark = "yes"
+		}
+		table = append(table, []string{k.Name, k.ID, strings.Join(ps, ","), timeOrDash(k.NotBefore), timeOrDash(k.NotAfter), mark})
+	}
+	return t.Table(table)
 }
 
 func timeOrDash(t *time.Time) string {
@@ -93,8 +77,13 @@ func timeOrDash(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// keysExportOptions are the flags of repro keys export.
+type keysExportOptions struct {
+	trustFile bool
+}
+
 func newKeysExportCommand(g *globalOptions) *cobra.Command {
-	var trustFile bool
+	var o keysExportOptions
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Print the public run key (PEM SubjectPublicKeyInfo)",
@@ -105,33 +94,23 @@ that trusts this key for run records, with the window the local trust file
 gives it, for whoever checks this REPRO_HOME's runs elsewhere.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			home := g.home
-			s, err := runs.LocalKey(home)
+			k, err := runs.ExportKey(g.home, o.trustFile)
 			if err != nil {
-				return exitcode.New(exitcode.Precondition, err)
+				return err
 			}
-			pub := s.PublicKey()
-			if trustFile {
-				entry := trust.NewKey(runs.LocalKeyName, pub, []trust.Purpose{trust.RunRecords}, nil, nil)
-				if tf, err := runs.LoadTrust(home, ""); err == nil {
-					for _, k := range tf.Keys {
-						if k.ID == entry.ID {
-							entry.Name, entry.NotBefore, entry.NotAfter = k.Name, k.NotBefore, k.NotAfter
-						}
-					}
-				}
-				return t.Document(&trust.File{Version: trust.Version, Keys: []trust.Key{entry}})
+			t := g.term
+			switch {
+			case k.Trust != nil:
+				return t.Document(k.Trust)
+			case g.json:
+				return t.Document(map[string]string{"key_id": k.ID, "public_key": string(k.PEM)})
 			}
-			if g.json {
-				return t.Document(map[string]string{"key_id": keys.ID(pub), "public_key": string(keys.MarshalPublic(pub))})
-			}
-			_, err = t.Stdout().Write(keys.MarshalPublic(pub))
+			_, err = t.Stdout().Write(k.PEM)
 			return err
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	cmd.Flags().BoolVar(&trustFile, "trust-file", false, "print a trust file that trusts this key for run records")
+	cmd.Flags().BoolVar(&o.trustFile, "trust-file", false, "print a trust file that trusts this key for run records")
 	return cmd
 }
 
@@ -145,12 +124,11 @@ the rotation keep verifying with the old public key. The old private key
 is replaced, not kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			home := g.home
-			oldID, newID, err := runs.RotateKey(home, time.Now())
+			oldID, newID, err := runs.RotateKey(g.home, time.Now())
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
 				return t.Document(map[string]string{"old_key_id": oldID, "new_key_id": newID})
 			}
@@ -162,8 +140,13 @@ is replaced, not kept.`,
 	return cmd
 }
 
+// keysNewOptions are the flags of repro keys new.
+type keysNewOptions struct {
+	out string
+}
+
 func newKeysNewCommand(g *globalOptions) *cobra.Command {
-	var out string
+	var o keysNewOptions
 	cmd := &cobra.Command{
 		Use:   "new --out FILE",
 		Short: "Make a standalone ed25519 key (e.g. an image-signing key)",
@@ -173,31 +156,20 @@ SubjectPublicKeyInfo), and prints the key id. Add the public key to a trust
 file with the purposes it signs for.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			s, err := keys.Generate()
+			id, pubPath, err := runs.NewStandaloneKey(o.out)
 			if err != nil {
 				return err
 			}
-			pubPath := out + ".pub"
-			if _, err := os.Lstat(pubPath); !errors.Is(err, os.ErrNotExist) {
-				return exitcode.Errorf(exitcode.Usage, "%q already exists; refusing to replace a key", pubPath)
-			}
-			if err := keys.WritePrivate(out, s); err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
-			if err := atomicfile.WriteFile(pubPath, keys.MarshalPublic(s.PublicKey()), 0o644); err != nil {
-				return err
-			}
-			id := keys.ID(s.PublicKey())
+			t := g.term
 			if g.json {
-				return t.Document(map[string]string{"key_id": id, "private_key": out, "public_key": pubPath})
+				return t.Document(map[string]string{"key_id": id, "private_key": o.out, "public_key": pubPath})
 			}
-			ui.Fprintf(t.Human(), "key %s: private key %q (mode 0600), public key %q\n", id, out, pubPath)
+			ui.Fprintf(t.Human(), "key %s: private key %q (mode 0600), public key %q\n", id, o.out, pubPath)
 			return nil
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
-	cmd.Flags().StringVar(&out, "out", "", "private key file to write")
+	cmd.Flags().StringVar(&o.out, "out", "", "private key file to write")
 	_ = cmd.MarkFlagRequired("out")
 	return noHome(cmd)
 }

@@ -99,12 +99,11 @@ the text readers pass to ` + "`repro log verify --key`" + `. Publish it where re
 of your board can get it apart from the board itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			home := g.home
-			k, err := boardlog.LoadKey(home, true)
+			k, err := boardlog.LoadKey(g.home, true)
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
 				return t.Document(map[string]string{"verifier_key": k.VerifierKey})
 			}

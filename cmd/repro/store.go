@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/store"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -23,28 +20,16 @@ func (g *globalOptions) openStore() (*store.Store, error) {
 	return store.Open(g.home, catalog.Default())
 }
 
-// openStoreFor opens the store after checking that every id is in the
-// catalog (exit 2 otherwise).
-func (g *globalOptions) openStoreFor(ids []string) (*store.Store, error) {
-	s, err := g.openStore()
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		if _, err := s.Catalog().Lookup(id); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+// fetchOptions are the flags of repro fetch.
+type fetchOptions struct {
+	from     string
+	mirrors  []string
+	minSpeed int64
+	deadline time.Duration
 }
 
 func newFetchCommand(g *globalOptions) *cobra.Command {
-	var (
-		from     string
-		mirrors  []string
-		minSpeed int64
-		deadline time.Duration
-	)
+	var o fetchOptions
 	cmd := &cobra.Command{
 		Use:   "fetch ID...",
 		Short: "Download catalog assets into the store and verify them",
@@ -69,46 +54,26 @@ EXIT STATUS
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			t := g.term
-			s, err := g.openStoreFor(ids)
-			if err != nil {
-				return err
-			}
-			progress := storeProgress(t)
-			if from != "" {
-				if len(ids) != 1 {
-					return exitcode.Errorf(exitcode.Usage, "--from imports one file: give exactly one id")
-				}
-				err = s.Import(cmd.Context(), ids[0], from, progress)
-			} else {
-				if env := os.Getenv("REPRO_MIRRORS"); env != "" && len(mirrors) == 0 {
-					mirrors = strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' })
-				}
-				if minSpeed < 0 || deadline < 0 {
-					return exitcode.Errorf(exitcode.Usage, "--min-speed and --deadline must not be negative")
-				}
-				if minSpeed == 0 {
-					minSpeed = -1 // no floor
-				}
-				err = s.Fetch(cmd.Context(), ids, store.FetchOptions{Mirrors: mirrors, Progress: progress, MinSpeed: minSpeed, Deadline: deadline})
-			}
+			entries, err := store.Get(cmd.Context(), g.home, catalog.Default(), ids, store.GetOptions{
+				From: o.from, Mirrors: o.mirrors, MinSpeed: o.minSpeed, Deadline: o.deadline, Progress: storeProgress(t),
+			})
 			if err != nil {
 				return err
 			}
 			if g.json {
 				return t.Message(ui.MessageSummary, map[string]any{"stored": ids})
 			}
-			for _, id := range ids {
-				e, _ := s.Catalog().Lookup(id)
-				ui.Fprintf(t.Human(), "%s  %s verified\n", e.SHA256.Hex(), id)
+			for i, e := range entries {
+				ui.Fprintf(t.Human(), "%s  %s verified\n", e.SHA256.Hex(), ids[i])
 			}
 			return nil
 		},
 	}
 	g.jsonFlag(cmd, "print JSON lines (progress events, then a summary)")
-	cmd.Flags().StringVar(&from, "from", "", "import this local file instead of downloading")
-	cmd.Flags().StringArrayVar(&mirrors, "mirror", nil, "mirror base URL tried before upstream (repeatable; default from REPRO_MIRRORS)")
-	cmd.Flags().Int64Var(&minSpeed, "min-speed", store.DefaultMinSpeed, "abort and resume a transfer slower than this many bytes/s over a minute (0: no floor)")
-	cmd.Flags().DurationVar(&deadline, "deadline", 0, "give up on an id not downloaded within this time, every source and retry included (0: none)")
+	cmd.Flags().StringVar(&o.from, "from", "", "import this local file instead of downloading")
+	cmd.Flags().StringArrayVar(&o.mirrors, "mirror", nil, "mirror base URL tried before upstream (repeatable; default from REPRO_MIRRORS)")
+	cmd.Flags().Int64Var(&o.minSpeed, "min-speed", store.DefaultMinSpeed, "abort and resume a transfer slower than this many bytes/s over a minute (0: no floor)")
+	cmd.Flags().DurationVar(&o.deadline, "deadline", 0, "give up on an id not downloaded within this time, every source and retry included (0: none)")
 	return cmd
 }
 
@@ -124,25 +89,24 @@ EXIT STATUS
   0 all intact, 3 an id is not stored, 4 a blob was corrupt (quarantined).`,
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			t := g.term
-			s, err := g.openStoreFor(ids)
-			if err != nil {
-				return err
+			rep, verr := store.VerifyStored(cmd.Context(), g.home, catalog.Default(), ids)
+			if rep == nil {
+				return verr
 			}
-			results, verr := s.Verify(cmd.Context(), ids)
 			if g.json {
-				if err := t.Document(map[string]any{"results": results}); err != nil {
+				if err := t.Document(rep); err != nil {
 					return err
 				}
 				return verr
 			}
-			for _, r := range results {
+			for _, r := range rep.Results {
 				if r.OK {
 					ui.Fprintf(t.Human(), "ok       %s  %s\n", r.SHA256.Hex(), r.ID)
 				} else {
 					ui.Fprintf(t.Human(), "CORRUPT  %s  %s: %s (moved to %s)\n", r.SHA256.Hex(), r.ID, r.Error, r.Quarantined)
 				}
 			}
-			if len(results) == 0 && verr == nil {
+			if len(rep.Results) == 0 && verr == nil {
 				t.Notef("repro: the store holds no assets yet")
 			}
 			return verr

@@ -44,3 +44,24 @@ func (c *Catalog) Review(id, file string, now time.Time) (Entry, error) {
 	}
 	return e, nil
 }
+
+// DigestTree returns the canonical manifest of the source folder dir, whose
+// digest is what the catalog pins a source tree by (digest.Tree: every
+// regular file and symbolic link, a .git folder at the top left out). A
+// dir that cannot be read is an exitcode.Precondition error; one that is
+// not a folder, or holds what a tree digest refuses, is an exitcode.Usage
+// error.
+func DigestTree(dir string) (digest.Manifest, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Precondition, "cannot read %q: %v", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, exitcode.Errorf(exitcode.Usage, "%q is not a folder", dir)
+	}
+	m, err := digest.Tree(dir)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Usage, err)
+	}
+	return m, nil
+}

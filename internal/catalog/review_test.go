@@ -51,3 +51,29 @@ func TestReview(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestTreeRefusesWhatIsNoFolder checks the exit codes of
+// DigestTree and that a folder's manifest is digest.Tree's.
+func TestDigestTreeRefusesWhatIsNoFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DigestTree(filepath.Join(dir, "missing")); exitcode.Of(err) != exitcode.Precondition {
+		t.Errorf("missing folder: %v, want a precondition error", err)
+	}
+	if _, err := DigestTree(filepath.Join(dir, "a")); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("a file: %v, want a usage error", err)
+	}
+	m, err := DigestTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := digest.Tree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 1 || m.Digest() != want.Digest() {
+		t.Errorf("DigestTree = %d files, %s; want 1 file, %s", len(m), m.Digest().Hex(), want.Digest().Hex())
+	}
+}
