@@ -21,29 +21,10 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
+from evalplus_common import check
 from samplesfile import load_samples
-
-
-def check(args):
-    from evalplus.eval import untrusted_check
-
-    problem, solution, expected = args
-    out = []
-    for phase in ("base", "plus"):
-        stat, _ = untrusted_check(
-            "mbpp",
-            solution,
-            problem[phase + "_input"],
-            problem["entry_point"],
-            expected=expected[phase],
-            atol=problem["atol"],
-            ref_time=expected[phase + "_time"],
-            fast_check=True,
-        )
-        out.append(stat)
-    return out
-
 
 
 def main():
@@ -74,7 +55,7 @@ def main():
     gt = time.perf_counter() - start
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(check, [(p, solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]), e) for p, e in zip(problems, expected)]))
+        stats = list(pool.map(partial(check, "mbpp"), problems, [solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]) for p in problems], expected))
     ev = time.perf_counter() - start
     base = sum(s[0] == PASS for s in stats) / len(stats)
     plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)

@@ -26,28 +26,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-
-def check(args):
-    from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
-    from evalplus.eval import untrusted_check
-
-    index, problem, solution, expected = args
-    out = []
-    for phase in ("base", "plus"):
-        stat, _ = untrusted_check(
-            "humaneval",
-            solution,
-            problem[phase + "_input"],
-            problem["entry_point"],
-            expected=expected[phase],
-            atol=problem["atol"],
-            ref_time=expected[phase + "_time"],
-            fast_check=True,
-            min_time_limit=DEFAULT_MIN_TIME_LIMIT,
-            gt_time_limit_factor=DEFAULT_GT_TIME_LIMIT_FACTOR,
-        )
-        out.append(stat)
-    return index, out
+from evalplus_common import check
 
 
 def main():
@@ -82,12 +61,9 @@ def main():
                 solution = s["solution"] if "solution" in s else problems[s["task_id"]]["prompt"] + s["completion"]
                 samples.append((s["task_id"], solution))
     start = time.perf_counter()
-    stats = [None] * len(samples)
     with ProcessPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(check, (i, problems[t], sol, expected[t])) for i, (t, sol) in enumerate(samples)]
-        for fut in futures:
-            i, st = fut.result()
-            stats[i] = st
+        futures = [pool.submit(check, "humaneval", problems[t], sol, expected[t]) for t, sol in samples]
+        stats = [fut.result() for fut in futures]
     ev = time.perf_counter() - start
     verdicts = {}
     for (task_id, _), st in zip(samples, stats):
