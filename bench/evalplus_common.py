@@ -2,9 +2,22 @@
 side (humaneval_evalplus.py, mbpp_evalplus.py, passk_evalplus.py).
 
 Each function does a part of what evalplus.evaluate.evaluate does
-(evalplus@26d6d00) with EvalPlus's own functions. evalplus is imported
-inside them, so the caller must first put an EvalPlus tree on sys.path.
+(evalplus@26d6d00) with EvalPlus's own functions, imported from the tree
+that load_evalplus puts on sys.path: call it first.
 """
+import gzip
+import json
+import sys
+
+
+def load_evalplus(tree):
+    """Puts the EvalPlus checkout at tree first on sys.path and imports the
+    parts of it that the functions here use, so that the import's time falls
+    outside any clock the caller starts after it (and a process pool started
+    after it inherits them)."""
+    sys.path.insert(0, tree)
+    import evalplus.eval  # noqa: F401
+    import evalplus.gen.util  # noqa: F401
 
 
 def check(dataset, problem, solution, expected):
@@ -29,3 +42,28 @@ def check(dataset, problem, solution, expected):
         )
         out.append(stat)
     return out
+
+
+def load_problems(path):
+    """The problems of an EvalPlus dataset (a .jsonl.gz), in file order."""
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def ground_truth(problems, output_not_none=()):
+    """The ground truth of each problem, in problems' order: trusted_exec of
+    its canonical solution on its base and on its plus inputs, recording
+    outputs ("base", "plus") and times ("base_time", "plus_time"). A problem
+    whose entry point is in output_not_none is run with output_not_none, as
+    evaluate does for MBPP_OUTPUT_NOT_NONE_TASKS."""
+    from evalplus.gen.util import trusted_exec
+
+    expected = []
+    for p in problems:
+        code = p["prompt"] + p["canonical_solution"]
+        onn = p["entry_point"] in output_not_none
+        e = {}
+        e["base"], e["base_time"] = trusted_exec(code, p["base_input"], p["entry_point"], record_time=True, output_not_none=onn)
+        e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True, output_not_none=onn)
+        expected.append(e)
+    return expected
