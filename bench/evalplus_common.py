@@ -8,6 +8,8 @@ that load_evalplus puts on sys.path: call it first.
 import gzip
 import json
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 
 def load_evalplus(tree):
@@ -67,3 +69,19 @@ def ground_truth(problems, output_not_none=()):
         e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True, output_not_none=onn)
         expected.append(e)
     return expected
+
+
+def check_one_per_task(dataset, problems, expected, solutions, parallel):
+    """check of one sample per problem, in a process pool of parallel
+    workers: the problem's solution in solutions (keyed by task_id), or its
+    canonical solution where solutions lacks it, against expected (from
+    ground_truth). Returns each problem's [base_status, plus_status], in
+    problems' order, and pass@1 on the base tests and on base and plus."""
+    from evalplus.eval import PASS
+
+    sols = [solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]) for p in problems]
+    with ProcessPoolExecutor(max_workers=parallel) as pool:
+        stats = list(pool.map(partial(check, dataset), problems, sols, expected))
+    base = sum(s[0] == PASS for s in stats) / len(stats)
+    plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)
+    return stats, base, plus

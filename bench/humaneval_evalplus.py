@@ -15,10 +15,8 @@ Prints: gt_seconds=S eval_seconds=S pass_at_1_base=P pass_at_1_plus=P
 """
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from functools import partial
 
-from evalplus_common import check, ground_truth, load_evalplus, load_problems
+from evalplus_common import check_one_per_task, ground_truth, load_evalplus, load_problems
 from samplesfile import load_samples
 
 
@@ -26,18 +24,13 @@ def main():
     tree, data, parallel = sys.argv[1], sys.argv[2], int(sys.argv[3])
     solutions = load_samples(sys.argv[4]) if len(sys.argv) > 4 else {}
     load_evalplus(tree)
-    from evalplus.eval import PASS
-
     problems = load_problems(data)
     start = time.perf_counter()
     expected = ground_truth(problems)
     gt = time.perf_counter() - start
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(partial(check, "humaneval"), problems, [solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]) for p in problems], expected))
+    _, base, plus = check_one_per_task("humaneval", problems, expected, solutions, parallel)
     ev = time.perf_counter() - start
-    base = sum(s[0] == PASS for s in stats) / len(stats)
-    plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)
     print("gt_seconds=%.2f eval_seconds=%.2f pass_at_1_base=%.3f pass_at_1_plus=%.3f" % (gt, ev, base, plus))
 
 

@@ -18,10 +18,8 @@ Prints: gt_seconds=S eval_seconds=S samples=N pass_at_1_base=P pass_at_1_plus=P
 """
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from functools import partial
 
-from evalplus_common import check, ground_truth, load_evalplus, load_problems
+from evalplus_common import check_one_per_task, ground_truth, load_evalplus, load_problems
 from samplesfile import load_samples
 
 
@@ -43,11 +41,8 @@ def main():
     expected = ground_truth(problems, MBPP_OUTPUT_NOT_NONE_TASKS)
     gt = time.perf_counter() - start
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(partial(check, "mbpp"), problems, [solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]) for p in problems], expected))
+    stats, base, plus = check_one_per_task("mbpp", problems, expected, solutions, parallel)
     ev = time.perf_counter() - start
-    base = sum(s[0] == PASS for s in stats) / len(stats)
-    plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)
     failed = [p["task_id"] for p, s in zip(problems, stats) if not s[0] == s[1] == PASS]
     print("gt_seconds=%.2f eval_seconds=%.2f samples=%d pass_at_1_base=%.4f pass_at_1_plus=%.4f failed=%s" % (
         gt, ev, len(stats), base, plus, ",".join(failed) or "-"))
