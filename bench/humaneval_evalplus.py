@@ -13,60 +13,24 @@ one trusts to run (the corpus's), never samples of unknown origin.
 Usage: python3 humaneval_evalplus.py EVALPLUS_TREE HumanEvalPlus.jsonl.gz PARALLEL [SAMPLES.jsonl]
 Prints: gt_seconds=S eval_seconds=S pass_at_1_base=P pass_at_1_plus=P
 """
-import gzip
-import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
+from evalplus_common import check_one_per_task, ground_truth, load_evalplus, load_problems
 from samplesfile import load_samples
-
-
-def check(args):
-    from evalplus.eval import untrusted_check
-
-    problem, solution, expected = args
-    out = []
-    for phase in ("base", "plus"):
-        stat, _ = untrusted_check(
-            "humaneval",
-            solution,
-            problem[phase + "_input"],
-            problem["entry_point"],
-            expected=expected[phase],
-            atol=problem["atol"],
-            ref_time=expected[phase + "_time"],
-            fast_check=True,
-        )
-        out.append(stat)
-    return out
-
 
 
 def main():
     tree, data, parallel = sys.argv[1], sys.argv[2], int(sys.argv[3])
     solutions = load_samples(sys.argv[4]) if len(sys.argv) > 4 else {}
-    sys.path.insert(0, tree)
-    from evalplus.eval import PASS
-    from evalplus.gen.util import trusted_exec
-
-    with gzip.open(data, "rt") as f:
-        problems = [json.loads(line) for line in f if line.strip()]
+    load_evalplus(tree)
+    problems = load_problems(data)
     start = time.perf_counter()
-    expected = []
-    for p in problems:
-        code = p["prompt"] + p["canonical_solution"]
-        e = {}
-        e["base"], e["base_time"] = trusted_exec(code, p["base_input"], p["entry_point"], record_time=True)
-        e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True)
-        expected.append(e)
+    expected = ground_truth(problems)
     gt = time.perf_counter() - start
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(check, [(p, solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]), e) for p, e in zip(problems, expected)]))
+    _, base, plus = check_one_per_task("humaneval", problems, expected, solutions, parallel)
     ev = time.perf_counter() - start
-    base = sum(s[0] == PASS for s in stats) / len(stats)
-    plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)
     print("gt_seconds=%.2f eval_seconds=%.2f pass_at_1_base=%.3f pass_at_1_plus=%.3f" % (gt, ev, base, plus))
 
 

@@ -16,68 +16,33 @@ corpus's), never samples of unknown origin.
 Usage: python3 mbpp_evalplus.py EVALPLUS_TREE MbppPlus.jsonl.gz PARALLEL [SAMPLES.jsonl]
 Prints: gt_seconds=S eval_seconds=S samples=N pass_at_1_base=P pass_at_1_plus=P
 """
-import gzip
-import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
+from evalplus_common import check_one_per_task, ground_truth, load_evalplus, load_problems
 from samplesfile import load_samples
-
-
-def check(args):
-    from evalplus.eval import untrusted_check
-
-    problem, solution, expected = args
-    out = []
-    for phase in ("base", "plus"):
-        stat, _ = untrusted_check(
-            "mbpp",
-            solution,
-            problem[phase + "_input"],
-            problem["entry_point"],
-            expected=expected[phase],
-            atol=problem["atol"],
-            ref_time=expected[phase + "_time"],
-            fast_check=True,
-        )
-        out.append(stat)
-    return out
-
 
 
 def main():
     tree, data, parallel = sys.argv[1], sys.argv[2], int(sys.argv[3])
     solutions = load_samples(sys.argv[4]) if len(sys.argv) > 4 else {}
-    sys.path.insert(0, tree)
+    load_evalplus(tree)
     from evalplus.eval import PASS
     from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
-    from evalplus.gen.util import trusted_exec
 
     src = open(tree + "/evalplus/data/mbpp.py").read()
     ns = {}
     exec(src[src.index("def mbpp_deserialize_inputs") : src.index("def get_mbpp()")], ns)
-    with gzip.open(data, "rt") as f:
-        problems = [json.loads(line) for line in f if line.strip()]
+    problems = load_problems(data)
     for p in problems:
         p["base_input"] = ns["mbpp_deserialize_inputs"](p["task_id"], p["base_input"])
         p["plus_input"] = ns["mbpp_deserialize_inputs"](p["task_id"], p["plus_input"])
     start = time.perf_counter()
-    expected = []
-    for p in problems:
-        code = p["prompt"] + p["canonical_solution"]
-        onn = p["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS
-        e = {}
-        e["base"], e["base_time"] = trusted_exec(code, p["base_input"], p["entry_point"], record_time=True, output_not_none=onn)
-        e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True, output_not_none=onn)
-        expected.append(e)
+    expected = ground_truth(problems, MBPP_OUTPUT_NOT_NONE_TASKS)
     gt = time.perf_counter() - start
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=parallel) as pool:
-        stats = list(pool.map(check, [(p, solutions.get(p["task_id"], p["prompt"] + p["canonical_solution"]), e) for p, e in zip(problems, expected)]))
+    stats, base, plus = check_one_per_task("mbpp", problems, expected, solutions, parallel)
     ev = time.perf_counter() - start
-    base = sum(s[0] == PASS for s in stats) / len(stats)
-    plus = sum(s[0] == s[1] == PASS for s in stats) / len(stats)
     failed = [p["task_id"] for p, s in zip(problems, stats) if not s[0] == s[1] == PASS]
     print("gt_seconds=%.2f eval_seconds=%.2f samples=%d pass_at_1_base=%.4f pass_at_1_plus=%.4f failed=%s" % (
         gt, ev, len(stats), base, plus, ",".join(failed) or "-"))

@@ -18,7 +18,6 @@ Usage: python3 passk_evalplus.py EVALPLUS_TREE HumanEvalPlus.jsonl.gz PARALLEL S
 Writes VERDICTS_OUT: {task_id: [[base_status, plus_status], ...]} in the order
 of the samples. Prints: samples=N gt_seconds=S eval_seconds=S
 """
-import gzip
 import json
 import os
 import pickle
@@ -26,50 +25,20 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-
-def check(args):
-    from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
-    from evalplus.eval import untrusted_check
-
-    index, problem, solution, expected = args
-    out = []
-    for phase in ("base", "plus"):
-        stat, _ = untrusted_check(
-            "humaneval",
-            solution,
-            problem[phase + "_input"],
-            problem["entry_point"],
-            expected=expected[phase],
-            atol=problem["atol"],
-            ref_time=expected[phase + "_time"],
-            fast_check=True,
-            min_time_limit=DEFAULT_MIN_TIME_LIMIT,
-            gt_time_limit_factor=DEFAULT_GT_TIME_LIMIT_FACTOR,
-        )
-        out.append(stat)
-    return index, out
+from evalplus_common import check, ground_truth, load_evalplus, load_problems
 
 
 def main():
     tree, data, parallel, samples_path, gt_cache, verdicts_out = sys.argv[1:7]
     parallel = int(parallel)
-    sys.path.insert(0, tree)
-    from evalplus.gen.util import trusted_exec
-
-    with gzip.open(data, "rt") as f:
-        problems = {p["task_id"]: p for p in (json.loads(line) for line in f if line.strip())}
+    load_evalplus(tree)
+    problems = {p["task_id"]: p for p in load_problems(data)}
     start = time.perf_counter()
     if os.path.exists(gt_cache):
         with open(gt_cache, "rb") as f:
             expected = pickle.load(f)
     else:
-        expected = {}
-        for task_id, p in problems.items():
-            code = p["prompt"] + p["canonical_solution"]
-            e = {}
-            e["base"], e["base_time"] = trusted_exec(code, p["base_input"], p["entry_point"], record_time=True)
-            e["plus"], e["plus_time"] = trusted_exec(code, p["plus_input"], p["entry_point"], record_time=True)
-            expected[task_id] = e
+        expected = dict(zip(problems, ground_truth(problems.values())))
         with open(gt_cache + ".tmp", "wb") as f:
             pickle.dump(expected, f)
         os.replace(gt_cache + ".tmp", gt_cache)
@@ -82,12 +51,9 @@ def main():
                 solution = s["solution"] if "solution" in s else problems[s["task_id"]]["prompt"] + s["completion"]
                 samples.append((s["task_id"], solution))
     start = time.perf_counter()
-    stats = [None] * len(samples)
     with ProcessPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(check, (i, problems[t], sol, expected[t])) for i, (t, sol) in enumerate(samples)]
-        for fut in futures:
-            i, st = fut.result()
-            stats[i] = st
+        futures = [pool.submit(check, "humaneval", problems[t], sol, expected[t]) for t, sol in samples]
+        stats = [fut.result() for fut in futures]
     ev = time.perf_counter() - start
     verdicts = {}
     for (task_id, _), st in zip(samples, stats):

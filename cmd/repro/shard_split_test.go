@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestShardSplitTaskMatchesSingleRun plans the 3 samples of one task over
@@ -15,24 +14,8 @@ import (
 // it, without Slurm, both at once) and merges: the merged verdicts and pass@k are the
 // single run's, verdict by verdict.
 func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
-	home := humanevalHome(t, true)
-	env := []string{"REPRO_HOME=" + home}
-	samples := shardSamples(t, 1)
-	const tasks = "0"
-	start := time.Now()
-	step := func(what string) { t.Logf("%s: %.1f s", what, time.Since(start).Seconds()); start = time.Now() }
-	one := repro(t, env, "humaneval", "--samples", samples, "--tasks", tasks, "--json")
-	if one.code != 0 {
-		t.Fatalf("single run: exit %d: %s", one.code, one.stderr)
-	}
-	single := readShardEvalResults(t, parseHumanEvalJSON(t, one).ResultsFile)
-	step("single run")
-
-	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := repro(t, env, "shard", "plan", "--samples", samples, "--tasks", tasks, "--shards", "2", "--out", bundle); r.code != 0 {
-		t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
-	}
-	step("plan")
+	sb := newShardBundle(t, 1, "0", 2)
+	single, bundle, step := sb.single, sb.dir, sb.step
 	b, err := os.ReadFile(filepath.Join(bundle, "plan.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,39 @@ func sameVerdicts(t *testing.T, single, merged shardEvalResults) {
 	t.Logf("%d verdicts compared", n)
 }
 
+// shardBundle is where the shard tests start from: a samples file scored
+// once on this machine and planned over shards into a bundle.
+type shardBundle struct {
+	dir    string            // the bundle, as repro shard plan wrote it
+	one    result            // the single run (repro humaneval --json)
+	single shardEvalResults  // the single run's verdicts
+	step   func(what string) // logs the time taken since the last step
+}
+
+// newShardBundle writes shardSamples(t, n), scores them over tasks (a
+// --tasks list) in one run and plans them over shards shards in a new
+// bundle, failing the test if either command fails. The two commands share
+// the HumanEval home; the step function has logged both.
+func newShardBundle(t *testing.T, n int, tasks string, shards int) shardBundle {
+	t.Helper()
+	env := []string{"REPRO_HOME=" + humanevalHome(t, true)}
+	samples := shardSamples(t, n)
+	start := time.Now()
+	step := func(what string) { t.Logf("%s: %.1f s", what, time.Since(start).Seconds()); start = time.Now() }
+	one := repro(t, env, "humaneval", "--samples", samples, "--tasks", tasks, "--json")
+	if one.code != 0 {
+		t.Fatalf("single run: exit %d: %s", one.code, one.stderr)
+	}
+	single := readShardEvalResults(t, parseHumanEvalJSON(t, one).ResultsFile)
+	step("single run")
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if r := repro(t, env, "shard", "plan", "--samples", samples, "--tasks", tasks, "--shards", fmt.Sprint(shards), "--out", bundle); r.code != 0 {
+		t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
+	}
+	step("plan")
+	return shardBundle{dir: bundle, one: one, single: single, step: step}
+}
+
 // TestShardSlurmMatchesSingleRun scores one samples file twice: on this
 // machine in one run, and as a job array of 3 shards on a real single-node
 // Slurm cluster, all array tasks at once sharing the Docker engine. The
@@ -123,18 +156,8 @@ func sameVerdicts(t *testing.T, single, merged shardEvalResults) {
 // changed plan, each exit 4 naming it; a failed shard run again (as Slurm
 // requeues it) merges cleanly.
 func TestShardSlurmMatchesSingleRun(t *testing.T) {
-	home := humanevalHome(t, true)
-	env := []string{"REPRO_HOME=" + home}
-	samples := shardSamples(t, 12)
-	const tasks = "0-11"
-
-	start := time.Now()
-	step := func(what string) { t.Logf("%s: %.1f s", what, time.Since(start).Seconds()); start = time.Now() }
-	one := repro(t, env, "humaneval", "--samples", samples, "--tasks", tasks, "--json")
-	if one.code != 0 {
-		t.Fatalf("single run: exit %d: %s", one.code, one.stderr)
-	}
-	single := readShardEvalResults(t, parseHumanEvalJSON(t, one).ResultsFile)
+	sb := newShardBundle(t, 12, "0-11", 3)
+	one, single, bundle, step := sb.one, sb.single, sb.dir, sb.step
 	// Under --json, progress comes as JSON lines on stderr.
 	sawEnd := false
 	for _, line := range strings.Split(strings.TrimSpace(one.stderr), "\n") {
@@ -153,13 +176,6 @@ func TestShardSlurmMatchesSingleRun(t *testing.T) {
 	if !sawEnd {
 		t.Errorf("no scoring progress on stderr: %q", one.stderr)
 	}
-	step("single run")
-
-	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := repro(t, env, "shard", "plan", "--samples", samples, "--tasks", tasks, "--shards", "3", "--out", bundle); r.code != 0 {
-		t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
-	}
-	step("plan")
 	c := testenv.StartSlurm(t, 1)
 	step("Slurm started")
 	mergeHome := t.TempDir()

@@ -242,10 +242,7 @@ func timeChart(rows []TaskRow) (Chart, bool) {
 	var bars []bar
 	var shares []float64
 	over := 0
-	for _, r := range rows {
-		if r.LimitSeconds <= 0 {
-			continue
-		}
+	for _, r := range limitedRows(rows) {
 		cls := "pass"
 		if r.TimeShare() > 1 {
 			cls = "fail"
@@ -258,19 +255,9 @@ func timeChart(rows []TaskRow) (Chart, bool) {
 	if len(bars) == 0 {
 		return Chart{}, false
 	}
-	sc, ticks := shareScale(shares, barPlotH)
-	yTitle := "time / limit"
-	caption := "one bar per task: the time of its phase run closest to its limit, as the supervisor measured it, as a share of that limit; the dashed line is the limit"
-	if sc.log {
-		yTitle += " (log scale)"
-		caption += "; log scale, since the times span decades"
-	}
-	c := barChart("Time per task against its limit", yTitle, bars, sc, ticks)
-	y := plotTop + sc.y(1)
-	c.Lines = append(c.Lines, Line{Points: points([][2]int{{plotLeft, y}, {c.Width - plotRight, y}}), Class: "limitline", Title: "the limit"})
-	c.Legend = []LegendItem{{Class: "pass", Label: count("within its limit", len(bars)-over)}, {Class: "fail", Label: count("over its limit", over)},
-		{Class: "limitline", Label: "limit", Line: true}}
-	c.Caption = caption
+	c := limitChart("Time per task against its limit", "time / limit",
+		"one bar per task: the time of its phase run closest to its limit, as the supervisor measured it, as a share of that limit; the dashed line is the limit",
+		bars, shares, []LegendItem{{Class: "pass", Label: count("within its limit", len(bars)-over)}, {Class: "fail", Label: count("over its limit", over)}})
 	return c, true
 }
 
@@ -284,10 +271,7 @@ func passTimeChart(rows []TaskRow) (Chart, bool) {
 	var bars []bar
 	var shares []float64
 	struck := 0
-	for _, r := range rows {
-		if r.LimitSeconds <= 0 {
-			continue
-		}
+	for _, r := range limitedRows(rows) {
 		if r.OverLimit > 0 {
 			struck++
 		}
@@ -303,20 +287,41 @@ func passTimeChart(rows []TaskRow) (Chart, bool) {
 	if len(bars) == 0 {
 		return Chart{}, false
 	}
+	c := limitChart("Slowest passing run per task against its limit", "slowest pass / limit",
+		"one bar per task: of its samples' runs that passed, the one closest to its limit, as a share of that limit (a fail bar at 0: no sample passed); the dashed line is the limit",
+		bars, shares, []LegendItem{{Class: "pass", Label: count("slowest pass", len(shares))}, {Class: "fail", Label: count("no sample passed", len(bars)-len(shares))}})
+	c.Caption += fmt.Sprintf("; %d of %d tasks had a sample run past its limit (hover a bar for its count)", struck, len(bars))
+	return c, true
+}
+
+// limitChart draws bars whose values are shares of a time limit, scaled by
+// shareScale from shares (the values to fit, which may leave out bars drawn
+// at 0), with the limit (a share of 1) as a dashed line. Where the scale is
+// logarithmic it says so in yTitle and caption. The legend is legend
+// followed by the limit line's entry.
+func limitChart(title, yTitle, caption string, bars []bar, shares []float64, legend []LegendItem) Chart {
 	sc, ticks := shareScale(shares, barPlotH)
-	yTitle := "slowest pass / limit"
-	caption := "one bar per task: of its samples' runs that passed, the one closest to its limit, as a share of that limit (a fail bar at 0: no sample passed); the dashed line is the limit"
 	if sc.log {
 		yTitle += " (log scale)"
 		caption += "; log scale, since the times span decades"
 	}
-	c := barChart("Slowest passing run per task against its limit", yTitle, bars, sc, ticks)
+	c := barChart(title, yTitle, bars, sc, ticks)
 	y := plotTop + sc.y(1)
 	c.Lines = append(c.Lines, Line{Points: points([][2]int{{plotLeft, y}, {c.Width - plotRight, y}}), Class: "limitline", Title: "the limit"})
-	c.Legend = []LegendItem{{Class: "pass", Label: count("slowest pass", len(shares))}, {Class: "fail", Label: count("no sample passed", len(bars)-len(shares))},
-		{Class: "limitline", Label: "limit", Line: true}}
-	c.Caption = caption + fmt.Sprintf("; %d of %d tasks had a sample run past its limit (hover a bar for its count)", struck, len(bars))
-	return c, true
+	c.Legend = append(legend, LegendItem{Class: "limitline", Label: "limit", Line: true})
+	c.Caption = caption
+	return c
+}
+
+// limitedRows are the rows whose results record their time limit.
+func limitedRows(rows []TaskRow) []TaskRow {
+	var out []TaskRow
+	for _, r := range rows {
+		if r.LimitSeconds > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // nearLimitRows are the rows whose verdict depends on the time limit.
