@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -783,7 +785,7 @@ def child_cpu(pid):
 		{"                        if buf:\n", "                        if False:\n"},
 	}},
 	{control: "stopped zygote fails the job", test: "stop the zygote", edits: [][2]string{
-		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\"):\n            return None\n", ""},
+		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\") or pending:\n            return None\n", ""},
 	}},
 }
 
@@ -894,5 +896,61 @@ func TestSupervisorWantsTheKeyFirst(t *testing.T) {
 	want = append(want, make([]byte, tagSize)...)
 	if !bytes.Equal(out, want) {
 		t.Fatalf("the supervisor answered %q, want %q", out, want)
+	}
+}
+
+// stopPendingCheck loads supervisor.py on the host's python3 and asks its
+// stop_pending about a child that blocks SIGTSTP: before and after a
+// SIGTSTP is queued to it, and about one with SIGUSR1 queued instead.
+const stopPendingCheck = `
+import importlib.util, json, os, signal, sys, time
+spec = importlib.util.spec_from_file_location("supervisor", sys.argv[1] + "/supervisor.py")
+sup = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sup)
+def child():
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTSTP, signal.SIGUSR1})
+        os.write(w, b"x")
+        time.sleep(60)
+        os._exit(0)
+    os.read(r, 1)
+    return pid
+out = {}
+a = child()
+out["none"] = sup.stop_pending(a)
+os.kill(a, signal.SIGTSTP)
+out["tstp"] = sup.stop_pending(a)
+b = child()
+os.kill(b, signal.SIGUSR1)
+out["usr1"] = sup.stop_pending(b)
+out["gone"] = sup.stop_pending(1 << 22)
+for p in (a, b):
+    os.kill(p, signal.SIGKILL)
+    os.waitpid(p, 0)
+print(json.dumps(out))
+`
+
+// TestStopPendingSeesAQueuedStop: the zygote check after a job sees a stop
+// signal that was queued but not yet acted on (which the SIGCONT after it
+// would discard unseen): on a loaded host, "stop the zygote" once passed
+// that way.
+func TestStopPendingSeesAQueuedStop(t *testing.T) {
+	harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/python3", "-c", stopPendingCheck, harness).Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	var got map[string]bool
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("python3 printed %q: %v", out, err)
+	}
+	want := map[string]bool{"none": false, "tstp": true, "usr1": false, "gone": false}
+	if !maps.Equal(got, want) {
+		t.Fatalf("stop_pending: %v, want %v", got, want)
 	}
 }

@@ -1095,11 +1095,17 @@ class Zygote:
         None if the zygote is gone, broken or was stopped (it is woken, but
         the job that stopped it fails)."""
         st = proc_state(str(self.pid))
+        # A stop that a process of the job queued but the zygote has not
+        # acted on yet (on a loaded host it may not have run since) shows
+        # only as pending, and the SIGCONT below would discard it unseen.
+        # Every process of the job is gone by now, so no kill of theirs is
+        # still on its way.
+        pending = stop_pending(self.pid)
         try:
             os.kill(self.pid, signal.SIGCONT)
         except OSError:
             return None
-        if st is None or st[0] not in (b"S", b"R", b"D"):
+        if st is None or st[0] not in (b"S", b"R", b"D") or pending:
             return None
         msg = self.recv(ZYGOTE_WAIT)
         if msg is None or msg[:1] != b"W" or len(msg) != 1 + WAIT.size:
@@ -1214,6 +1220,31 @@ class JobClock:
 
     def __call__(self):
         return self.usage() - time.process_time() - self.zyg.cpu()
+
+
+# The signals that stop a process, as bits of /proc/PID/status's masks.
+STOP_SIGNALS = 0
+for _sig in (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+    STOP_SIGNALS |= 1 << (_sig - 1)
+
+
+def stop_pending(pid):
+    """Whether a stop signal is pending for pid, to the process (ShdPnd) or
+    its main thread (SigPnd); a status file without the masks (or none)
+    reads as none pending, and one whose masks do not parse as pending."""
+    try:
+        with open("/proc/%d/status" % pid, "rb") as f:
+            data = f.read(1 << 16)
+    except OSError:
+        return False
+    for line in data.split(b"\n"):
+        if line.startswith((b"SigPnd:", b"ShdPnd:")):
+            try:
+                if int(line.split()[1], 16) & STOP_SIGNALS:
+                    return True
+            except (IndexError, ValueError):
+                return True
+    return False
 
 
 def proc_state(name):
