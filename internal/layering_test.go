@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"reproduce":  {"digest", "exitcode", "humaneval", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
 	"rundiff":    {"exitcode", "report", "runs", "ui"},
 	"dashboard":  {"boardlog", "exitcode", "layout", "report", "rundiff", "runlabel", "runs"},
-	"vulnscan":   {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
+	"vulnscan":   {"atomicfile", "buildinfo", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"ociattest":  {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "ui", "vulnscan"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "ui", "workload"},
 	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},

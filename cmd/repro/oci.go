@@ -3,15 +3,11 @@ package main
 import (
 	"time"
 
-	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/imagetrust"
-	"github.com/reprolab/repro/internal/keys"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/ociattest"
 	"github.com/reprolab/repro/internal/trust"
 	"github.com/reprolab/repro/internal/ui"
-	"github.com/reprolab/repro/internal/vulnscan"
 	"github.com/spf13/cobra"
 )
 
@@ -41,11 +37,14 @@ See docs/supply-chain.md.`,
 	return cmd
 }
 
+// ociAttachOptions are the flags of repro oci sign, sbom and scan.
+type ociAttachOptions struct {
+	key, layout, scheme     string
+	osv, ecosystem, waivers string
+}
+
 func newOCIAttachCommand(g *globalOptions, what string) *cobra.Command {
-	var (
-		keyPath, dir, scheme            string
-		feedDir, ecosystem, waiversPath string
-	)
+	var o ociAttachOptions
 	use := what + " --key FILE [--layout DIR] [--scheme referrers|cosign] NAME@sha256:<hex>"
 	short := map[string]string{
 		"sign": "Sign an image by its digest with an image key",
@@ -65,117 +64,61 @@ Exit codes: 0 attached (scan: no unwaived finding), 1 scan: unwaived findings,
 image's bytes, or the SBOM the scan reads, fail their check.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if keyPath == "" {
+			if o.key == "" {
 				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
 			}
-			sc, err := ociattest.ParseScheme(scheme)
+			out, err := ociattest.Attach(cmd.Context(), ociattest.AttachRequest{What: what, Ref: args[0], Layout: o.layout,
+				KeyPath: o.key, Scheme: o.scheme, Feed: o.osv, Ecosystem: o.ecosystem, Waivers: o.waivers,
+				Trust: func() (*trust.File, error) {
+					tf, _, err := imagetrust.RequireTrust(g.home, g.trust)
+					return tf, err
+				}, Now: time.Now().UTC()})
 			if err != nil {
 				return err
 			}
-			t := g.term
-			k, err := keys.LoadPrivate(keyPath)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
-			}
-			img, err := ociattest.Open(cmd.Context(), args[0], dir)
-			if err != nil {
-				return err
-			}
-			now := time.Now().UTC()
-			id, _ := k.KeyID()
-			out := struct {
-				Image    string              `json:"image"`
-				Store    string              `json:"store"`
-				Kind     string              `json:"kind"`
-				Where    string              `json:"attached_as"`
-				KeyID    string              `json:"key_id"`
-				SBOM     string              `json:"sbom_digest,omitempty"`
-				Packages int                 `json:"packages,omitempty"`
-				Scan     *vulnscan.Predicate `json:"scan,omitempty"`
-			}{Image: img.Ref.String(), Store: img.String(), Kind: what, KeyID: id}
-			switch what {
-			case "sign":
-				out.Where, err = ociattest.Sign(img, k, sc, now)
-			case "sbom":
-				var d digest.SHA256
-				out.Where, d, out.Packages, err = ociattest.AttachSBOM(img, k, sc, now)
-				out.SBOM = d.String()
-			case "scan":
-				if feedDir == "" {
-					return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", ecosystem)
-				}
-				tf, _, terr := loadImageTrust(g.home, g.trust)
-				if terr != nil {
-					return terr
-				}
-				var ws []vulnscan.Waiver
-				if waiversPath != "" {
-					if ws, err = vulnscan.LoadWaivers(waiversPath, now); err != nil {
-						return err
-					}
-				}
-				feed, ferr := vulnscan.LoadFeed(feedDir)
-				if ferr != nil {
-					return ferr
-				}
-				out.Where, out.Scan, err = ociattest.AttachScan(img, ociattest.ScanInput{Trust: tf, Signer: k, Feed: feed, Ecosystem: ecosystem, Waivers: ws, Scheme: sc, Now: now})
-				if out.Scan != nil {
-					out.SBOM = out.Scan.SBOMDigest
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if g.json {
-				if err := t.Document(out); err != nil {
-					return err
-				}
-			} else {
-				w := t.Stdout()
-				ui.Fprintf(w, "image    %s (%s)\n%-8s attached as %s, key id %s\n", out.Image, out.Store, what, out.Where, id)
-				if out.SBOM != "" {
-					ui.Fprintf(w, "SBOM     %s\n", out.SBOM)
-				}
-				if p := out.Scan; p != nil {
-					ui.Fprintf(w, "feed     %s (%d records, %s)\nfindings %d, %d unwaived, highest unwaived severity %s\n", p.Feed.Digest, p.Feed.Records, p.Feed.Ecosystem, len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity)
-				}
-			}
-			if p := out.Scan; p != nil && p.Unwaived > 0 {
-				return exitcode.Errorf(exitcode.Negative, "%d unwaived finding(s), highest severity %s (the scan is attached; the trust file's max_severity decides)", p.Unwaived, p.MaxUnwaivedSeverity)
-			}
-			return nil
+			return writeOCIAttached(g.term, out)
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
-	cmd.Flags().StringVar(&dir, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
-	cmd.Flags().StringVar(&scheme, "scheme", string(ociattest.Referrers), "how to attach: referrers (OCI 1.1) or cosign (the sha256-<hex>.att tag)")
+	cmd.Flags().StringVar(&o.key, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
+	cmd.Flags().StringVar(&o.layout, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
+	cmd.Flags().StringVar(&o.scheme, "scheme", string(ociattest.Referrers), "how to attach: referrers (OCI 1.1) or cosign (the sha256-<hex>.att tag)")
 	if what == "scan" {
-		cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
-		cmd.Flags().StringVar(&ecosystem, "ecosystem", "Debian:12", "OSV ecosystem of the image's packages")
-		cmd.Flags().StringVar(&waiversPath, "waivers", "", "JSON file of reasoned, dated waivers (as for 'repro image scan')")
+		cmd.Flags().StringVar(&o.osv, "osv", "", "folder of OSV JSON records (required)")
+		cmd.Flags().StringVar(&o.ecosystem, "ecosystem", "Debian:12", "OSV ecosystem of the image's packages")
+		cmd.Flags().StringVar(&o.waivers, "waivers", "", "JSON file of reasoned, dated waivers (as for 'repro image scan')")
 		g.trustFlag(cmd, "trust file whose image keys must have signed the SBOM that is scanned (default REPRO_HOME/trust.json)")
 	}
 	return cmd
 }
 
-// loadImageTrust reads the trust file (--trust, else REPRO_HOME's) that a
-// runtime image is judged by; there must be one.
-func loadImageTrust(home, path string) (*trust.File, string, error) {
-	tf, p, err := imagetrust.LoadTrust(home, path)
-	if err != nil {
-		return nil, "", err
+// writeOCIAttached prints what Attach attached: one JSON document under
+// --json, else a few lines; it returns out.Verdict().
+func writeOCIAttached(t *ui.Terminal, out *ociattest.Attached) error {
+	if t.JSON() {
+		if err := t.Document(out); err != nil {
+			return err
+		}
+		return out.Verdict()
 	}
-	if tf == nil {
-		return nil, "", exitcode.Errorf(exitcode.Precondition, "no trust file at %s: write one that lists the image key for \"images\" (docs/supply-chain.md), or name one with --trust FILE", layout.Home(home).Trust())
+	w := t.Stdout()
+	ui.Fprintf(w, "image    %s (%s)\n%-8s attached as %s, key id %s\n", out.Image, out.Store, out.Kind, out.Where, out.KeyID)
+	if out.SBOM != "" {
+		ui.Fprintf(w, "SBOM     %s\n", out.SBOM)
 	}
-	return tf, p, nil
+	if p := out.Scan; p != nil {
+		ui.Fprintf(w, "feed     %s (%d records, %s)\nfindings %d, %d unwaived, highest unwaived severity %s\n", p.Feed.Digest, p.Feed.Records, p.Feed.Ecosystem, len(p.Findings), p.Unwaived, p.MaxUnwaivedSeverity)
+	}
+	return out.Verdict()
+}
+
+// ociVerifyOptions are the flags of repro oci verify.
+type ociVerifyOptions struct {
+	layout string
 }
 
 func newOCIVerifyCommand(g *globalOptions) *cobra.Command {
-	var (
-		dir string
-	)
+	var o ociVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify [--layout DIR] [--trust FILE] NAME@sha256:<hex>",
 		Short: "Check an image's signature, SBOM and scan against the trust file's image policy",
@@ -190,28 +133,14 @@ or no trust file, 4 unsigned, signed by an untrusted key, or an attestation
 of another image or SBOM.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := ociattest.VerifyImage(cmd.Context(), func() (*trust.File, error) {
+				tf, _, err := imagetrust.RequireTrust(g.home, g.trust)
+				return tf, err
+			}, args[0], o.layout, time.Now())
+			if err != nil {
+				return err
+			}
 			t := g.term
-			home := g.home
-			tf, _, err := loadImageTrust(home, g.trust)
-			if err != nil {
-				return err
-			}
-			img, err := ociattest.Open(cmd.Context(), args[0], dir)
-			if err != nil {
-				return err
-			}
-			if _, _, err := img.Manifest(); err != nil {
-				return err
-			}
-			found, err := img.Envelopes()
-			if err != nil {
-				return err
-			}
-			v, _, err := ociattest.Verify(tf, ociattest.PolicyOf(tf.Image), img.Digest, found, time.Now())
-			if err != nil {
-				return err
-			}
-			v.Image, v.Store = img.Ref.String(), img.String()
 			if g.json {
 				return t.Document(v)
 			}
@@ -220,7 +149,7 @@ of another image or SBOM.`,
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&dir, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
+	cmd.Flags().StringVar(&o.layout, "layout", "", "OCI image layout folder that holds the image (default: the registry NAME names)")
 	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
 	return cmd
 }

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"errors"
-	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/pickle"
-	"github.com/reprolab/repro/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -38,8 +33,13 @@ Profiles: ` + strings.Join(pickle.ProfileNames(), ", ") + `.`,
 	return cmd
 }
 
+// pickleScanOptions are the flags of repro pickle scan.
+type pickleScanOptions struct {
+	profile string
+}
+
 func newPickleScanCommand(g *globalOptions) *cobra.Command {
-	var profile string
+	var o pickleScanOptions
 	cmd := &cobra.Command{
 		Use:   "scan FILE",
 		Short: "List what a pickle holds and judge it against a profile",
@@ -55,16 +55,16 @@ on any file.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			p, err := pickle.LookupProfile(profile)
+			p, err := pickle.LookupProfile(o.profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
 			}
 			path := args[0]
-			rep, err := decodePickleInput(path, p, pickle.Scan)
+			rep, err := pickle.ScanFile(path, p)
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
 				if err := t.Document(struct {
 					File string `json:"file"`
@@ -75,16 +75,21 @@ on any file.
 			} else {
 				rep.WriteText(t.Human(), path)
 			}
-			return pickleVerdictError(path, rep)
+			return rep.VerdictError(path)
 		},
 	}
-	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
+	cmd.Flags().StringVar(&o.profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
 	g.jsonFlag(cmd, "print the full report as JSON")
 	return noHome(cmd)
 }
 
+// pickleConvertOptions are the flags of repro pickle convert.
+type pickleConvertOptions struct {
+	profile, out string
+}
+
 func newPickleConvertCommand(g *globalOptions) *cobra.Command {
-	var profile, out string
+	var o pickleConvertOptions
 	cmd := &cobra.Command{
 		Use:   "convert FILE --out DIR",
 		Short: "Convert a pickled model to safetensors without executing it",
@@ -96,26 +101,19 @@ exported module is its 'ema' network.
 ` + pickleExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			p, err := pickle.LookupProfile(profile)
+			p, err := pickle.LookupProfile(o.profile)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, err)
 			}
-			if out == "" {
+			if o.out == "" {
 				return exitcode.Errorf(exitcode.Usage, "--out is required")
 			}
-			if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
-				return exitcode.Errorf(exitcode.Precondition, "output folder %q does not exist; create it first", out)
-			}
 			path := args[0]
-			m, err := decodePickleInput(path, p, pickle.Convert)
+			res, err := pickle.ConvertFile(path, p, o.out)
 			if err != nil {
 				return err
 			}
-			res, err := m.WriteFiles(out, 0o644)
-			if err != nil {
-				return err
-			}
+			t := g.term
 			if g.json {
 				return t.Document(struct {
 					File string `json:"file"`
@@ -126,66 +124,8 @@ exported module is its 'ema' network.
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
-	cmd.Flags().StringVar(&out, "out", "", "folder to write model.safetensors and config.json into")
+	cmd.Flags().StringVar(&o.profile, "profile", pickle.ProfileTorchStateDict, "allowlist profile: "+strings.Join(pickle.ProfileNames(), ", "))
+	cmd.Flags().StringVar(&o.out, "out", "", "folder to write model.safetensors and config.json into")
 	g.jsonFlag(cmd, "print what was written as JSON")
 	return noHome(cmd)
-}
-
-// openPickleInput opens a command-line path for reading (safefile.OpenNamed:
-// a regular file, a FIFO cannot stall it) and returns the size to read.
-func openPickleInput(path string) (*os.File, int64, error) {
-	f, err := safefile.OpenNamed(path)
-	if errors.Is(err, safefile.ErrNotRegular) {
-		return nil, 0, exitcode.New(exitcode.Usage, err)
-	}
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, errors.Unwrap(err))
-		}
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot open %q: %v", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Precondition, "cannot stat %q: %v", path, err)
-	}
-	if fi.Size() > pickle.MaxInputSize {
-		f.Close()
-		return nil, 0, exitcode.Errorf(exitcode.Integrity, "%q: %d bytes exceed the limit of %d", path, fi.Size(), int64(pickle.MaxInputSize))
-	}
-	return f, fi.Size(), nil
-}
-
-// decodePickleInput opens path with openPickleInput and decodes it with
-// decode (pickle.Scan or pickle.Convert) against p. A decoding error is
-// exit 1 when the profile rejects the file (*pickle.PolicyError) and exit 4
-// otherwise.
-func decodePickleInput[T any](path string, p *pickle.Profile, decode func(io.ReaderAt, int64, *pickle.Profile) (T, error)) (T, error) {
-	var zero T
-	f, size, err := openPickleInput(path)
-	if err != nil {
-		return zero, err
-	}
-	defer f.Close()
-	v, err := decode(f, size, p)
-	if err != nil {
-		var pe *pickle.PolicyError
-		if errors.As(err, &pe) {
-			return zero, exitcode.Errorf(exitcode.Negative, "%q: %v", path, err)
-		}
-		return zero, exitcode.Errorf(exitcode.Integrity, "%q: %v", path, err)
-	}
-	return v, nil
-}
-
-func pickleVerdictError(path string, rep *pickle.Report) error {
-	switch rep.Verdict {
-	case pickle.Clean:
-		return nil
-	case pickle.Rejected:
-		return exitcode.Errorf(exitcode.Negative, "%q: %v", path, rep.Err())
-	default:
-		return exitcode.Errorf(exitcode.Integrity, "%q: %v", path, rep.Err())
-	}
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/release"
 	"github.com/spf13/cobra"
 )
@@ -29,10 +27,14 @@ See docs/release.md.`,
 	return noHome(cmd)
 }
 
+// releaseAttestOptions are the flags of repro release attest.
+type releaseAttestOptions struct {
+	key, version, commit, source, started string
+	buildCommands                         []string
+}
+
 func newReleaseAttestCommand(g *globalOptions) *cobra.Command {
-	var keyPath, version, commit, source string
-	var buildCommands []string
-	var started string
+	var o releaseAttestOptions
 	cmd := &cobra.Command{
 		Use:   "attest --key FILE --version V --commit SHA DIR",
 		Short: "Write the SBOM and the signed SLSA provenance of the binaries in DIR",
@@ -48,44 +50,32 @@ EXIT STATUS
   0 written, 2 usage, 3 a binary or the key is missing, 4 the binaries differ.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			k, err := keys.LoadPrivate(keyPath)
+			id, err := release.AttestDir(args[0], release.AttestRequest{KeyPath: o.key, Version: o.version, Commit: o.commit,
+				Source: o.source, BuildCommands: o.buildCommands, Started: o.started, Now: time.Now()})
 			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "release key: %v (make one with 'repro keys new --out FILE')", err)
-			}
-			o := release.Options{Version: version, Commit: commit, Source: source, BuildCommand: map[string]string{}, FinishedOn: time.Now()}
-			o.StartedOn = o.FinishedOn
-			if started != "" {
-				if o.StartedOn, err = time.Parse(time.RFC3339, started); err != nil {
-					return exitcode.Errorf(exitcode.Usage, "--started %q: %v", started, err)
-				}
-			}
-			for _, bc := range buildCommands {
-				p, c, ok := strings.Cut(bc, "=")
-				if !ok {
-					return exitcode.Errorf(exitcode.Usage, "--build-command %q: give PLATFORM=COMMAND", bc)
-				}
-				o.BuildCommand[p] = c
-			}
-			if err := release.Attest(args[0], k, o); err != nil {
 				return err
 			}
-			t.Printf("release %s (%s): %s and %s written, signed by key %s\n", version, commit, release.SBOMFile, release.ProvenanceFile, keys.ID(k.PublicKey()))
+			g.term.Printf("release %s (%s): %s and %s written, signed by key %s\n", o.version, o.commit, release.SBOMFile, release.ProvenanceFile, id)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&keyPath, "key", "", "release signing key (PKCS #8 PEM, mode 0600)")
-	cmd.Flags().StringVar(&version, "version", "", "the release's version")
-	cmd.Flags().StringVar(&commit, "commit", "", "the full git commit the binaries were built from")
-	cmd.Flags().StringVar(&source, "source", "", "the source repository (default "+release.DefaultSource+")")
-	cmd.Flags().StringArrayVar(&buildCommands, "build-command", nil, "PLATFORM=COMMAND that built a binary (repeatable)")
-	cmd.Flags().StringVar(&started, "started", "", "when the build started (RFC 3339)")
+	cmd.Flags().StringVar(&o.key, "key", "", "release signing key (PKCS #8 PEM, mode 0600)")
+	cmd.Flags().StringVar(&o.version, "version", "", "the release's version")
+	cmd.Flags().StringVar(&o.commit, "commit", "", "the full git commit the binaries were built from")
+	cmd.Flags().StringVar(&o.source, "source", "", "the source repository (default "+release.DefaultSource+")")
+	cmd.Flags().StringArrayVar(&o.buildCommands, "build-command", nil, "PLATFORM=COMMAND that built a binary (repeatable)")
+	cmd.Flags().StringVar(&o.started, "started", "", "when the build started (RFC 3339)")
 	_ = cmd.MarkFlagRequired("key")
 	return noHome(cmd)
 }
 
+// releaseVerifyOptions are the flags of repro release verify.
+type releaseVerifyOptions struct {
+	key string
+}
+
 func newReleaseVerifyCommand(g *globalOptions) *cobra.Command {
-	var keyPath string
+	var o releaseVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify --key RELEASE.pub DIR",
 		Short: "Check a release against the release key",
@@ -101,15 +91,11 @@ EXIT STATUS
   differs or is missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := release.VerifyDir(args[0], o.key)
+			if err != nil {
+				return err
+			}
 			t := g.term
-			pub, err := release.ReadKey(keyPath)
-			if err != nil {
-				return err
-			}
-			v, err := release.Verify(args[0], pub)
-			if err != nil {
-				return err
-			}
 			if g.json {
 				return t.Document(v)
 			}
@@ -118,7 +104,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&keyPath, "key", "", "the release's public key (PEM)")
+	cmd.Flags().StringVar(&o.key, "key", "", "the release's public key (PEM)")
 	g.jsonFlag(cmd, "print JSON")
 	_ = cmd.MarkFlagRequired("key")
 	return noHome(cmd)

@@ -42,9 +42,26 @@ func selfInfo() (buildinfo.Info, error) {
 	return in, nil
 }
 
+// versionOptions are the flags of repro version.
+type versionOptions struct {
+	sbom, scan bool
+	osvDir     string
+}
+
+// check refuses the flag combinations version cannot honour (exit 2);
+// json is --json.
+func (o versionOptions) check(json bool) error {
+	if o.scan != (o.osvDir != "") {
+		return exitcode.Errorf(exitcode.Usage, "--scan needs --osv DIR, and --osv goes with --scan")
+	}
+	if o.sbom && (json || o.scan) {
+		return exitcode.Errorf(exitcode.Usage, "--sbom prints the SBOM alone; leave out --json and --scan")
+	}
+	return nil
+}
+
 func newVersionCommand(g *globalOptions) *cobra.Command {
-	var sbom, scan bool
-	var osvDir string
+	var o versionOptions
 	cmd := &cobra.Command{
 		Use:   "version [--json | --sbom | --scan --osv DIR]",
 		Short: "Print the version of repro and what it was built from",
@@ -64,27 +81,28 @@ EXIT STATUS
   2 usage error, 3 the feed cannot be read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			if scan != (osvDir != "") {
-				return exitcode.Errorf(exitcode.Usage, "--scan needs --osv DIR, and --osv goes with --scan")
-			}
-			if sbom && (g.json || scan) {
-				return exitcode.Errorf(exitcode.Usage, "--sbom prints the SBOM alone; leave out --json and --scan")
-			}
-			in, err := selfInfo()
-			if err != nil && (sbom || scan || g.json) {
+			if err := o.check(g.json); err != nil {
 				return err
 			}
+			in, err := selfInfo()
+			if err != nil && (o.sbom || o.scan || g.json) {
+				return err
+			}
+			t := g.term
 			switch {
-			case sbom:
+			case o.sbom:
 				b, err := buildinfo.SBOM(in)
 				if err != nil {
 					return err
 				}
 				_, err = t.Stdout().Write(b)
 				return err
-			case scan:
-				return runVersionScan(t, in, osvDir)
+			case o.scan:
+				s, err := vulnscan.ScanBuild(in, o.osvDir)
+				if err != nil {
+					return err
+				}
+				return writeVersionScan(t, in, s)
 			case g.json:
 				return t.Document(in)
 			}
@@ -100,33 +118,20 @@ EXIT STATUS
 		},
 	}
 	g.jsonFlag(cmd, "print JSON, with every module and its go.sum hash")
-	cmd.Flags().BoolVar(&sbom, "sbom", false, "print the CycloneDX SBOM of repro's Go modules")
-	cmd.Flags().BoolVar(&scan, "scan", false, "match repro's modules against the OSV records of --osv")
-	cmd.Flags().StringVar(&osvDir, "osv", "", "folder of OSV records of the Go ecosystem")
+	cmd.Flags().BoolVar(&o.sbom, "sbom", false, "print the CycloneDX SBOM of repro's Go modules")
+	cmd.Flags().BoolVar(&o.scan, "scan", false, "match repro's modules against the OSV records of --osv")
+	cmd.Flags().StringVar(&o.osvDir, "osv", "", "folder of OSV records of the Go ecosystem")
 	return noHome(cmd)
 }
 
-// runVersionScan matches in's modules and standard library against the
-// Go records of the feed in dir.
-func runVersionScan(t *ui.Terminal, in buildinfo.Info, dir string) error {
-	feed, err := vulnscan.LoadFeed(dir)
-	if err != nil {
-		return err
-	}
-	findings, err := vulnscan.Match(goPackages(in), feed, vulnscan.GoEcosystem)
-	if err != nil {
-		return exitcode.Errorf(exitcode.Precondition, "the OSV feed %q: %v", dir, err)
-	}
-	if findings == nil {
-		findings = []vulnscan.Finding{}
-	}
-	var verdict error
-	if len(findings) > 0 {
-		verdict = exitcode.Errorf(exitcode.Negative, "%d OSV records affect this repro binary: upgrade the modules named (their fixed versions are listed) and release again", len(findings))
-	}
+// writeVersionScan prints s, what ScanBuild found for in: one JSON
+// document under --json, else a line per finding; it returns s.Verdict().
+func writeVersionScan(t *ui.Terminal, in buildinfo.Info, s *vulnscan.BuildScan) error {
+	verdict := s.Verdict()
+	feed, findings := s.Feed, s.Findings
 	if t.JSON() {
 		if err := t.Document(map[string]any{"version": in.Version, "commit": in.Commit, "go": in.Go,
-			"feed":    map[string]any{"dir": dir, "digest": feed.Digest.String(), "files": feed.Files, "records": len(feed.Records)},
+			"feed":    map[string]any{"dir": s.Dir, "digest": feed.Digest.String(), "files": feed.Files, "records": len(feed.Records)},
 			"modules": len(in.Modules), "findings": findings}); err != nil {
 			return err
 		}
@@ -149,26 +154,4 @@ func runVersionScan(t *ui.Terminal, in buildinfo.Info, dir string) error {
 		t.Printf("no record affects this binary\n")
 	}
 	return verdict
-}
-
-// goPackages are in's modules (a replaced module under the version it was
-// replaced by) and the standard library as the OSV records of the Go
-// ecosystem name them: module path and version, and "stdlib" at the
-// toolchain's version.
-func goPackages(in buildinfo.Info) []vulnscan.InstalledPackage {
-	var out []vulnscan.InstalledPackage
-	add := func(name, version string) {
-		out = append(out, vulnscan.InstalledPackage{Name: name, Version: version, Source: name, SourceVersion: version})
-	}
-	if v, ok := strings.CutPrefix(in.Go, "go"); ok {
-		add("stdlib", v)
-	}
-	for _, m := range in.Modules {
-		if m.Replace != nil && m.Replace.Version != "" {
-			add(m.Replace.Path, m.Replace.Version)
-			continue
-		}
-		add(m.Path, m.Version)
-	}
-	return out
 }

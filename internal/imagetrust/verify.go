@@ -118,6 +118,20 @@ func LoadTrust(home, path string) (*trust.File, string, error) {
 	return tf, path, nil
 }
 
+// RequireTrust is LoadTrust where there must be a trust file: none at
+// REPRO_HOME's default path is an exitcode.Precondition error that says
+// what to write or name.
+func RequireTrust(home, path string) (*trust.File, string, error) {
+	tf, p, err := LoadTrust(home, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if tf == nil {
+		return nil, "", exitcode.Errorf(exitcode.Precondition, "no trust file at %s: write one that lists the image key for \"images\" (docs/supply-chain.md), or name one with --trust FILE", layout.Home(home).Trust())
+	}
+	return tf, p, nil
+}
+
 // Check applies the image policy of the trust file o names to the image
 // pinned as pin, whose SBOM (as checked against the pin) has digest sbom.
 // A missing or bad signature where one is required, or a scan of another
