@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"keys":       {"atomicfile", "digest", "safefile"},
 	"sigbundle":  {"strictjson"},
 	"trust":      {"keys", "safefile", "strictjson"},
-	"runs":       {"atomicfile", "digest", "exitcode", "journal", "keys", "layout", "safefile", "sigbundle", "strictjson", "tarball", "trust"},
+	"runs":       {"atomicfile", "digest", "exitcode", "journal", "keys", "layout", "runlabel", "safefile", "sigbundle", "strictjson", "tarball", "trust"},
 	"runlabel":   {"exitcode"},
 	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "journal", "runlabel", "runs", "safefile", "sandbox", "store", "strictjson", "ui", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "tarball", "trust", "ui", "vulnscan"},

@@ -242,11 +242,11 @@ type evidence struct {
 }
 
 func (ev *evidence) check(t *trust.File) (*Verification, error) {
-	var rec Record
-	if err := strictjson.DecodeOpen(ev.record, &rec); err != nil {
+	rec, err := decodeRecord(ev.record)
+	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
 	}
-	v := &Verification{Record: &rec, Problems: ev.problems, Files: ev.files, RecordSHA256: digest.Of(ev.record).Hex()}
+	v := &Verification{Record: rec, Problems: ev.problems, Files: ev.files, RecordSHA256: digest.Of(ev.record).Hex()}
 	if ev.envelope != nil {
 		v.EnvelopeSHA256 = digest.Of(ev.envelope).Hex()
 	}
@@ -285,7 +285,7 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 		if _, ok := st.subjects[recordFile]; !ok {
 			v.add(recordFile, "the signed statement does not name record.json")
 		}
-		v.checkAttestations(t, attestationCheck{record: &rec, signed: st.subjects, read: func(n string) []byte { return ev.attestations[n] }, at: signedAt})
+		v.checkAttestations(t, attestationCheck{record: rec, signed: st.subjects, read: func(n string) []byte { return ev.attestations[n] }, at: signedAt})
 	case env.PayloadType == LegacyPayloadType:
 		v.Legacy = true
 		if !bytes.Equal(payload, ev.record) {
