@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/reprolab/repro/internal/report"
-	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -55,7 +54,7 @@ func (fs Folders) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
 		if r, err := runs.Open(fs.Home, id); err == nil {
 			if rec, _, err := r.ReadRecord(); err == nil {
 				e = Entry{ID: id, Kind: rec.Kind, Dataset: report.DatasetOf(rec), Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z"),
-					Label: runlabel.FromExtra(rec.Extra).Label}
+					Label: rec.Subject.Label}
 			}
 		}
 		if f.Match(e) {

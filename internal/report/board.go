@@ -364,20 +364,7 @@ func isRunOf(home, id, dataset string) bool {
 
 // DatasetOf names what a run ran on: the record's dataset (humaneval), its
 // benchmark (mllog, handoff), else its catalog assets.
-func DatasetOf(rec *runs.Record) string {
-	if extra, ok := rec.Extra.(map[string]any); ok {
-		for _, k := range []string{"dataset", "benchmark"} {
-			if s, ok := extra[k].(string); ok && s != "" {
-				return s
-			}
-		}
-	}
-	var ids []string
-	for _, a := range rec.Assets {
-		ids = append(ids, a.ID)
-	}
-	return strings.Join(ids, ", ")
-}
+func DatasetOf(rec *runs.Record) string { return rec.Dataset() }
 
 func newer(a, b BoardRow) bool {
 	if !a.Finished.Equal(b.Finished) {

@@ -272,14 +272,10 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 		rep.Signer = &Signer{Name: key.Name, KeyID: key.ID}
 	}
 	rep.Provenance = provenance(rec)
-	if extra, ok := rec.Extra.(map[string]any); ok {
-		if e, ok := extra["error"].(string); ok {
-			rep.Run.Error = e
-		}
-	}
+	rep.Run.Error = rec.Subject.Error
 	switch rec.Kind {
 	case "humaneval":
-		if subject := runlabel.FromExtra(rec.Extra); subject.Label != "" {
+		if subject := rec.Subject.Subject; subject.Label != "" {
 			rep.Subject = &subject
 		}
 		he, notes := humanEval(r.Dir, rec)
@@ -429,15 +425,8 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 			he.SelfCheck.Failures = append(he.SelfCheck.Failures, s)
 		}
 	}
-	var extra struct {
-		Dataset    string `json:"dataset"`
-		DatasetMD5 string `json:"dataset_md5"`
-		Engine     string `json:"engine"`
-		Canonical  bool   `json:"canonical"`
-	}
-	if recast(rec.Extra, &extra) {
-		he.Dataset, he.DatasetHash, he.Engine, he.Canonical = extra.Dataset, extra.DatasetMD5, extra.Engine, extra.Canonical
-	}
+	sub := rec.Subject
+	he.Dataset, he.DatasetHash, he.Engine, he.Canonical = sub.Dataset, sub.DatasetMD5, sub.Engine, sub.Canonical
 	var lim struct {
 		Run      *humaneval.RunLimits `json:"run"`
 		BaseOnly bool                 `json:"base_only"`
