@@ -47,6 +47,9 @@ type Entry struct {
 	Label    string             `json:"label,omitempty"`
 	Model    string             `json:"model,omitempty"`
 	Sampling *runlabel.Sampling `json:"sampling,omitempty"`
+	// Dataset is what the run ran on, as runs.Record.Dataset names it; it
+	// is not part of the entry's JSON (`repro runs list --json`).
+	Dataset string `json:"-"`
 }
 
 // Input is one input a run read: a catalog asset (role "asset", named by
@@ -97,6 +100,7 @@ func entryOf(id string, raw []byte) Entry {
 	for _, a := range rec.Assets {
 		e.addInput("asset", a.ID, a.SHA256)
 	}
+	e.Dataset = clip(rec.Dataset())
 	subject := rec.Subject
 	e.Label, e.Model, e.Sampling = subject.Label, subject.Model, subject.Sampling
 	if s := subject.Samples; s != nil && s.SHA256 != "" {
