@@ -76,15 +76,14 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 // a .git folder's files included (a run folder is not a source tree).
 // Anything that is not a regular file or folder is an error.
 func folderFiles(ctx context.Context, dir string) ([]File, error) {
-	m, err := digest.FolderContext(ctx, dir)
+	// The record files are read on their own (once: VerifyWithContext),
+	// never hashed here.
+	m, err := digest.FolderExcept(ctx, dir, recordFile, envelopeFile)
 	if err != nil {
 		return nil, err
 	}
 	var out []File
 	for _, f := range m {
-		if f.Path == recordFile || f.Path == envelopeFile {
-			continue
-		}
 		if f.Mode == digest.ModeSymlink {
 			return nil, fmt.Errorf("run folder holds a symbolic link %s", f.Path)
 		}
