@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "humaneval", "mllog", "reproduce", "runimport", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
 	"reproduce":  {"digest", "exitcode", "humaneval", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
 	"rundiff":    {"exitcode", "report", "runs", "ui"},
-	"dashboard":  {"boardlog", "exitcode", "layout", "report", "rundiff", "runlabel", "runs"},
+	"dashboard":  {"boardlog", "exitcode", "layout", "report", "rundiff", "runindex", "runlabel", "runs"},
 	"vulnscan":   {"atomicfile", "buildinfo", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"ociattest":  {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "ui", "vulnscan"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "ui", "workload"},

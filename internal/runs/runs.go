@@ -213,10 +213,14 @@ func List(home string) ([]string, error) {
 			ids = append(ids, e.Name())
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j]
-	})
+	sort.Slice(ids, func(i, j int) bool { return Before(ids[i], ids[j]) })
 	return ids, nil
+}
+
+// Before reports whether run a comes before run b in List's order: by the
+// time in their ids, then by id.
+func Before(a, b string) bool {
+	return runTime(a) < runTime(b) || runTime(a) == runTime(b) && a < b
 }
 
 // Summary is one line of a list of runs.
