@@ -73,9 +73,9 @@ func subjectOf(extra any) Subject {
 	return s
 }
 
-// Dataset names what the run ran on: the record's dataset (a scoring
-// run), else its benchmark (mllog, handoff), else the ids of its catalog
-// assets, joined by ", ".
+// Dataset names what the run ran on, as a decoded record (DecodeRecord)
+// states it: its dataset (a scoring run), else its benchmark (mllog,
+// handoff), else the ids of its catalog assets, joined by ", ".
 func (r *Record) Dataset() string {
 	if r.Subject.Dataset != "" {
 		return r.Subject.Dataset
