@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:f93a5298b4d9b16b5dde33752876718bc01d400227eb2d27d6457a7840a47947")
+var HarnessDigest = digest.MustParse("sha256:89f50ac1189bc9dc859b5fd683aa6acd45f26c18b80342b09c8fb26b2c33c211")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -25,7 +25,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 7
+	protocolVersion = 8
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 	// maxJobHeader is the largest job header the supervisor takes
@@ -325,6 +325,12 @@ type jobEnd struct {
 	// Last: the supervisor stops after this job (its zygote was lost, a
 	// process survived the job, or the job never started).
 	Last bool `json:"last"`
+	// Retired, when set, says why the supervisor stops after this job
+	// although the job itself ended as it may: it left the container's
+	// unix sockets or memory charge other than they were before the first
+	// job (the supervisor's container_state). The job's verdict stands;
+	// the next job gets a fresh container. Last is set with it.
+	Retired string `json:"retired,omitempty"`
 	// Result is an EvalPlus job's line from its driver, read by the
 	// supervisor once every process of the job was gone (untrusted: the
 	// sample could write there); Outlived counts the processes of the job
@@ -351,6 +357,9 @@ type worker struct {
 	// large runs this worker's large jobs (see LargeLimits); nil until
 	// the first.
 	large *worker
+	// retired counts the supervisors this worker replaced because a job
+	// left their container changed (jobEnd.Retired).
+	retired int
 }
 
 // largeWorker returns the worker's companion in the large sandbox, or nil
@@ -363,6 +372,16 @@ func (w *worker) largeWorker(launch Launcher) *worker {
 		w.large = &worker{launch: launch, grace: w.grace}
 	}
 	return w.large
+}
+
+// retiredCount is how many containers w and its large companion replaced
+// because a job left them changed.
+func (w *worker) retiredCount() int {
+	n := w.retired
+	if w.large != nil {
+		n += w.large.retired
+	}
+	return n
 }
 
 // runLarge runs j in the large sandbox, one large job at a time.
@@ -769,7 +788,10 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 				// allowance by the host's clock.
 				end.Status, end.Detail = endTimeout, overLoad()
 			}
-			if end.Status == endSetup || end.Last {
+			if end.Retired != "" {
+				w.retired++
+			}
+			if end.Status == endSetup || end.Last || end.Retired != "" {
 				// The supervisor stops after this job: the next one gets a
 				// fresh container.
 				w.stop()

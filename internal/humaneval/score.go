@@ -149,12 +149,20 @@ type ScoreStats struct {
 	// ExactRuns counts the verdicts decided by a run that released one
 	// input at a time (PhaseResult.Exact).
 	ExactRuns int `json:"exact_runs"`
-	// With --engine evalplus: Outlived counts the samples whose job left
-	// processes alive after EvalPlus's driver ended (the sweep killed
-	// them), Retired the jobs after which the container was replaced.
+	// Retired counts the jobs after which the container was replaced
+	// because the job left it other than it was before the first job
+	// (unix sockets, memory charge; with --engine evalplus also any job
+	// that was its supervisor's last). With --engine evalplus, Outlived
+	// counts the samples whose job left processes alive after EvalPlus's
+	// driver ended (the sweep killed them).
 	Outlived int `json:"outlived_jobs,omitempty"`
 	Retired  int `json:"retired_containers,omitempty"`
 }
+
+// freshRecheckContainer: a time-sensitive verdict's re-run gets a
+// container no earlier job touched. Only TestStateControlsAreNeeded turns
+// it off, to show that the state suite needs it.
+var freshRecheckContainer = true
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
 type Scorer struct {
@@ -186,7 +194,10 @@ type Scorer struct {
 	// that a second pass does not wait for new containers. Nothing of a
 	// job is left for the next but in the supervisor's memory, which no
 	// program can read: the program ran in a child of a clean zygote, that
-	// child and all it forked are gone, and /tmp is emptied.
+	// child and all it forked are gone, /tmp is emptied, and a container
+	// whose unix sockets or memory a job left changed is replaced. (Kernel
+	// counters a job moved, such as the last pid or /tmp's inode numbers,
+	// remain: see docs/humaneval.md, "Integrity invariants".)
 	Keep bool
 
 	mu   sync.Mutex
@@ -323,6 +334,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*worker, *scoreJob]{
 		Start: s.take,
 		Do: func(ctx context.Context, w *worker, j *scoreJob) error {
+			retired := w.retiredCount()
 			pr, _, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 			if err != nil {
 				return err
@@ -330,8 +342,13 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 			rechecked := pr.Near != nil && pr.Limit > 0
 			if rechecked {
 				// A time-sensitive verdict is final only after a second
-				// run, as a new job: a fresh process forked from a clean
-				// zygote (RecheckRule).
+				// run, as a new job in a container that no job has
+				// touched (RecheckRule): whatever the first run left in
+				// the container, kernel counters included, the re-run
+				// cannot find. (A large phase's container is never kept.)
+				if freshRecheckContainer {
+					w.end(false)
+				}
 				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 				if err != nil {
 					return err
@@ -339,6 +356,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 				pr = combineRecheck(pr, again, m)
 			}
 			mu.Lock()
+			st.Retired += w.retiredCount() - retired
 			if pr.Exact {
 				st.ExactRuns++
 			}

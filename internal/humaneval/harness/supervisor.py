@@ -40,7 +40,11 @@ from the L frame to the end of the job, holds the whole job to the list's
 limit there too, plus a stated slack for this process's own work for it.)
 After every job the container's process table must be what it was before
 it: init, the holder, the supervisor and the zygote, no zombie and no other
-pid; else the job fails and the supervisor stops. A job that is neither
+pid; else the job fails and the supervisor stops. The container's unix
+sockets and memory charge must then be as before the first job (sockets
+by type, inode and name; memory within MEMORY_SLACK); else the job's verdict
+stands but the supervisor stops after it ("retired" in the E frame) and the
+host starts a new container for the next job. A job that is neither
 running nor runnable (every process of it sleeping or blocked) is idle; a job
 idle for wall_factor times its CPU limit is stopped.
 
@@ -112,7 +116,9 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
                             "cpu" (the job's CPU time from L to the moment it
                             was decided, loading included) and "load_cpu"
                             (of it, up to the load mark); "last": true when
-                            the supervisor stops after it
+                            the supervisor stops after it; "retired": why,
+                            when the job left the container's sockets or
+                            memory changed (its verdict stands)
   'P' u32 0                 heartbeat: a job is running (at least every second)
   'F' u32 len text          fatal: the supervisor stops
   'S' u32 8 nonce           the answer to the host's barrier
@@ -195,7 +201,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 7
+PROTOCOL = 8
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -1357,6 +1363,126 @@ def leftovers():
         time.sleep(0.002)
 
 
+# How far the container's memory charge may be above its charge before the
+# first job once a job's processes are gone (see memory_charge). Honest jobs
+# leave a few MiB at most (kernel objects the reading still counts, the
+# zygote's and init's pages touched again); 32 MiB is 1/16 of the
+# container's 512 MiB, so a container that passed the check still holds
+# what any sample of the datasets needs.
+MEMORY_SLACK = 32 << 20
+# At most this many bytes of /proc/net/unix are read; a longer table is
+# itself a change (the container's own sockets take a few lines).
+UNIX_TABLE_CAP = 4 << 20
+# The container's state before the first job (set in main): its unix
+# sockets and its memory charge.
+SOCKETS = frozenset()
+CHARGE = 0
+
+
+def unix_sockets():
+    """The unix sockets of the container's network namespace as
+    /proc/net/unix lists them, each by its type, inode and name (its
+    reference count, flags and state change while it is in use), or None
+    when the table is unreadable or over UNIX_TABLE_CAP."""
+    try:
+        with open("/proc/net/unix", "rb") as f:
+            data = f.read(UNIX_TABLE_CAP + 1)
+    except OSError:
+        return None
+    if len(data) > UNIX_TABLE_CAP:
+        return None
+    out = set()
+    for line in data.splitlines()[1:]:
+        p = line.split()
+        if len(p) >= 7:
+            out.add(b" ".join([p[4]] + p[6:]))
+    return frozenset(out)
+
+
+def _numbers(path, sep):
+    """The first number after each key of a "key value" file, by key."""
+    out = {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 16)
+    except OSError:
+        return out
+    for line in data.splitlines():
+        k, _, v = line.partition(sep)
+        v = v.split()
+        if v and v[0].isdigit():
+            out[k.strip()] = int(v[0])
+    return out
+
+
+def memory_charge():
+    """The memory the container holds that neither a file nor reclaimable
+    kernel caches hold, less this process's own anonymous memory (its heap
+    follows the size of the jobs it relayed), in bytes; None if unknown.
+    Under gVisor, whose kernel keeps its own count: used less cached
+    (/proc/meminfo; this counts the application's memory, not gVisor's own
+    heap, where a socket's queue lies: the socket check catches those);
+    else the cgroup's charge less its file pages (tmpfs
+    included) and reclaimable slab."""
+    own = _numbers("/proc/self/status", b":")
+    own = own.get(b"RssAnon", own.get(b"VmRSS", 0)) * 1024
+    if os.environ.get("REPRO_CPU_CLOCK") == "proc":
+        m = _numbers("/proc/meminfo", b":")
+        if b"MemTotal" not in m or b"MemFree" not in m:
+            return None
+        return (m[b"MemTotal"] - m[b"MemFree"] - m.get(b"Cached", 0)) * 1024 - own
+    for cur, st, less in (("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat", (b"file", b"slab_reclaimable")),
+                          ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.stat",
+                           (b"total_cache",))):
+        try:
+            with open(cur, "rb") as f:
+                charge = int(f.read(64))
+        except (OSError, ValueError):
+            continue
+        s = _numbers(st, b" ")
+        return charge - sum(s.get(k, 0) for k in less) - own
+    return None
+
+
+def container_state():
+    """Why the container is not as it was before the first job, or None:
+    a unix socket that was not there then (gVisor never frees a socket
+    that holds its own descriptor in its queue, nor its name; Linux frees
+    it, but from a work queue, hence the short wait), or a memory charge
+    more than MEMORY_SLACK above the baseline."""
+    for wait in (0.0, 0.005, 0.02, 0.1):
+        if wait:
+            time.sleep(wait)
+        now = unix_sockets()
+        extra = None if now is None else now - SOCKETS
+        if extra is not None and not extra:
+            break
+    if now is None:
+        return "the container's unix socket table is unreadable or over %d bytes" % UNIX_TABLE_CAP
+    if extra:
+        return "%d unix sockets outlived the job, e.g. %s" % (
+            len(extra), b" | ".join(sorted(extra)[:2]).decode("ascii", "replace")[:200])
+    charge = memory_charge()
+    if charge is None:
+        return "the container's memory charge is unreadable"
+    if charge > CHARGE + MEMORY_SLACK:
+        return "the container holds %d MiB more memory than before its first job (%d MiB allowed)" % (
+            (charge - CHARGE) >> 20, MEMORY_SLACK >> 20)
+    return None
+
+
+def retire(end):
+    """Sets end's "retired" (and "last") when the job left the container
+    changed (container_state); end is the E frame of a job whose processes
+    are gone and whose /tmp is empty."""
+    if end["last"] or end["status"] == "hostgone":
+        return
+    why = container_state()
+    if why:
+        end["retired"] = why
+        end["last"] = True
+
+
 def describe_pids(pids):
     out = []
     for pid in sorted(pids)[:8]:
@@ -1882,12 +2008,13 @@ def run_job(job, body, zyg, clock):
         out.flush()
         fatal("processes survived the sweep after job %s" % jid)
     empty_tmp()
+    retire(end)
     out.add(b"E", json.dumps(end).encode())
     out.flush()
     if status == "hostgone":
         os._exit(0)
     if end["last"]:
-        fatal("job %s: %s" % (jid, detail))
+        fatal("job %s: %s" % (jid, end.get("retired", detail)))
 
 
 # ------------------------------------------------------------ EvalPlus jobs
@@ -2087,12 +2214,13 @@ def run_evalplus_job(job, body, zyg):
         out.flush()
         fatal("processes survived the sweep after job %s" % jid)
     empty_tmp()
+    retire(end)
     out.add(b"E", json.dumps(end).encode())
     out.flush()
     if status == "hostgone":
         os._exit(0)
     if end["last"]:
-        fatal("job %s: %s" % (jid, detail))
+        fatal("job %s: %s" % (jid, end.get("retired", detail)))
 
 
 # The inode of the initial PID namespace is a kernel constant
@@ -2136,8 +2264,11 @@ def main():
         empty_tmp()
     zyg = Zygote()
     clock = JobClock(zyg)
-    global BASELINE
+    global BASELINE, SOCKETS, CHARGE
     BASELINE = process_table()
+    SOCKETS, CHARGE = unix_sockets(), memory_charge()
+    if SOCKETS is None or CHARGE is None:
+        fatal("the container's unix sockets or memory charge are unreadable (/proc/net/unix, the cgroup's memory files)")
     if len(BASELINE) != 4 or not {1, os.getpid(), zyg.pid} <= BASELINE:
         fatal("the container holds processes other than init, the holder, the supervisor and the zygote: %s" % describe_pids(BASELINE))
     send_json(
