@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -124,6 +125,41 @@ func bigSignedRun(t *testing.T, home string, size int64) (id, bundle string) {
 	return id, bundle
 }
 
+// waitHashing waits until process pid holds open a file of 1 GiB or more
+// (the sparse run file or bundle its command hashes). Only then is a
+// signal a test of the command's check: main sets up its signal handling
+// before any command runs, but on a loaded machine a fixed delay can end
+// before the process reaches it, and a SIGTERM that comes first kills it
+// outright. A process that ends first, or does not get there within two
+// minutes, fails the test.
+func waitHashing(t *testing.T, pid int, done <-chan error, stderr *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !holdsBigFile(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command opened no file of 1 GiB within 2 minutes: %s", stderr.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("ended before the signal (%v): %s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// holdsBigFile reports whether process pid has a regular file of 1 GiB or
+// more open.
+func holdsBigFile(pid int) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(fds)
+	for _, e := range ents {
+		if fi, err := os.Stat(filepath.Join(fds, e.Name())); err == nil && fi.Mode().IsRegular() && fi.Size() >= 1<<30 {
+			return true
+		}
+	}
+	return false
+}
+
 // TestSignalStopsLongChecks: `runs verify` of a run folder and of a
 // bundle, `runs export`, `runs import`, `runs diff`, `report` (of the run
 // and of its dataset's board) and `runs reproduce` hash 64 GiB here (a
@@ -172,11 +208,7 @@ func TestSignalStopsLongChecks(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				t.Fatalf("ended before the signal (%v): %s", err, stderr.String())
-			case <-time.After(1500 * time.Millisecond):
-			}
+			waitHashing(t, cmd.Process.Pid, done, &stderr)
 			sent := time.Now()
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
@@ -258,11 +290,8 @@ func TestSignalStopsServe(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	select {
-	case err := <-done:
-		t.Fatalf("serve ended before the signal (%v): %s", err, stderr.String())
-	case <-time.After(1500 * time.Millisecond):
-	}
+	// The request is checking the run's files once serve holds big.bin.
+	waitHashing(t, cmd.Process.Pid, done, &stderr)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
