@@ -149,8 +149,9 @@ var evalplusControls = []struct {
 		{"    set_nondumpable()\n    os.register_at_fork", "    import ctypes\n    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n    os.register_at_fork"},
 	}},
 	{control: "sweep and process table after an EvalPlus job", test: "forked hogs that stop and slow later samples", file: "supervisor.py", edits: [][2]string{
-		{"    clean = sweep(skip)  # the driver's and the sample's processes\n", "    clean = True\n"},
-		{"    elif clean:  # the process table, as after any job\n", "    elif False:\n"},
+		// (stop_job, shared by every job kind.)
+		{"    clean = sweep(ch.skip)\n", "    clean = True\n"},
+		{"    elif clean:\n", "    elif False:\n"},
 	}},
 }
 
