@@ -233,14 +233,7 @@ func TestClockControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range clockControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			e := e0
-			if m.runtime != "" {
-				e = sandboxtest.EngineRuntime(t, m.runtime)
-			}
-			if m.host != nil {
-				*m.host = false
-				t.Cleanup(func() { *m.host = true })
-			}
+			e := controlRow(t, e0, m.runtime, m.host)
 			if m.scaled {
 				forceClockScale = true
 				t.Cleanup(func() { forceClockScale = false })

@@ -161,14 +161,7 @@ func TestStateControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range stateControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			e := e0
-			if m.runtime != "" {
-				e = sandboxtest.EngineRuntime(t, m.runtime)
-			}
-			if m.host != nil {
-				*m.host = false
-				t.Cleanup(func() { *m.host = true })
-			}
+			e := controlRow(t, e0, m.runtime, m.host)
 			launch := editedHarness(t, e, img, m.edits)
 			broke := m.broke(t, runStateCases(t, launch, d, testTruth(t, d, img), m.samples...), e.Runtime())
 			if len(broke) == 0 {

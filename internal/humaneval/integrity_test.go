@@ -280,14 +280,7 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range harnessControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			e := e0
-			if m.runtime != "" {
-				e = sandboxtest.EngineRuntime(t, m.runtime)
-			}
-			if m.host != nil {
-				*m.host = false
-				t.Cleanup(func() { *m.host = true })
-			}
+			e := controlRow(t, e0, m.runtime, m.host)
 			code := string(src)
 			for _, ed := range m.edits {
 				if strings.Count(code, ed[0]) != 1 {
