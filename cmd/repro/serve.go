@@ -23,8 +23,10 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		Long: `serve shows the runs of REPRO_HOME in a browser: the run list (filter by
 kind, dataset and status), a page per run (its report, checked against its
 signed record as ` + "`repro report`" + ` does) and a compare page for two runs (as
-` + "`repro runs diff`" + ` prints it). Pages need no network and no JavaScript; the
-server changes nothing and answers only GET and HEAD.
+` + "`repro runs diff`" + ` prints it). The list comes from the run index
+(REPRO_HOME/index, as ` + "`repro runs list`" + ` reads it), which the server
+keeps up to date; it changes nothing else, and answers only GET and HEAD.
+Pages need no network and no JavaScript.
 
 By default it listens on ` + dashboard.DefaultAddr + ` and answers only requests
 addressed to a loopback host. Any other --addr (another interface, or all of

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 
 	"github.com/reprolab/repro/internal/report"
 )
@@ -32,16 +33,16 @@ func (boardLinks) MatrixElsewhere(*report.Board) string { return "" }
 // board serves /board: the list of datasets with HumanEval runs, or with
 // ?dataset=NAME the leaderboard of that dataset (sort, order and all=1
 // choose the view; see report.BoardOptions). Every run on it is verified
-// for the request.
+// for the request, which reads its record.json once.
 func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	all, err := s.lister().ListRuns(r.Context(), Filter{Kind: "humaneval"})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	dataset := q.Get("dataset")
 	if dataset == "" {
+		all, err := s.lister().ListRuns(r.Context(), Filter{Kind: "humaneval"})
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		n := map[string]int{}
 		for _, e := range all {
 			if e.Dataset != "" {
@@ -56,15 +57,28 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 		s.page(w, http.StatusOK, "boards.html.tmpl", sets)
 		return
 	}
+	// The board verifies every run it shows, and so reads each record
+	// once: a lister that can leave that read to it does.
+	list := s.lister().ListRuns
+	if c, ok := s.lister().(candidateLister); ok {
+		list = c.candidates
+	}
+	all, err := list(r.Context(), Filter{Kind: "humaneval"})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	var ids []string
 	for _, e := range all {
-		ids = append(ids, e.ID)
+		if strings.EqualFold(e.Dataset, dataset) {
+			ids = append(ids, e.ID)
+		}
 	}
 	ref := report.LoadReference
 	if s.Reference != nil {
 		ref = func(_, d string) *report.Reference { return s.Reference(d) }
 	}
-	br, err := report.CollectBoardContext(r.Context(), s.Home, dataset, ids, ref(s.Home, dataset))
+	br, err := report.CollectBoardOf(r.Context(), s.Home, dataset, ids, ref(s.Home, dataset))
 	if err != nil {
 		s.fail(w, r, err)
 		return

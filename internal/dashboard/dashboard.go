@@ -72,7 +72,8 @@ const TokenCookie = "repro_dashboard_token"
 // Server is the dashboard of the store at Home.
 type Server struct {
 	Home string
-	// Runs lists the runs; nil means Folders{Home}.
+	// Runs lists the runs; nil means Index{Home}, with the index's
+	// warnings to Log.
 	Runs RunLister
 	// Token, when set, is required on every request (remote mode).
 	Token string
@@ -170,7 +171,11 @@ func (s *Server) lister() RunLister {
 	if s.Runs != nil {
 		return s.Runs
 	}
-	return Folders{Home: s.Home}
+	warn := func(string) {}
+	if s.Log != nil {
+		warn = func(w string) { s.Log.Print(w) }
+	}
+	return Index{Home: s.Home, Warn: warn}
 }
 
 // runID is the form of a run id in a URL (see internal/runs).

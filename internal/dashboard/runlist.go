@@ -2,9 +2,11 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	"github.com/reprolab/repro/internal/report"
-	"github.com/reprolab/repro/internal/runlabel"
+	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -29,13 +31,88 @@ func (f Filter) Match(e Entry) bool {
 	return (f.Kind == "" || f.Kind == e.Kind) && (f.Dataset == "" || f.Dataset == e.Dataset) && (f.Status == "" || f.Status == e.Status)
 }
 
-// RunLister lists the runs of a store, oldest first, filtered. Folders
-// reads the run folders; a run index can stand in for it.
+// RunLister lists the runs of a store, oldest first, filtered. Index
+// lists them through the store's run index, Folders from the run folders'
+// records.
 type RunLister interface {
 	ListRuns(ctx context.Context, f Filter) ([]Entry, error)
 }
 
-// Folders lists the runs of the store at Home from their folders' records.
+// candidateLister is a RunLister that can also list runs without
+// checking each entry against its record, for a page that checks every
+// run it shows itself (the leaderboard verifies each one).
+type candidateLister interface {
+	RunLister
+	candidates(ctx context.Context, f Filter) ([]Entry, error)
+}
+
+// Index lists the runs of the store at Home through its run index
+// (internal/runindex, REPRO_HOME/index/runs.db), as `repro runs list`
+// does: a cache of the run folders, reconciled with them on every list,
+// each entry it returns checked against its record.json (so a list reads
+// each record once), rebuilt when corrupt. When the index cannot be
+// opened or queried, it lists through an index built in memory from the
+// folders. Warn is told what the index reports (nil discards).
+type Index struct {
+	Home string
+	Warn func(string)
+}
+
+var _ candidateLister = Index{}
+
+// ListRuns implements RunLister.
+func (ix Index) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
+	return ix.list(ctx, f, (*runindex.Index).List)
+}
+
+// candidates lists what the index holds (runindex.Index.Entries),
+// without reading the records.
+func (ix Index) candidates(ctx context.Context, f Filter) ([]Entry, error) {
+	return ix.list(ctx, f, (*runindex.Index).Entries)
+}
+
+func (ix Index) list(ctx context.Context, f Filter, query func(*runindex.Index, context.Context, runindex.Filter) ([]runindex.Entry, error)) ([]Entry, error) {
+	warn := ix.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	// The kind filters in the query; the status and dataset as below,
+	// where an unreadable run has no kind and the status "unreadable".
+	q := runindex.Filter{Kind: f.Kind}
+	idx, err := runindex.Open(ctx, ix.Home, warn)
+	var es []runindex.Entry
+	if err == nil {
+		es, err = query(idx, ctx, q)
+		idx.Close()
+	}
+	if err != nil && ctx.Err() == nil {
+		warn(fmt.Sprintf("the run index cannot be used (%v); listing from the run folders without it", err))
+		var mem *runindex.Index
+		if mem, err = runindex.OpenFromFolders(ctx, ix.Home, warn); err == nil {
+			es, err = mem.List(ctx, q)
+			mem.Close()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Oldest first, in the order of the run folders (runs.List).
+	sort.Slice(es, func(i, j int) bool { return runs.Before(es[i].ID, es[j].ID) })
+	out := []Entry{}
+	for _, ie := range es {
+		e := Entry{ID: ie.ID, Status: "unreadable"}
+		if ie.Status != runindex.StatusUnreadable && ie.Status != runindex.StatusIncomplete {
+			e = Entry{ID: ie.ID, Kind: ie.Kind, Dataset: ie.Dataset, Status: ie.Status, Finished: ie.Finished.Format("2006-01-02 15:04:05Z"), Label: ie.Label}
+		}
+		if f.Match(e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Folders lists the runs of the store at Home from their folders'
+// records, reading each one.
 type Folders struct{ Home string }
 
 var _ RunLister = Folders{}
@@ -55,7 +132,7 @@ func (fs Folders) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
 		if r, err := runs.Open(fs.Home, id); err == nil {
 			if rec, _, err := r.ReadRecord(); err == nil {
 				e = Entry{ID: id, Kind: rec.Kind, Dataset: report.DatasetOf(rec), Status: rec.Status, Finished: rec.FinishedAt.Format("2006-01-02 15:04:05Z"),
-					Label: runlabel.FromExtra(rec.Extra).Label}
+					Label: rec.Subject.Label}
 			}
 		}
 		if f.Match(e) {

@@ -2,11 +2,13 @@ package digest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 )
@@ -173,5 +175,35 @@ func TestNewHMAC(t *testing.T) {
 			t.Fatalf("HMAC-SHA256 %s", got)
 		}
 		h.Reset()
+	}
+}
+
+// TestFolderExcept: the files named are neither listed nor read (a FIFO
+// among them would block or fail a read), at the top of the folder only;
+// the rest is Folder's manifest.
+func TestFolderExcept(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"a.txt": "a", "record.json": "{}", "sub/record.json": "x"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := FolderExcept(context.Background(), dir, "record.json", "pipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range m {
+		got = append(got, f.Path)
+	}
+	if strings.Join(got, " ") != "a.txt sub/record.json" || m[0].SHA256 != Of([]byte("a")) {
+		t.Errorf("FolderExcept listed %v", got)
+	}
+	if _, err := FolderContext(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "pipe") {
+		t.Errorf("FolderContext of a folder with a FIFO: %v", err)
 	}
 }

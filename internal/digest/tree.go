@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -170,24 +171,35 @@ func walk(root string, skipGit bool, fn func(p, rel string, d fs.DirEntry) error
 }
 
 // Tree walks root and returns its manifest. It never follows symbolic links.
-func Tree(root string) (Manifest, error) { return tree(context.Background(), root, true) }
+func Tree(root string) (Manifest, error) { return tree(context.Background(), root, true, nil) }
 
 // Folder is Tree of a folder that is not a source tree (a run folder): a
 // .git folder in it counts like any other, so the manifest lists every
 // file under root.
-func Folder(root string) (Manifest, error) { return tree(context.Background(), root, false) }
+func Folder(root string) (Manifest, error) { return tree(context.Background(), root, false, nil) }
 
 // FolderContext is Folder that stops within one read (at most 1 MiB) once
 // ctx is done, returning an error that wraps ctx's.
 func FolderContext(ctx context.Context, root string) (Manifest, error) {
-	return tree(ctx, root, false)
+	return tree(ctx, root, false, nil)
 }
 
-func tree(ctx context.Context, root string, skipGit bool) (Manifest, error) {
+// FolderExcept is FolderContext that leaves out the files named in skip
+// (paths relative to root, as in the manifest): they are neither read nor
+// listed, whatever they are. A caller that reads such a file itself (a
+// run folder's record) so reads it once.
+func FolderExcept(ctx context.Context, root string, skip ...string) (Manifest, error) {
+	return tree(ctx, root, false, skip)
+}
+
+func tree(ctx context.Context, root string, skipGit bool, skip []string) (Manifest, error) {
 	var m Manifest
 	err := walk(root, skipGit, func(p, rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if slices.Contains(skip, rel) {
+			return nil
 		}
 		if err := checkTreePath(rel); err != nil {
 			return err

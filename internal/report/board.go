@@ -245,6 +245,21 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 // files within a read of at most 1 MiB once ctx is done: then it returns
 // no runs and runs.Interrupted's error (exit 1).
 func CollectBoardContext(ctx context.Context, home, dataset string, ids []string, ref *humaneval.Reference) (*BoardRuns, error) {
+	var of []string
+	for _, id := range ids {
+		if isRunOf(home, id, dataset) {
+			of = append(of, id)
+		}
+	}
+	return CollectBoardOf(ctx, home, dataset, of, ref)
+}
+
+// CollectBoardOf is CollectBoardContext for ids that the caller already
+// knows to be the HumanEval runs of dataset without reading their records
+// (from the run index): each record is read once, by the run's
+// verification (Build), which checks its kind and dataset again, so that a
+// run that is not of the board is still passed over.
+func CollectBoardOf(ctx context.Context, home, dataset string, ids []string, ref *humaneval.Reference) (*BoardRuns, error) {
 	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}, profile: profileOf(ref)}
 	if tf, err := runs.LoadTrust(home, ""); err == nil {
 		br.requireReexecution = tf.Leaderboard.RequireReexecution
@@ -252,9 +267,6 @@ func CollectBoardContext(ctx context.Context, home, dataset string, ids []string
 	localKey := reproduce.LocalKeyID(home)
 	ks := map[string]bool{}
 	for _, id := range ids {
-		if !isRunOf(home, id, dataset) {
-			continue
-		}
 		rep, err := BuildContext(ctx, home, id)
 		if ctx.Err() != nil {
 			return nil, runs.Interrupted(ctx, "the runs of the board of "+dataset)
@@ -275,7 +287,7 @@ func CollectBoardContext(ctx context.Context, home, dataset string, ids []string
 		if ref != nil && len(ref.Tasks) > 0 && rep.HumanEval.Verdicts != nil {
 			row.Subset = row.Tasks < len(ref.Tasks) // what the verdicts cover, not what the record claims
 		}
-		if re, err := reproduce.Latest(home, id); err == nil {
+		if re, err := reproduce.LatestOf(home, id, rep.recordSHA256); err == nil {
 			row.Reexecution = re
 		}
 		for k := range row.Base {
@@ -364,20 +376,7 @@ func isRunOf(home, id, dataset string) bool {
 
 // DatasetOf names what a run ran on: the record's dataset (humaneval), its
 // benchmark (mllog, handoff), else its catalog assets.
-func DatasetOf(rec *runs.Record) string {
-	if extra, ok := rec.Extra.(map[string]any); ok {
-		for _, k := range []string{"dataset", "benchmark"} {
-			if s, ok := extra[k].(string); ok && s != "" {
-				return s
-			}
-		}
-	}
-	var ids []string
-	for _, a := range rec.Assets {
-		ids = append(ids, a.ID)
-	}
-	return strings.Join(ids, ", ")
-}
+func DatasetOf(rec *runs.Record) string { return rec.Dataset() }
 
 func newer(a, b BoardRow) bool {
 	if !a.Finished.Equal(b.Finished) {

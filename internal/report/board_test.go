@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/runs/runstest"
 )
 
 // boardFixtureHome holds the signed runs of the board's tests and of the
@@ -403,4 +405,33 @@ func runPages(ids []string) []string {
 		out = append(out, id+".html")
 	}
 	return out
+}
+
+// TestCollectBoardOfChecksEachRun: ids a run index names as the runs of a
+// dataset make the same board as the run folders do; a run among them of
+// another dataset is still passed over, by its verified record.
+func TestCollectBoardOfChecksEachRun(t *testing.T) {
+	home, ids := boardFixture(t)
+	other := runstest.HumanEvalRun(t, home, []runstest.Sample{{Task: "HumanEval/0", Pass: true}}, runstest.HumanEvalOptions{Dataset: "MbppPlus-v0.2.0", Label: "elsewhere"})
+	all := append(append([]string{}, ids...), other)
+	want, err := CollectBoardContext(context.Background(), home, "HumanEvalPlus-v0.1.10", all, fixtureReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := CollectBoardOf(context.Background(), home, "HumanEvalPlus-v0.1.10", all, fixtureReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []BoardOptions{{}, {All: true}} {
+		a, _ := want.Board(o)
+		b, _ := got.Board(o)
+		if !slices.Equal(labels(a), labels(b)) || len(b.Rows) == 0 || len(a.Notes) != len(b.Notes) {
+			t.Errorf("%+v: CollectBoardOf %v %q, the folders %v %q", o, labels(b), b.Notes, labels(a), a.Notes)
+		}
+		for _, r := range b.Rows {
+			if r.RunID == other {
+				t.Errorf("%+v: the run of another dataset is on the board", o)
+			}
+		}
+	}
 }

@@ -70,6 +70,10 @@ type Report struct {
 	Details []Field `json:"details,omitempty"`
 	// Notes say what the report could not show and why.
 	Notes []string `json:"notes,omitempty"`
+
+	// recordSHA256 is the SHA-256 of the record.json the report was
+	// made from.
+	recordSHA256 string
 }
 
 // Run identifies the run.
@@ -248,7 +252,7 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, problems, key, verr := verify(ctx, home, r)
+	rec, sha, problems, key, verr := verify(ctx, home, r)
 	if rec == nil {
 		return nil, verr
 	}
@@ -261,6 +265,7 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 			StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Command: strings.Join(rec.Command, " "),
 		},
 	}
+	rep.recordSHA256 = sha
 	if rep.Problems == nil {
 		rep.Problems = []runs.Problem{}
 	}
@@ -272,14 +277,10 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 		rep.Signer = &Signer{Name: key.Name, KeyID: key.ID}
 	}
 	rep.Provenance = provenance(rec)
-	if extra, ok := rec.Extra.(map[string]any); ok {
-		if e, ok := extra["error"].(string); ok {
-			rep.Run.Error = e
-		}
-	}
+	rep.Run.Error = rec.Subject.Error
 	switch rec.Kind {
 	case "humaneval":
-		if subject := runlabel.FromExtra(rec.Extra); subject.Label != "" {
+		if subject := rec.Subject.Subject; subject.Label != "" {
 			rep.Subject = &subject
 		}
 		he, notes := humanEval(r.Dir, rec)
@@ -304,24 +305,25 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 
 // verify checks run r against its signed record with home's trust file
 // (or, for a run imported from a bundle, the key it was accepted with; see
-// internal/runimport), as `repro runs verify` does, and returns the record, the problems and
-// the key that verified. A missing trust file is a problem, not an error:
+// internal/runimport), as `repro runs verify` does, and returns the record, the SHA-256 of
+// the bytes verified ("" when nothing was), the problems and the key that
+// verified; the record is read once. A missing trust file is a problem, not an error:
 // the report is still made, NOT verified; an unreadable record is an
 // error, and so is an interrupted check (ctx done).
-func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, []runs.Problem, *trust.Key, error) {
+func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, string, []runs.Problem, *trust.Key, error) {
 	t, err := runimport.LoadTrust(home, r.ID)
 	if err != nil {
 		rec, _, rerr := r.ReadRecord()
 		if rerr != nil {
-			return nil, nil, nil, rerr
+			return nil, "", nil, nil, rerr
 		}
-		return rec, []runs.Problem{{What: err.Error()}}, nil, err
+		return rec, "", []runs.Problem{{What: err.Error()}}, nil, err
 	}
 	v, err := r.VerifyWithContext(ctx, t)
 	if v == nil {
-		return nil, nil, nil, err
+		return nil, "", nil, nil, err
 	}
-	return v.Record, v.Problems, v.Key, err
+	return v.Record, v.RecordSHA256, v.Problems, v.Key, err
 }
 
 func provenance(rec *runs.Record) Provenance {
@@ -429,15 +431,8 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 			he.SelfCheck.Failures = append(he.SelfCheck.Failures, s)
 		}
 	}
-	var extra struct {
-		Dataset    string `json:"dataset"`
-		DatasetMD5 string `json:"dataset_md5"`
-		Engine     string `json:"engine"`
-		Canonical  bool   `json:"canonical"`
-	}
-	if recast(rec.Extra, &extra) {
-		he.Dataset, he.DatasetHash, he.Engine, he.Canonical = extra.Dataset, extra.DatasetMD5, extra.Engine, extra.Canonical
-	}
+	sub := rec.Subject
+	he.Dataset, he.DatasetHash, he.Engine, he.Canonical = sub.Dataset, sub.DatasetMD5, sub.Engine, sub.Canonical
 	var lim struct {
 		Run      *humaneval.RunLimits `json:"run"`
 		BaseOnly bool                 `json:"base_only"`

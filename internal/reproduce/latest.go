@@ -74,6 +74,14 @@ const maxOutputFile = 256 << 20
 // imported with). A reproduction that does not verify is passed over.
 // It returns nil, nil when there is none.
 func Latest(home, submissionRunID string) (*Reproduction, error) {
+	return LatestOf(home, submissionRunID, "")
+}
+
+// LatestOf is Latest for a run whose record.json the caller has just read
+// (the board, which verifies it): recordSHA256 is the SHA-256 of those
+// bytes, so that the record is not read again. An empty recordSHA256
+// reads it, as Latest does.
+func LatestOf(home, submissionRunID, recordSHA256 string) (*Reproduction, error) {
 	if !runs.ValidID(submissionRunID) {
 		return nil, nil
 	}
@@ -81,7 +89,7 @@ func Latest(home, submissionRunID string) (*Reproduction, error) {
 	if err != nil || local == nil {
 		return nil, err
 	}
-	want, err := submissionFacts(home, submissionRunID)
+	want, err := submissionFacts(home, submissionRunID, recordSHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -137,16 +145,18 @@ func (w submitted) matches(s Submission) bool {
 	return s.RecordSHA256 == w.recordSHA256 && (w.keyID == "" || s.SignerKeyID == w.keyID)
 }
 
-func submissionFacts(home, id string) (submitted, error) {
-	s := submitted{id: id}
-	b, err := safefile.ReadFile(runs.RecordPath(home, id), runs.MaxRecordBytes)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return s, err
+func submissionFacts(home, id, recordSHA256 string) (submitted, error) {
+	s := submitted{id: id, recordSHA256: recordSHA256}
+	if s.recordSHA256 == "" {
+		b, err := safefile.ReadFile(runs.RecordPath(home, id), runs.MaxRecordBytes)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return s, nil
+		case err != nil:
+			return s, err
+		}
+		s.recordSHA256 = digest.Of(b).Hex()
 	}
-	s.recordSHA256 = digest.Of(b).Hex()
 	t, ok, err := runimport.Trust(home, id)
 	if err != nil {
 		return s, err

@@ -65,6 +65,15 @@ func TestLatest(t *testing.T) {
 	if r, _ := reproduce.Latest(home, id); r == nil || r.RunID != newer {
 		t.Fatalf("Latest took an edited, a mismatched or a foreign reproduction: %+v", r)
 	}
+	// Given the record's digest (the board has just verified the record),
+	// LatestOf finds the same without reading it, and the reproduction of
+	// the other record for that record's digest.
+	if r, _ := reproduce.LatestOf(home, id, sub.RecordSHA256); r == nil || r.RunID != newer {
+		t.Fatalf("LatestOf the record read: %+v", r)
+	}
+	if r, _ := reproduce.LatestOf(home, id, other.RecordSHA256); r == nil || r.RunID == newer || !r.Agrees {
+		t.Fatalf("LatestOf another record of the id: %+v", r)
+	}
 
 	if r, err := reproduce.Latest(home, "humaneval-20260101T000000Z-00000000"); err != nil || r != nil {
 		t.Errorf("a run with no reproduction: %+v %v", r, err)

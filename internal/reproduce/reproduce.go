@@ -286,8 +286,7 @@ func submissionOf(v *runs.Verification, bundle string) (Submission, *submittedRu
 	if run.choice == "" {
 		return bad("it scored no dataset of this repro's catalog (%s)", humaneval.DatasetNames)
 	}
-	s := runlabel.FromExtra(rec.Extra)
-	run.Label, run.Model = s.Label, s.Model
+	run.Label, run.Model = rec.Subject.Label, rec.Subject.Model
 	sub := Submission{
 		RunID: rec.ID, BundleSHA256: v.BundleSHA256.Hex(), RecordSHA256: v.RecordSHA256, Label: run.Label,
 		Dataset: run.Dataset, Engine: run.Engine, SamplesSHA256: run.Samples.SHA256.Hex(), Subset: run.Summary.Subset,

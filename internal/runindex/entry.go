@@ -47,6 +47,9 @@ type Entry struct {
 	Label    string             `json:"label,omitempty"`
 	Model    string             `json:"model,omitempty"`
 	Sampling *runlabel.Sampling `json:"sampling,omitempty"`
+	// Dataset is what the run ran on, as runs.Record.Dataset names it; it
+	// is not part of the entry's JSON (`repro runs list --json`).
+	Dataset string `json:"-"`
 }
 
 // Input is one input a run read: a catalog asset (role "asset", named by
@@ -97,10 +100,11 @@ func entryOf(id string, raw []byte) Entry {
 	for _, a := range rec.Assets {
 		e.addInput("asset", a.ID, a.SHA256)
 	}
-	subject := runlabel.FromExtra(rec.Extra)
+	e.Dataset = clip(rec.Dataset())
+	subject := rec.Subject
 	e.Label, e.Model, e.Sampling = subject.Label, subject.Model, subject.Sampling
-	if d := samplesDigest(rec.Extra); d != "" {
-		e.addInput("samples", "samples", d)
+	if s := subject.Samples; s != nil && s.SHA256 != "" {
+		e.addInput("samples", "samples", s.SHA256)
 	}
 	return e
 }
@@ -116,21 +120,6 @@ func (e *Entry) addInput(role, name, sha string) {
 		sha = d.Hex()
 	}
 	e.Inputs = append(e.Inputs, Input{Role: role, Name: clip(name), SHA256: sha})
-}
-
-// samplesDigest is the SHA-256 of the samples a HumanEval+ run scored, as
-// its record's extra.samples.sha256 states it.
-func samplesDigest(extra any) string {
-	m, ok := extra.(map[string]any)
-	if !ok {
-		return ""
-	}
-	s, ok := m["samples"].(map[string]any)
-	if !ok {
-		return ""
-	}
-	d, _ := s["sha256"].(string)
-	return d
 }
 
 // kindOf is the kind part of a run id: all but its time and random parts.

@@ -17,7 +17,9 @@
 //   - Every entry List returns is checked against its folder before it is
 //     returned: record.json is read again, its SHA-256 compared with the
 //     indexed one and the entry derived again; a difference is reported,
-//     the index corrected, and the query run again.
+//     the index corrected, and the query run again. Entries skips that
+//     read for a caller that checks each run it uses itself (the
+//     leaderboard verifies every run it shows).
 //   - `repro runs verify` does not read the index.
 //
 // What is left to trust: an entry forged in the database with a genuine
@@ -49,7 +51,7 @@ import (
 
 // SchemaVersion is the PRAGMA user_version of the schema below; a database
 // with another is rebuilt.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // applicationID marks an SQLite file as a repro run index ("RPRX").
 const applicationID = 0x52505258
@@ -84,6 +86,10 @@ CREATE TABLE inputs (
 CREATE INDEX inputs_by_run ON inputs(run_id);
 CREATE INDEX inputs_by_name ON inputs(name, run_id);
 CREATE INDEX inputs_by_sha256 ON inputs(sha256, run_id);
+CREATE TABLE subjects (
+	run_id  TEXT PRIMARY KEY,
+	dataset TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 const (

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -586,5 +587,45 @@ func TestRecordThatIsNotAFile(t *testing.T) {
 				t.Errorf("the run is indexed again on every list (%d, %v) or warned about: %q", n, err, *warnings)
 			}
 		})
+	}
+}
+
+// TestDatasetIsIndexed: each entry names what its run ran on as
+// runs.Record.Dataset does (the dataset, else the benchmark, else the
+// assets); List corrects a dataset forged in the database, Entries
+// returns what the index holds without reading the records again.
+func TestDatasetIsIndexed(t *testing.T) {
+	home := t.TempDir()
+	he := runs.Asset{ID: "humanevalplus-v0.1.10", SHA256: hexOf("humanevalplus")}
+	scored := writeRun(t, home, 1, fakeRun{kind: "humaneval", at: base, status: "ok", assets: []runs.Asset{he},
+		subject: map[string]any{"dataset": "HumanEvalPlus-v0.1.10", "label": "m"}})
+	logs := writeRun(t, home, 2, fakeRun{kind: "mllog", at: base.Add(time.Hour), status: "ok", subject: map[string]any{"benchmark": "minigo"}})
+	assets := writeRun(t, home, 3, fakeRun{kind: "edm-fid", at: base.Add(2 * time.Hour), status: "ok",
+		assets: []runs.Asset{{ID: "edm-cifar10-32x32-cond-vp", SHA256: hexOf("m")}, {ID: "cifar10-train-stats", SHA256: hexOf("c")}}})
+	want := map[string]string{scored: "HumanEvalPlus-v0.1.10", logs: "minigo", assets: "edm-cifar10-32x32-cond-vp, cifar10-train-stats"}
+	ix, warnings := openIndex(t, home)
+	datasets := func(es []Entry, err error) map[string]string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, e := range es {
+			got[e.ID] = e.Dataset
+		}
+		return got
+	}
+	if got := datasets(ix.List(context.Background(), Filter{})); !maps.Equal(got, want) {
+		t.Errorf("List: %v, want %v", got, want)
+	}
+	if got := datasets(ix.Entries(context.Background(), Filter{})); !maps.Equal(got, want) {
+		t.Errorf("Entries: %v, want %v", got, want)
+	}
+	execDB(t, layout.Home(home).RunIndex(), `UPDATE subjects SET dataset = 'forged' WHERE run_id = '`+scored+`'`)
+	if got := datasets(ix.Entries(context.Background(), Filter{Kind: "humaneval"})); got[scored] != "forged" || len(got) != 1 {
+		t.Errorf("Entries read the record again: %v", got)
+	}
+	if got := datasets(ix.List(context.Background(), Filter{})); !maps.Equal(got, want) || len(*warnings) != 1 {
+		t.Errorf("List kept a forged dataset: %v, warnings %q", got, *warnings)
 	}
 }

@@ -199,6 +199,14 @@ func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]
 	if err != nil {
 		return err
 	}
+	delSubject, err := tx.PrepareContext(ctx, "DELETE FROM subjects WHERE run_id = ?")
+	if err != nil {
+		return err
+	}
+	putSubject, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO subjects (run_id, dataset) VALUES (?, ?)")
+	if err != nil {
+		return err
+	}
 	for _, id := range gone {
 		if _, err := delRun.ExecContext(ctx, id); err != nil {
 			return err
@@ -206,11 +214,17 @@ func (ix *Index) update(ctx context.Context, ids, gone []string, was map[string]
 		if _, err := delInputs.ExecContext(ctx, id); err != nil {
 			return err
 		}
+		if _, err := delSubject.ExecContext(ctx, id); err != nil {
+			return err
+		}
 	}
 	for _, e := range fresh {
 		temp, n, topP := samplingColumns(e.Sampling)
 		if _, err := putRun.ExecContext(ctx, e.ID, e.Kind, e.Status, e.ExitCode, toNS(e.Started), toNS(e.Finished), e.RecordSHA256, e.Problem, e.fingerprint,
 			e.Label, e.Model, temp, n, topP); err != nil {
+			return err
+		}
+		if _, err := putSubject.ExecContext(ctx, e.ID, e.Dataset); err != nil {
 			return err
 		}
 		if _, err := delInputs.ExecContext(ctx, e.ID); err != nil {
@@ -384,6 +398,21 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Entry, error) {
 	}
 }
 
+// Entries reconciles the index with the run folders (Sync) and returns
+// the runs f selects, newest first, as the index holds them: unlike List
+// it does not read their records again. It is for a caller that checks
+// every run it uses against its folder itself (the leaderboard verifies
+// each run it shows, and reads its kind and dataset from the verified
+// record), so that each record is read once. An entry forged in the
+// database with a genuine fingerprint can then name a run that f does not
+// select, which that check finds, or keep a run out, as with List.
+func (ix *Index) Entries(ctx context.Context, f Filter) ([]Entry, error) {
+	if _, err := ix.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return ix.query(ctx, f)
+}
+
 // matches applies f to one entry as the query does (all but Limit).
 func (f Filter) matches(e Entry) bool {
 	ns := toNS(e.Started)
@@ -407,12 +436,13 @@ func sameEntry(a, b Entry) bool {
 	b.Started, b.Finished = fromNS(toNS(b.Started)), fromNS(toNS(b.Finished))
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
+	return err1 == nil && err2 == nil && string(ja) == string(jb) && a.Dataset == b.Dataset
 }
 
 func (ix *Index) query(ctx context.Context, f Filter) ([]Entry, error) {
 	q := strings.Builder{}
-	q.WriteString(`SELECT id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, label, model, temperature, samples_n, top_p FROM runs r WHERE 1 = 1`)
+	q.WriteString(`SELECT id, kind, status, exit_code, started_ns, finished_ns, record_sha256, problem, label, model, temperature, samples_n, top_p,
+		COALESCE((SELECT dataset FROM subjects s WHERE s.run_id = r.id), '') FROM runs r WHERE 1 = 1`)
 	var args []any
 	if f.Kind != "" {
 		q.WriteString(" AND kind = ?")
@@ -478,7 +508,7 @@ func (ix *Index) query(ctx context.Context, f Filter) ([]Entry, error) {
 		var started, finished int64
 		var temp, topP sql.NullFloat64
 		var n int
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Status, &e.ExitCode, &started, &finished, &e.RecordSHA256, &e.Problem, &e.Label, &e.Model, &temp, &n, &topP); err != nil {
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Status, &e.ExitCode, &started, &finished, &e.RecordSHA256, &e.Problem, &e.Label, &e.Model, &temp, &n, &topP, &e.Dataset); err != nil {
 			return nil, err
 		}
 		e.Started, e.Finished, e.Inputs = fromNS(started), fromNS(finished), []Input{}

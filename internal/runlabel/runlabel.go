@@ -3,10 +3,11 @@
 // samples were drawn (temperature, samples per task n, top-p).
 //
 // `repro humaneval --label/--model/--sampling` states them; the run record
-// keeps them in its extra section (label, model, sampling), from where the
-// run index and the board read them back with FromExtra. They are claims of
-// whoever ran the scoring, signed with the record like everything else in
-// it; nothing checks that a model produced the samples.
+// keeps them in its extra section (label, model, sampling), from where
+// FromExtra reads them back once, when the record is decoded (the run
+// subject, runs.Record.Subject, which the run index and the board read).
+// They are claims of whoever ran the scoring, signed with the record like
+// everything else in it; nothing checks that a model produced the samples.
 package runlabel
 
 import (

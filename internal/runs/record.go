@@ -76,15 +76,14 @@ func (r *Run) Finish(rec *Record, exitCode int) error {
 // a .git folder's files included (a run folder is not a source tree).
 // Anything that is not a regular file or folder is an error.
 func folderFiles(ctx context.Context, dir string) ([]File, error) {
-	m, err := digest.FolderContext(ctx, dir)
+	// The record files are read on their own (once: VerifyWithContext),
+	// never hashed here.
+	m, err := digest.FolderExcept(ctx, dir, recordFile, envelopeFile)
 	if err != nil {
 		return nil, err
 	}
 	var out []File
 	for _, f := range m {
-		if f.Path == recordFile || f.Path == envelopeFile {
-			continue
-		}
 		if f.Mode == digest.ModeSymlink {
 			return nil, fmt.Errorf("run folder holds a symbolic link %s", f.Path)
 		}
@@ -242,11 +241,11 @@ type evidence struct {
 }
 
 func (ev *evidence) check(t *trust.File) (*Verification, error) {
-	var rec Record
-	if err := strictjson.DecodeOpen(ev.record, &rec); err != nil {
+	rec, err := decodeRecord(ev.record)
+	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "%s: record is not valid JSON: %v", ev.name, err)
 	}
-	v := &Verification{Record: &rec, Problems: ev.problems, Files: ev.files, RecordSHA256: digest.Of(ev.record).Hex()}
+	v := &Verification{Record: rec, Problems: ev.problems, Files: ev.files, RecordSHA256: digest.Of(ev.record).Hex()}
 	if ev.envelope != nil {
 		v.EnvelopeSHA256 = digest.Of(ev.envelope).Hex()
 	}
@@ -285,7 +284,7 @@ func (ev *evidence) check(t *trust.File) (*Verification, error) {
 		if _, ok := st.subjects[recordFile]; !ok {
 			v.add(recordFile, "the signed statement does not name record.json")
 		}
-		v.checkAttestations(t, attestationCheck{record: &rec, signed: st.subjects, read: func(n string) []byte { return ev.attestations[n] }, at: signedAt})
+		v.checkAttestations(t, attestationCheck{record: rec, signed: st.subjects, read: func(n string) []byte { return ev.attestations[n] }, at: signedAt})
 	case env.PayloadType == LegacyPayloadType:
 		v.Legacy = true
 		if !bytes.Equal(payload, ev.record) {

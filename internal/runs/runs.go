@@ -64,6 +64,9 @@ type Record struct {
 	SelfCheck any `json:"self_check,omitempty"`
 	Summary   any `json:"summary,omitempty"`
 	Extra     any `json:"extra,omitempty"`
+	// Subject is Extra's run subject, decoded with the record (see
+	// Subject); it is not part of record.json.
+	Subject Subject `json:"-"`
 	// Files lists every file in the run folder but the record itself.
 	Files []File `json:"files"`
 	// Tests, when the workload sets it, names the tests the run passed
@@ -210,10 +213,14 @@ func List(home string) ([]string, error) {
 			ids = append(ids, e.Name())
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		return runTime(ids[i]) < runTime(ids[j]) || runTime(ids[i]) == runTime(ids[j]) && ids[i] < ids[j]
-	})
+	sort.Slice(ids, func(i, j int) bool { return Before(ids[i], ids[j]) })
 	return ids, nil
+}
+
+// Before reports whether run a comes before run b in List's order: by the
+// time in their ids, then by id.
+func Before(a, b string) bool {
+	return runTime(a) < runTime(b) || runTime(a) == runTime(b) && a < b
 }
 
 // Summary is one line of a list of runs.
@@ -286,10 +293,20 @@ const MaxRecordBytes = maxRecordBytes
 // DecodeRecord decodes the bytes of a record.json. It checks only that
 // they are a JSON record; Verify decides whether to believe them.
 func DecodeRecord(b []byte) (*Record, error) {
-	var rec Record
-	if err := strictjson.DecodeOpen(b, &rec); err != nil {
+	rec, err := decodeRecord(b)
+	if err != nil {
 		return nil, fmt.Errorf("record is not valid JSON: %v", err)
 	}
+	return rec, nil
+}
+
+// decodeRecord decodes a record and its run subject, once.
+func decodeRecord(b []byte) (*Record, error) {
+	var rec Record
+	if err := strictjson.DecodeOpen(b, &rec); err != nil {
+		return nil, err
+	}
+	rec.Subject = subjectOf(rec.Extra)
 	return &rec, nil
 }
 

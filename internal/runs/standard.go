@@ -309,15 +309,15 @@ func dependencies(rec *Record) []*intoto.ResourceDescriptor {
 			add("harness", "", DigestReproTree, s, nil)
 		}
 	}
+	// The record being written holds its extra as the workload's own
+	// value: its subject is decoded from that value's JSON.
 	extra, _ := jsonValue(rec.Extra).(map[string]any)
-	if s, ok := extra["samples"].(map[string]any); ok {
-		h, _ := s["sha256"].(string)
-		p, _ := s["path"].(string)
+	if s := subjectOf(extra).Samples; s != nil {
 		alg := "sha256"
-		if f, _ := s["format"].(string); f == "folder" {
+		if s.Format == "folder" {
 			alg = DigestSampleFolder
 		}
-		add("samples", "", alg, h, map[string]any{"path": p})
+		add("samples", "", alg, s.SHA256, map[string]any{"path": s.Path})
 	}
 	if logs, ok := extra["logs"].([]any); ok {
 		for i, l := range logs {
