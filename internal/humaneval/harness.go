@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:89f50ac1189bc9dc859b5fd683aa6acd45f26c18b80342b09c8fb26b2c33c211")
+var HarnessDigest = digest.MustParse("sha256:24d0cd2936954fa4ff056e47b72a8ad1edb662debb856d0e138300eba7372b17")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

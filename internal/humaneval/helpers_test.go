@@ -153,3 +153,20 @@ func mustParse(t testing.TB, b []byte) judge.Value {
 	}
 	return val
 }
+
+// controlRow sets up one row of a controls-are-needed test: the engine of
+// the row's runtime (e0 where it names none) and, where the row names a
+// control of the host's (a switch that is on in every other test), that
+// control off until the row ends.
+func controlRow(t *testing.T, e0 *sandbox.Engine, rt sandbox.Runtime, host *bool) *sandbox.Engine {
+	t.Helper()
+	e := e0
+	if rt != "" {
+		e = sandboxtest.EngineRuntime(t, rt)
+	}
+	if host != nil {
+		*host = false
+		t.Cleanup(func() { *host = true })
+	}
+	return e
+}

@@ -39,95 +39,25 @@ type clockCase struct {
 }
 
 // burn is Python that spends CPU seconds in this process.
-const burn = `
-import time
-def _burn(seconds):
-    t = time.process_time()
-    while time.process_time() - t < seconds:
-        pass
-def _fib(n):
-    a, b = 0, 1
-    for _ in range(n):
-        a, b = b, a + b
-    return a
-`
+var burn = attack("clock/parts/burn.py")
 
 func clockCases() []clockCase {
 	return []clockCase{
 		// EvalPlus's per-input alarm fails a call over its limit, input
 		// 0's too; so does repro for every later input. Input 0's call
 		// once ran under the load allowance as well (twice its limit here).
-		{integrityCase: integrityCase{"1.5 CPU-s in input 0's call, against its limit of 1 s", burn + `
-_first = True
-def fib(n):
-    global _first
-    if _first:
-        _first = False
-        _burn(1.5)
-    return _fib(n)
-`, []Status{StatusFail}}},
+		{integrityCase: integrityCase{"1.5 CPU-s in input 0's call, against its limit of 1 s", burn + attack("clock/input-0-over-its-limit.py"), []Status{StatusFail}}},
 		// The program takes input 0 while it loads, works on it under the
 		// load allowance, then sends the load mark itself and the rest of
 		// the work under input 0's own limit: 1.5 CPU-s on input 0 in all.
 		// With no input before the load mark, it waits for an input that
 		// never comes until its loading is idle too long.
-		{integrityCase: integrityCase{"input 0's work done while loading, then the load mark", burn + `
-import json, os, struct
-def _read(n):
-    b = b""
-    while len(b) < n:
-        c = os.read(4, n - len(b))
-        if not c:
-            return None
-        b += c
-    return b
-def _send(kind, body):
-    os.write(3, struct.pack(">I", len(body) + 1) + kind + body)
-def _int(v):
-    b = v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True)
-    return b"i" + struct.pack(">I", len(b)) + b
-_first = True
-while True:
-    head = _read(4)
-    if head is None:
-        break
-    for (n,) in json.loads(_read(struct.unpack(">I", head)[0])):
-        if _first:
-            _first = False
-            _burn(0.9)
-            _send(b"G", b"")
-            _burn(0.6)
-        _send(b"V", struct.pack(">d", 0.0) + _int(_fib(n)))
-os._exit(0)
-`, []Status{StatusTimeout, StatusFail}}},
+		{integrityCase: integrityCase{"input 0's work done while loading, then the load mark", burn + attack("clock/input-0-work-while-loading.py"), []Status{StatusTimeout, StatusFail}}},
 		// Under runsc the supervisor's clock misses workers nobody waits
 		// for; the host's clock of the container must then hold the job to
 		// its own limit: the list's 6 s, loading included (plus the stated
 		// slack), not the 4 s load allowance on top of it.
-		{integrityCase: integrityCase{"CPU hidden from the supervisor past the list's limit", `
-import os, signal, time
-# 1.5 CPU-s in workers of 0.38 s in each of the 5 calls, 7.6 s in all: a
-# /proc clock sees the running worker and the forks, under each input's
-# 1 s, and the list's 6 s limit holds only by the host's clock.
-signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-def burn(seconds):
-    r, w = os.pipe()
-    if os.fork() == 0:
-        t = time.process_time()
-        while time.process_time() - t < seconds:
-            pass
-        os._exit(0)
-    os.close(w)
-    os.read(r, 1)
-    os.close(r)
-def fib(n):
-    for _ in range(4):
-        burn(0.38)
-    a, b = 0, 1
-    for _ in range(n):
-        a, b = b, a + b
-    return a
-`, []Status{StatusTimeout, StatusFail}}, limits: func(l *RunLimits) { l.ImportAllowance = 4 }, baseOnly: true},
+		{integrityCase: integrityCase{"CPU hidden from the supervisor past the list's limit", attack("clock/cpu-hidden-past-list-limit.py"), []Status{StatusTimeout, StatusFail}}, limits: func(l *RunLimits) { l.ImportAllowance = 4 }, baseOnly: true},
 		// Loading past the load allowance (3 s here) by real CPU work: a
 		// loop whose length the host measured in its own CPU time, so
 		// that no clock inside the sandbox decides how much work it is.
@@ -135,12 +65,8 @@ def fib(n):
 		// supervisor's clock counts a loaded host's waits, and applies the
 		// allowance only as a backstop); under runc both clocks do. Within
 		// the list's 6 s, it would pass if nothing held the loading.
-		{integrityCase: integrityCase{"4.5 CPU-s of loading, against an allowance of 3 s", burn + fmt.Sprintf(`
-for _ in range(%d):
-    pass
-def fib(n):
-    return _fib(n)
-`, loopFor(4.5)), []Status{StatusTimeout}}, baseOnly: true},
+		{integrityCase: integrityCase{"4.5 CPU-s of loading, against an allowance of 3 s", burn + strings.ReplaceAll(attack("clock/loading-over-allowance.py"), "{loops}",
+			fmt.Sprint(loopFor(4.5))), []Status{StatusTimeout}}, baseOnly: true},
 	}
 }
 
@@ -307,14 +233,7 @@ func TestClockControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range clockControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			e := e0
-			if m.runtime != "" {
-				e = sandboxtest.EngineRuntime(t, m.runtime)
-			}
-			if m.host != nil {
-				*m.host = false
-				t.Cleanup(func() { *m.host = true })
-			}
+			e := controlRow(t, e0, m.runtime, m.host)
 			if m.scaled {
 				forceClockScale = true
 				t.Cleanup(func() { forceClockScale = false })

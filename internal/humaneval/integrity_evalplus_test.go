@@ -33,74 +33,11 @@ import (
 // (EvalPlus's guard takes os.fork and os.kill, not posix's), with no
 // inherited descriptor, until the given monotonic time, and returns once
 // that process runs.
-const evalplusAttackHelpers = `
-import ctypes, os, posix, signal, time
-def _read(path):
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return b""
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-def _ppid(pid):
-    try:
-        return int(_read("/proc/%d/stat" % pid).rsplit(b")", 1)[1].split()[1])
-    except (ValueError, IndexError):
-        return -1
-def _state(pid):
-    s = _read("/proc/%d/stat" % pid)
-    return s.rsplit(b")", 1)[1].split()[0] if b")" in s else None
-def _guarded(pid):
-    for line in _read("/proc/%d/limits" % pid).split(b"\n"):
-        if line.startswith(b"Max stack size"):
-            f = line.split()[3:5]
-            return len(f) == 2 and f[0] == f[1] and f[0].isdigit() and int(f[0]) >= 1 << 30
-    return False
-def sampleProcs(skip):
-    out = []
-    mine = os.getsid(0)
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in skip:
-            continue
-        pid = int(name)
-        pp = _ppid(pid)
-        try:
-            if os.getsid(pid) == mine:
-                continue
-        except OSError:
-            continue
-        if pp > 1 and pp not in skip and _guarded(pid):
-            out.append((pid, pp))
-    return out
-def detach(fn, seconds):
-    me = os.getpid()
-    r, w = os.pipe()
-    if posix.fork() == 0:
-        try:
-            os.setsid()
-            if posix.fork() == 0:
-                # Nothing inherited held open: EvalPlus's parent would
-                # otherwise wait for the end of its child's pipe.
-                os.write(w, b"x")
-                os.closerange(3, 1 << 16)
-                try:
-                    fn(me, time.monotonic() + seconds)
-                finally:
-                    os._exit(0)
-        finally:
-            os._exit(0)
-    os.close(w)
-    os.read(r, 1)  # the process runs
-    os.close(r)
-`
+var evalplusAttackHelpers = attack("evalplus/parts/helpers.py")
 
 // evalplusLater is what the later samples hold before their add: 0.1 s of
 // loading.
-const evalplusLater = "import time\ntime.sleep(0.1)\n"
+var evalplusLater = attack("evalplus/parts/slow-load.py")
 
 type evalplusAttack struct {
 	name string
@@ -122,88 +59,18 @@ func evalplusAttacks() []evalplusAttack {
 		// it forks a later sample, waits for that sample to end, writes
 		// "pass, every input true" where the sample's results lie, and lets
 		// the driver go on to read them.
-		{name: "a posix.fork survivor that writes later samples' results", outlived: true, code: evalplusAttackHelpers + `
-import sys
-def _locals():
-    f = sys._getframe()
-    while f is not None:
-        if "stat" in f.f_locals and "details" in f.f_locals and "progress" in f.f_locals:
-            return f.f_locals
-        f = f.f_back
-L = _locals()
-STAT, PROG, DET, N = (ctypes.addressof(L["stat"]), ctypes.addressof(L["progress"]),
-                      ctypes.addressof(L["details"]), len(L["details"]))
-def forge(parent, end):
-    seen = {parent}
-    while time.monotonic() < end:
-        for pid, driver in sampleProcs(seen):
-            seen.add(pid)
-            try:
-                posix.kill(driver, signal.SIGSTOP)
-            except OSError:
-                continue
-            stop = time.monotonic() + 10
-            while _state(pid) not in (None, b"Z") and time.monotonic() < stop:
-                time.sleep(0.001)
-            ctypes.c_int.from_address(STAT).value = 0  # _SUCCESS
-            ctypes.c_int.from_address(PROG).value = N
-            ctypes.memset(DET, 1, N)
-            posix.kill(driver, signal.SIGCONT)
-        time.sleep(0.001)
-detach(forge, 60)
-def add(x, y):
-    return x + y
-`},
+		{name: "a posix.fork survivor that writes later samples' results", outlived: true, code: evalplusAttackHelpers + attack("evalplus/survivor-writes-later-results.py")},
 		// The driver holds the expected outputs of the task; the attacker,
 		// forked from it, finds their list at the same address in its own
 		// memory and, through /proc/<driver>/mem, points every item of the
 		// driver's list at -1: later samples are then compared with -1. It
 		// returns the right sums only where the write went through, so its
 		// own fail shows the write refused.
-		{name: "a write of the expected outputs through /proc/<driver>/mem", ownFail: true, code: `
-import ctypes, os, struct, sys
-def _expected():
-    f = sys._getframe()
-    while f is not None:
-        e = f.f_locals.get("expected")
-        if isinstance(e, dict) and isinstance(e.get("base"), list):
-            return e["base"]
-        f = f.f_back
-WROTE = False
-try:
-    exp = _expected()
-    items = ctypes.c_void_p.from_address(id(exp) + 24).value  # PyListObject.ob_item
-    fd = os.open("/proc/%d/mem" % os.getppid(), os.O_RDWR)
-    try:
-        WROTE = os.pwrite(fd, struct.pack("<%dQ" % len(exp), *[id(-1)] * len(exp)), items) > 0
-    finally:
-        os.close(fd)
-except (OSError, TypeError, AttributeError):
-    pass
-def add(x, y):
-    return x + y if WROTE else -1
-`},
+		{name: "a write of the expected outputs through /proc/<driver>/mem", ownFail: true, code: attack("evalplus/write-expected-through-driver-mem.py")},
 		// Processes that run on after the attacker: two spin on the CPU and
 		// one stops every process a driver forks for a later sample, which
 		// then overruns EvalPlus's wall-clock limits.
-		{name: "forked hogs that stop and slow later samples", outlived: true, code: evalplusAttackHelpers + `
-def spin(parent, end):
-    while time.monotonic() < end:
-        pass
-def stopper(parent, end):
-    while time.monotonic() < end:
-        for pid, _ in sampleProcs({parent}):
-            try:
-                posix.kill(pid, signal.SIGSTOP)
-            except OSError:
-                pass
-        time.sleep(0.001)
-detach(spin, 60)
-detach(spin, 60)
-detach(stopper, 60)
-def add(x, y):
-    return x + y
-`},
+		{name: "forked hogs that stop and slow later samples", outlived: true, code: evalplusAttackHelpers + attack("evalplus/hogs-stop-later-samples.py")},
 	}
 }
 
@@ -282,8 +149,9 @@ var evalplusControls = []struct {
 		{"    set_nondumpable()\n    os.register_at_fork", "    import ctypes\n    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n    os.register_at_fork"},
 	}},
 	{control: "sweep and process table after an EvalPlus job", test: "forked hogs that stop and slow later samples", file: "supervisor.py", edits: [][2]string{
-		{"    clean = sweep(skip)  # the driver's and the sample's processes\n", "    clean = True\n"},
-		{"    elif clean:  # the process table, as after any job\n", "    elif False:\n"},
+		// (stop_job, shared by every job kind.)
+		{"    clean = sweep(ch.skip)\n", "    clean = True\n"},
+		{"    elif clean:\n", "    elif False:\n"},
 	}},
 }
 

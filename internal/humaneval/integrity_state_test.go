@@ -25,19 +25,7 @@ import (
 // does), 188 MiB that no process holds and 1,000 names any later job can
 // read. (2,000 of them, 375 MiB, make the next honest sample fail; half
 // keeps the case within the load allowance under runsc.)
-const socketLeakCase = `
-import array, socket
-for i in range(1000):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    try:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
-        s.bind("\0repro-leak-%d" % i)
-        s.sendmsg([bytes(192 << 10)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno()]))], 0, "\0repro-leak-%d" % i)
-    except OSError:
-        pass
-    s.close()
-{canon}
-`
+var socketLeakCase = attack("state/socket-leak.py")
 
 // nearLimitCase saves its progress for its own re-run: it moves /tmp's
 // inode numbers until the last file made is 60 modulo 256, then answers
@@ -45,29 +33,7 @@ for i in range(1000):
 // (the next file it makes, or the job folder the supervisor made for it,
 // lies a few numbers past 60) answers at once and passes. Its re-run must
 // not find it.
-const nearLimitCase = `
-import os
-def made():
-    with open("/tmp/mark", "w"):
-        pass
-    ino = os.stat("/tmp/mark").st_ino
-    os.unlink("/tmp/mark")
-    return ino
-def near(*values, mark):
-    return any(0 < (v - mark) % 256 < 8 for v in values)
-SAVED = near(os.stat(".").st_ino, made(), mark=60)
-if not SAVED:
-    while made() % 256 != 60:
-        pass
-{canon}
-_fib, _calls = fib, 0
-def fib(n):
-    global _calls
-    _calls += 1
-    while _calls > 1 and not SAVED:
-        pass
-    return _fib(n)
-`
+var nearLimitCase = attack("state/near-limit-progress.py")
 
 // TestStateIntegritySuite runs the state cases under each runtime: the
 // leaker, the honest sample and the program that saves its progress, in
@@ -195,14 +161,7 @@ func TestStateControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { HarnessDigest = pinned })
 	for _, m := range stateControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			e := e0
-			if m.runtime != "" {
-				e = sandboxtest.EngineRuntime(t, m.runtime)
-			}
-			if m.host != nil {
-				*m.host = false
-				t.Cleanup(func() { *m.host = true })
-			}
+			e := controlRow(t, e0, m.runtime, m.host)
 			launch := editedHarness(t, e, img, m.edits)
 			broke := m.broke(t, runStateCases(t, launch, d, testTruth(t, d, img), m.samples...), e.Runtime())
 			if len(broke) == 0 {

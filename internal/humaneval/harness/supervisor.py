@@ -1562,6 +1562,150 @@ class Out:
 
 
 
+# ------------------------------------------------------------ a job's phases
+#
+# Every job, of either kind, goes through the same phases, each with one
+# place here: Child starts it (the zygote forks the job's child holding
+# three fresh pipes), the job's own loop runs it (run_job: the limits and
+# the record protocol; run_evalplus_job: EvalPlus's driver) and reads the
+# host's stdin through host_during, stop_job ends every process of it and
+# checks what must hold after any job, and send_end empties /tmp, checks
+# the container's state and sends the E frame.
+
+
+class Child:
+    """One job's child, forked by the zygote with three fresh pipes, and
+    the supervisor's non-blocking ends of them: jw (the child's job pipe,
+    -1 once closed), rfd (its result pipe) and efd (its stderr). skip holds
+    the processes of the container that are not the job's. A child that
+    cannot be forked ends the job ("setup") and this supervisor."""
+
+    def __init__(self, jid, zyg):
+        os.mkdir(WORKDIR, 0o700)
+        jr, jw = os.pipe()
+        rfd, wfd = os.pipe()
+        efd_r, efd_w = os.pipe()
+        pid, why = zyg.fork([jr, wfd, efd_w])
+        for fd in (jr, wfd, efd_w):
+            os.close(fd)
+        self.skip = {os.getpid(), zyg.pid}
+        if pid is None:
+            for fd in (jw, rfd, efd_r):
+                os.close(fd)
+            sweep(self.skip)
+            empty_tmp()
+            send_json(b"E", {"job": jid, "status": "setup", "detail": why, "records": 0, "elapsed": 0.0, "exit": 0,
+                             "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": True})
+            fatal("job %s: %s" % (jid, why))
+        for fd in (jw, rfd, efd_r):
+            os.set_blocking(fd, False)
+        self.pid, self.jw, self.rfd, self.efd = pid, jw, rfd, efd_r
+        self.stderr = bytearray()  # the first STDERR_KEEP bytes
+        self.stderr_total = 0
+
+    def read_stderr(self):
+        """Reads what the child's stderr holds, keeping the first
+        STDERR_KEEP bytes; False once the pipe has ended."""
+        try:
+            chunk = os.read(self.efd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        self.stderr_total += len(chunk)
+        room = STDERR_KEEP - len(self.stderr)
+        if room > 0:
+            self.stderr += chunk[:room]
+        return True
+
+    def close_jw(self):
+        if self.jw >= 0:
+            os.close(self.jw)
+            self.jw = -1
+
+
+def host_during(jid):
+    """Reads the host's stdin while job jid runs: (status, detail,
+    cancels), status None while the job goes on; "hostgone" when stdin
+    ended, "channel" when it holds what the host did not send, "cancelled"
+    when the host cancelled this job (cancels of them)."""
+    if not HOST.fill():
+        return "hostgone", "stdin closed or broken", 0
+    try:
+        got = cancels_for(jid)
+    except Forged as e:
+        status, detail = channel_broken(e)
+        return status, detail, 0
+    if got:
+        return "cancelled", "stopped by the host", got
+    return None, "", 0
+
+
+def stop_job(jid, ch, zyg, status, detail, close=()):
+    """Ends every process of job jid and checks what must hold after any
+    job: its child killed (then the descriptors in close closed), every
+    process of the job's uid swept, the zygote neither gone nor stopped,
+    the process table as before the first job (init, holder, supervisor,
+    zygote; no zombie, no other pid), and nothing left on stdin but the
+    host's own late cancels. Returns
+    (status, detail, cancels, last, clean, waited): the job's final status
+    and detail, the late cancels read, whether this supervisor must stop
+    after the job, whether the sweep left nothing, and the child's wait
+    status and peak RSS."""
+    try:
+        os.kill(ch.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    ch.close_jw()
+    for fd in close:
+        os.close(fd)
+    clean = sweep(ch.skip)
+    waited = zyg.reap()
+    last = False
+    cancels = 0
+    if waited is None:
+        # The job stopped or killed the zygote: it fails, and the host
+        # starts a new container for the next job.
+        status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
+        waited = (0, 0)
+    elif clean:
+        # The process table is as it was before the job, or the job fails
+        # and this container serves no other.
+        left = leftovers()
+        if left:
+            status, detail, last = "leftover", "processes outlived the job: %s" % describe_pids(left), True
+    if clean and status not in ("hostgone", "channel"):
+        # No process of the job is left: what stdin holds now is the
+        # host's, or the job's doing.
+        try:
+            cancels = drain_stdin(jid)
+        except Forged as e:
+            status, detail = channel_broken(e)
+    if status == "channel":
+        last = True
+    return status, detail, cancels, last, clean, waited
+
+
+def send_end(out, end, clean):
+    """Sends job end's E frame once stop_job has ended its processes:
+    with /tmp emptied and the container's state checked (retire), or, if
+    the sweep left a process (not clean), at once, and this supervisor
+    stops. It stops after the frame too where the host is gone or the job
+    was its last (end["last"])."""
+    if not clean:
+        out.add(b"E", json.dumps(end).encode())
+        out.flush()
+        fatal("processes survived the sweep after job %s" % end["job"])
+    empty_tmp()
+    retire(end)
+    out.add(b"E", json.dumps(end).encode())
+    out.flush()
+    if end["status"] == "hostgone":
+        os._exit(0)
+    if end["last"]:
+        fatal("job %s: %s" % (end["job"], end.get("retired", end["detail"])))
+
+
 def doing(k):
     """What a job's per-input clock times: input k's call, or (k < 0) the
     program's loading, before the load mark."""
@@ -1649,25 +1793,8 @@ def run_job(job, body, zyg, clock):
             size //= 2
         return size
 
-    os.mkdir(WORKDIR, 0o700)
-    jr, jw = os.pipe()
-    rfd, wfd = os.pipe()
-    efd_r, efd_w = os.pipe()
-    pid, why = zyg.fork([jr, wfd, efd_w])
-    for fd in (jr, wfd, efd_w):
-        os.close(fd)
-    skip = {os.getpid(), zyg.pid}
-    if pid is None:
-        for fd in (jw, rfd, efd_r):
-            os.close(fd)
-        sweep(skip)
-        empty_tmp()
-        send_json(b"E", {"job": jid, "status": "setup", "detail": why, "records": 0, "elapsed": 0.0, "exit": 0,
-                         "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": True})
-        fatal("job %s: %s" % (jid, why))
-    os.set_blocking(jw, False)
-    os.set_blocking(rfd, False)
-    os.set_blocking(efd_r, False)
+    ch = Child(jid, zyg)
+    pid, rfd, skip = ch.pid, ch.rfd, ch.skip
     # No input is released before the load mark (G): loading runs under
     # the load allowance alone, with no input to work on, and input 0's call
     # under its own limit from the mark (see the module comment).
@@ -1698,11 +1825,9 @@ def run_job(job, body, zyg, clock):
     idle_input = idle_total = 0.0
     tick_wall, tick_cpu = start, 0.0
     next_check = start + CHECK_EVERY
-    stderr_keep = bytearray()
-    stderr_total = 0
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
-    poller.register(efd_r, select.POLLIN)
+    poller.register(ch.efd, select.POLLIN)
     watching_stdin = False
     got_records = False
     refilled = False
@@ -1713,10 +1838,10 @@ def run_job(job, body, zyg, clock):
         # Writes what is pending to the child's job pipe, as far as the
         # pipe takes it; the rest waits for POLLOUT. The pipe closes once
         # every input is out.
-        nonlocal pending, jw, jw_watched
+        nonlocal pending, jw_watched
         while pending:
             try:
-                k = os.write(jw, pending[: 1 << 16])
+                k = os.write(ch.jw, pending[: 1 << 16])
             except BlockingIOError:
                 break
             except OSError:
@@ -1724,15 +1849,14 @@ def run_job(job, body, zyg, clock):
             pending = pending[k:]
         if pending:
             if not jw_watched:
-                poller.register(jw, select.POLLOUT)
+                poller.register(ch.jw, select.POLLOUT)
                 jw_watched = True
             return
         if jw_watched:
-            poller.unregister(jw)
+            poller.unregister(ch.jw)
             jw_watched = False
         if released == n:
-            os.close(jw)
-            jw = -1
+            ch.close_jw()
 
     push()
     while status is None:
@@ -1786,32 +1910,16 @@ def run_job(job, body, zyg, clock):
         for fd, ev in events:
             if status is not None:
                 break
-            if fd == jw:
+            if fd == ch.jw:
                 push()
-            elif fd == efd_r:
-                try:
-                    chunk = os.read(efd_r, 1 << 20)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    poller.unregister(efd_r)
-                    continue
-                stderr_total += len(chunk)
-                room = STDERR_KEEP - len(stderr_keep)
-                if room > 0:
-                    stderr_keep += chunk[:room]
+            elif fd == ch.efd:
+                if not ch.read_stderr():
+                    poller.unregister(ch.efd)
             elif fd == 0:
-                if not HOST.fill():
-                    status, detail = "hostgone", "stdin closed or broken"
+                status, detail, got = host_during(jid)
+                cancels += got
+                if status is not None:
                     break
-                try:
-                    got = cancels_for(jid)
-                except Forged as e:
-                    status, detail = channel_broken(e)
-                    break
-                if got:
-                    cancels += got
-                    status, detail = "cancelled", "stopped by the host"
             elif fd == rfd:
                 try:
                     chunk = os.read(rfd, 1 << 20)
@@ -1953,40 +2061,10 @@ def run_job(job, body, zyg, clock):
     if not loaded and status != "hostgone":
         detail = "%s: %s" % (status, detail)
         status = "setup"
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if jw >= 0:
-        os.close(jw)
     if watching_stdin:
         poller.unregister(0)
-    os.close(rfd)
-    os.close(efd_r)
-    clean = sweep(skip)
-    waited = zyg.reap()
-    last = False
-    if waited is None:
-        # The job stopped or killed the zygote: it fails, and the host
-        # starts a new container for the next job.
-        status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
-        waited = (0, 0)
-    elif clean:
-        # The process table is as it was before the job (init, holder,
-        # supervisor, zygote; no zombie, no other pid), or the job fails
-        # and this container serves no other.
-        left = leftovers()
-        if left:
-            status, detail, last = "leftover", "processes outlived the job: %s" % describe_pids(left), True
-    if clean and status not in ("hostgone", "channel"):
-        # No process of the job is left: what stdin holds now is the
-        # host's, or the job's doing.
-        try:
-            cancels += drain_stdin(jid)
-        except Forged as e:
-            status, detail = channel_broken(e)
-    if status == "channel":
-        last = True
+    status, detail, late, last, clean, waited = stop_job(jid, ch, zyg, status, detail, close=(rfd, ch.efd))
+    cancels += late
     end = {
         "job": jid,
         "status": status,
@@ -1997,24 +2075,13 @@ def run_job(job, body, zyg, clock):
         "cpu": cpu,
         "load_cpu": load_cpu,
         "exit": os.waitstatus_to_exitcode(waited[0]),
-        "stderr": stderr_keep.decode("utf-8", "replace"),
-        "stderr_bytes": stderr_total,
+        "stderr": ch.stderr.decode("utf-8", "replace"),
+        "stderr_bytes": ch.stderr_total,
         "maxrss_kb": waited[1],
         "cancels": cancels,
         "last": last or not clean or not loaded,
     }
-    if not clean:
-        out.add(b"E", json.dumps(end).encode())
-        out.flush()
-        fatal("processes survived the sweep after job %s" % jid)
-    empty_tmp()
-    retire(end)
-    out.add(b"E", json.dumps(end).encode())
-    out.flush()
-    if status == "hostgone":
-        os._exit(0)
-    if end["last"]:
-        fatal("job %s: %s" % (jid, end.get("retired", detail)))
+    send_end(out, end, clean)
 
 
 # ------------------------------------------------------------ EvalPlus jobs
@@ -2058,28 +2125,12 @@ def run_evalplus_job(job, body, zyg):
         fatal("job %s: %d bytes of sample and dataset line, %d announced" % (jid, len(body), size))
     header = json.dumps({k: job[k] for k in EVALPLUS_CHILD_KEYS if k in job}, separators=(",", ":")).encode()
     pending = memoryview(U32.pack(len(header)) + header + body)
-    os.mkdir(WORKDIR, 0o700)
-    jr, jw = os.pipe()
-    rfd, wfd = os.pipe()
-    efd_r, efd_w = os.pipe()
-    pid, why = zyg.fork([jr, wfd, efd_w])
-    for fd in (jr, wfd, efd_w):
-        os.close(fd)
-    skip = {os.getpid(), zyg.pid}
-    if pid is None:
-        for fd in (jw, rfd, efd_r):
-            os.close(fd)
-        sweep(skip)
-        empty_tmp()
-        send_json(b"E", {"job": jid, "status": "setup", "detail": why, "records": 0, "elapsed": 0.0, "exit": 0,
-                         "stderr": "", "stderr_bytes": 0, "maxrss_kb": 0, "last": True})
-        fatal("job %s: %s" % (jid, why))
-    for fd in (jw, rfd, efd_r):
-        os.set_blocking(fd, False)
+    ch = Child(jid, zyg)
+    pid, rfd = ch.pid, ch.rfd
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
-    poller.register(efd_r, select.POLLIN)
-    poller.register(jw, select.POLLOUT)
+    poller.register(ch.efd, select.POLLIN)
+    poller.register(ch.jw, select.POLLOUT)
     poller.register(0, select.POLLIN)
     # The zygote's socket becomes readable when it reports that the child
     # (the driver) ended; zyg.reap reads that report after the sweep.
@@ -2088,8 +2139,6 @@ def run_evalplus_job(job, body, zyg):
     start = time.monotonic()
     status, detail = None, ""
     result = bytearray()
-    stderr_keep = bytearray()
-    stderr_total = 0
     cancels = 0
     while status is None:
         now = time.monotonic()
@@ -2101,18 +2150,17 @@ def run_evalplus_job(job, body, zyg):
             out.flush()
         events = poller.poll(max(1, int(min(HEARTBEAT, start + wall - now) * 1000)))
         for fd, ev in events:
-            if fd == jw:
+            if fd == ch.jw:
                 try:
-                    k = os.write(jw, pending[: 1 << 16])
+                    k = os.write(ch.jw, pending[: 1 << 16])
                 except BlockingIOError:
                     continue
                 except OSError:
                     k = len(pending)  # the driver is gone; its end tells
                 pending = pending[k:]
                 if not pending:
-                    poller.unregister(jw)
-                    os.close(jw)
-                    jw = -1
+                    poller.unregister(ch.jw)
+                    ch.close_jw()
             elif fd == rfd:
                 try:
                     chunk = os.read(rfd, 1 << 16)
@@ -2125,59 +2173,22 @@ def run_evalplus_job(job, body, zyg):
                 if len(result) > EVALPLUS_RESULT_CAP:
                     status, detail = "toolarge", "more than %d bytes on the driver's result pipe" % EVALPLUS_RESULT_CAP
                     break
-            elif fd == efd_r:
-                try:
-                    chunk = os.read(efd_r, 1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    poller.unregister(efd_r)
-                    continue
-                stderr_total += len(chunk)
-                room = STDERR_KEEP - len(stderr_keep)
-                if room > 0:
-                    stderr_keep += chunk[:room]
+            elif fd == ch.efd:
+                if not ch.read_stderr():
+                    poller.unregister(ch.efd)
             elif fd == 0:
-                if not HOST.fill():
-                    status, detail = "hostgone", "stdin closed or broken"
-                    break
-                try:
-                    got = cancels_for(jid)
-                except Forged as e:
-                    status, detail = channel_broken(e)
-                    break
-                if got:
-                    cancels += got
-                    status, detail = "cancelled", "stopped by the host"
+                status, detail, got = host_during(jid)
+                cancels += got
+                if status is not None:
                     break
             elif fd == zyg.sock.fileno():
                 status = "done"
                 break
     elapsed = time.monotonic() - start
-    outlived = job_survivors(skip | {pid})
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if jw >= 0:
-        os.close(jw)
-    clean = sweep(skip)  # the driver's and the sample's processes
-    waited = zyg.reap()
-    last = False
-    if waited is None:
-        status, detail, last = "zygote", "the zygote was killed or stopped during the job", True
-        waited = (0, 0)
-    elif clean:  # the process table, as after any job
-        left = leftovers()
-        if left:
-            status, detail, last = "leftover", "processes outlived the job: %s" % describe_pids(left), True
-    if clean and status not in ("hostgone", "channel"):
-        try:
-            cancels += drain_stdin(jid)
-        except Forged as e:
-            status, detail = channel_broken(e)
-    if status == "channel":
-        last = True
+    outlived = job_survivors(ch.skip | {pid})
+    # The driver's and the sample's processes, as after any job.
+    status, detail, late, last, clean, waited = stop_job(jid, ch, zyg, status, detail)
+    cancels += late
     if clean:
         # Every process of the job is gone: what the result pipe still
         # holds was written by the job, and nothing can add to it.
@@ -2192,7 +2203,7 @@ def run_evalplus_job(job, body, zyg):
             if len(result) > EVALPLUS_RESULT_CAP:
                 status, detail = "toolarge", "more than %d bytes on the driver's result pipe" % EVALPLUS_RESULT_CAP
     os.close(rfd)
-    os.close(efd_r)
+    os.close(ch.efd)
     end = {
         "job": jid,
         "status": status,
@@ -2200,8 +2211,8 @@ def run_evalplus_job(job, body, zyg):
         "records": 0,
         "elapsed": elapsed,
         "exit": os.waitstatus_to_exitcode(waited[0]),
-        "stderr": stderr_keep.decode("utf-8", "replace"),
-        "stderr_bytes": stderr_total,
+        "stderr": ch.stderr.decode("utf-8", "replace"),
+        "stderr_bytes": ch.stderr_total,
         "maxrss_kb": waited[1],
         "cancels": cancels,
         "outlived": len(outlived),
@@ -2209,18 +2220,7 @@ def run_evalplus_job(job, body, zyg):
     }
     if status == "done" and clean:
         end["result"] = result.decode("utf-8", "replace")
-    if not clean:
-        out.add(b"E", json.dumps(end).encode())
-        out.flush()
-        fatal("processes survived the sweep after job %s" % jid)
-    empty_tmp()
-    retire(end)
-    out.add(b"E", json.dumps(end).encode())
-    out.flush()
-    if status == "hostgone":
-        os._exit(0)
-    if end["last"]:
-        fatal("job %s: %s" % (jid, end.get("retired", detail)))
+    send_end(out, end, clean)
 
 
 # The inode of the initial PID namespace is a kernel constant

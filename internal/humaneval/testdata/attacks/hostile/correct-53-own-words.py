@@ -1,0 +1,3 @@
+# Solves add correctly in its own words.
+def add(x, y):
+    return y + x

@@ -1,0 +1,3 @@
+# Raises an exception in every call.
+def longest(strings):
+    raise ValueError('no')

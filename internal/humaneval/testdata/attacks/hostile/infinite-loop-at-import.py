@@ -1,0 +1,3 @@
+# Loops for ever while it loads.
+while True:
+    pass

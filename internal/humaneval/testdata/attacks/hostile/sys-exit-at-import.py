@@ -1,0 +1,3 @@
+# Calls sys.exit(0) while it loads.
+import sys
+sys.exit(0)
