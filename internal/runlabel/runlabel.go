@@ -2,7 +2,7 @@
 // it: a label (one row of the board per label), the model, and how its
 // samples were drawn (temperature, samples per task n, top-p).
 //
-// `repro humaneval --label/--model/--sampling` states them; the run record
+// `repro score --label/--model/--sampling` states them; the run record
 // keeps them in its extra section (label, model, sampling), from where the
 // run index and the board read them back with FromExtra. They are claims of
 // whoever ran the scoring, signed with the record like everything else in
