@@ -64,7 +64,7 @@ Filters combine: --kind and --status match exactly, --dataset matches the
 catalog id of any asset the run read (a dataset or a model checkpoint),
 --digest a SHA-256 prefix of any input (asset or samples), --since and
 --until the start time (YYYY-MM-DD, both days included, or RFC 3339),
---label and --model what the run scored (repro humaneval --label, --model)
+--label and --model what the run scored (repro score --label, --model)
 exactly, --sampling the runs whose sampling states every value given
 (e.g. --sampling temperature=0 or n=10).`,
 		Args: cobra.NoArgs,
@@ -121,8 +121,8 @@ exactly, --sampling the runs whose sampling states every value given
 	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
 	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
 	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
-	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro humaneval --label)")
-	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro humaneval --model)")
+	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro score --label)")
+	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro score --model)")
 	cmd.Flags().StringVar(&samplingArg, "sampling", "", "only runs whose sampling states these values, e.g. temperature=0,n=1")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
