@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"release":    {"atomicfile", "buildinfo", "digest", "exitcode", "keys", "safefile", "sigbundle"},
 	"workload":   {"atomicfile", "catalog", "digest", "exitcode", "runindex", "runs", "store"},
 	"ui":         {"exitcode"},
-	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runs", "safefile", "strictjson", "trust"},
+	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runindex", "runs", "safefile", "strictjson", "trust"},
 	"boardlog":   {"atomicfile", "digest", "exitcode", "layout", "runimport", "runs", "safefile"},
 	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "humaneval", "mllog", "reproduce", "runimport", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
 	"reproduce":  {"digest", "exitcode", "humaneval", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
