@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Identical programs run once: repro humaneval on n = 20 samples per task
+# Identical programs run once: repro score on n = 20 samples per task
 # drawn with the duplicate rate of a real temperature-0.2 sample set (see
 # bench/dedup_samples.py for the rate and its source), against the same
 # programs made byte-distinct (no execution can be shared), and a second

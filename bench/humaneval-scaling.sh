@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scaling of repro humaneval over sandbox containers: samples/s for 1, 2
+# Scaling of repro score over sandbox containers: samples/s for 1, 2
 # and all cores on a samples file with n = N samples per task.
 #
 # Usage: bench/humaneval-scaling.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# repro humaneval end to end, next to (a) the bare compute and (b) EvalPlus's
+# repro score end to end, next to (a) the bare compute and (b) EvalPlus's
 # own scoring of the same samples on the same machine.
 #
 # Usage: bench/humaneval.sh
@@ -62,7 +62,7 @@ done
 
 for round in $(seq "$rounds"); do
   for b in "${builds[@]}"; do
-    echo "== $b, round $round: repro humaneval ${RUNTIME:-runc} (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== $b, round $round: repro score ${RUNTIME:-runc} (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
     /usr/bin/time -f "${b//-/_}_wall_s=%e ${b//-/_}_peak_rss_kib=%M" -o "$work/time.txt" \
       "$work/$b" humaneval --samples "$work/samples.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/run.json"
     cat "$work/time.txt"

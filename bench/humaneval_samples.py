@@ -1,7 +1,7 @@
 """Half-passing HumanEval+ samples for bench/humaneval-scaling.sh and bench/shard-overhead.sh.
 
 For every task whose index is in TASKS (comma-separated indices or ranges
-"lo-hi", as repro humaneval --tasks takes them), writes N samples: the
+"lo-hi", as repro score --tasks takes them), writes N samples: the
 canonical solution at even k, a body that returns None at odd k.
 
 Usage: python3 humaneval_samples.py HumanEvalPlus.jsonl.gz OUT.jsonl TASKS N

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MBPP+ end to end: repro humaneval --dataset mbppplus on the 378 canonical
+# MBPP+ end to end: repro score --dataset mbppplus on the 378 canonical
 # solutions (as a samples file; ground truth cached by an untimed first run;
 # self-check included), then EvalPlus's own scoring core on the same samples
 # on the same machine.
@@ -41,7 +41,7 @@ fi
 
 echo "== repro: warm-up (ground truth, not timed)"
 "$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/warm.json"
-echo "== repro humaneval --dataset mbppplus (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== repro score --dataset mbppplus (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/time -f "repro_wall_s=%e repro_peak_rss_kib=%M" -o "$work/time.txt" \
   "$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/run.json"
 cat "$work/time.txt"

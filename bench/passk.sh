@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pass@k at scale: repro humaneval and EvalPlus's evaluate side by side on
+# pass@k at scale: repro score and EvalPlus's evaluate side by side on
 # real samples with n = 1, 5, 20, 100 samples per task (CodeGen-16B-mono at
 # temperature 0.8, as microsoft/CodeT publishes them: bench/codet-samples.sh),
 # scored on HumanEval+, rounds alternating, against the physical floor.

@@ -1,4 +1,4 @@
-"""Where the time of one repro humaneval run goes, from what the run
+"""Where the time of one repro score run goes, from what the run
 records: its --json document (the stages' wall times, ScoreStats), its
 results file (every deciding run's clocks) and /usr/bin/time's figures for
 the whole command (bench/passk.sh keeps all three).

@@ -2,7 +2,7 @@
 
 Usage: python3 programs_cpu.py RUN_JSON PARALLEL [EVALPLUS_SECONDS [SELF_CHECK_CPU [REPRO_SECONDS]]]
 
-RUN_JSON is the --json document of a `repro humaneval` run. Its results
+RUN_JSON is the --json document of a `repro score` run. Its results
 file gives each sample's base_clocks and plus_clocks: job_cpu_s is the CPU
 time the supervisor measured for the deciding run of that phase, loading
 included (a timed-out phase counts what it used until it was stopped). A

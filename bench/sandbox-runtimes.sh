@@ -9,7 +9,7 @@
 #   container of each runtime,
 #   and, when REPRO_BENCH_HOME names a REPRO_HOME with the evaluator image
 #   pinned and humanevalplus-v0.1.10 fetched, the 164 HumanEval+ canonical
-#   solutions end to end (repro humaneval --canonical) under each runtime
+#   solutions end to end (repro score --canonical) under each runtime
 #   (run once before, so that ground truth is cached, to time scoring only).
 # Needs dockerd with runsc registered (bash scripts/deps.sh runsc) and the
 # evaluator image (built on first use, as root).

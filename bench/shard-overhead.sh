@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Overhead of a sharded run: the same samples scored once on this machine
-# (repro humaneval) and as a job array of SHARDS shards on a private
+# (repro score) and as a job array of SHARDS shards on a private
 # single-node Slurm cluster started here (repro shard plan + submit --wait,
 # which merges), all array tasks at once sharing this machine's Docker
 # engine.

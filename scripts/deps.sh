@@ -17,7 +17,7 @@
 # other settings, makes a running dockerd reload it (SIGHUP: runtimes are
 # reloaded without a restart) and starts dockerd only if no engine answers.
 #   scripts/deps.sh          everything (tests)
-#   scripts/deps.sh --run    only what `repro humaneval` needs (engine, debootstrap)
+#   scripts/deps.sh --run    only what `repro score` needs (engine, debootstrap)
 #   scripts/deps.sh runsc    the engine and gVisor's runsc, registered as runtime "runsc"
 # Building runsc needs the go command and the module proxy GOPROXY names.
 set -euo pipefail

@@ -57,11 +57,11 @@ if ! bin/repro sandbox check >/dev/null 2>&1; then
 fi
 bin/repro sandbox check
 echo "== HumanEval+: canonical solutions scored as candidates"
-bin/repro humaneval --canonical
+bin/repro score --canonical
 echo "== MBPP+: canonical solutions scored as candidates"
-bin/repro humaneval --dataset mbppplus --canonical
+bin/repro score --dataset mbppplus --canonical
 echo "== HumanEval+: examples/humaneval-samples.jsonl"
-bin/repro humaneval --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
+bin/repro score --samples examples/humaneval-samples.jsonl --tasks 0,2,12,32,53,55
 bin/repro runs list
 echo "== report"
 run_id=$(bin/repro runs list --kind humaneval --limit 1 | awk 'NR == 2 { print $1 }')

@@ -52,14 +52,14 @@ func miniSamples(t *testing.T, from, to int, body func(i int, prompt, canonical,
 	return writeSamples(t, lines...)
 }
 
-// scoreRun runs repro humaneval in the lab home with args and returns the
+// scoreRun runs repro score in the lab home with args and returns the
 // run's id.
 func scoreRun(t *testing.T, lab string, args ...string) string {
 	t.Helper()
 	r := repro(t, []string{"REPRO_HOME=" + lab}, append([]string{"humaneval", "--dataset", "humanevalplus-mini", "--json"}, args...)...)
 	h := parseHumanEvalJSON(t, r)
 	if r.code != 0 || h.RunID == "" {
-		t.Fatalf("repro humaneval %q: exit %d\n%s", args, r.code, r.stderr)
+		t.Fatalf("repro score %q: exit %d\n%s", args, r.code, r.stderr)
 	}
 	return h.RunID
 }

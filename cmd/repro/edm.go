@@ -6,7 +6,6 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/edm"
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
@@ -52,15 +51,8 @@ func newEDMModelsCommand(g *globalOptions) *cobra.Command {
 		Short: "List the EDM models, their sampler settings and the paper's FID",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			rows := edm.ListModels(catalog.Default())
 			t := g.term
-			type row struct {
-				edm.Model
-				Pinned bool `json:"pinned"`
-			}
-			var rows []row
-			for _, m := range edm.Models() {
-				rows = append(rows, row{m, edm.CheckFIDPins(catalog.Default(), m.ID) == nil})
-			}
 			if g.json {
 				return t.Document(rows)
 			}
@@ -88,19 +80,11 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 ` + edmExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := edm.ConvertPinned(cmd.Context(), g.home, args[0])
+			if err != nil {
+				return err
+			}
 			t := g.term
-			cat := catalog.Default()
-			if err := edm.CheckConvertPin(cat, args[0]); err != nil {
-				return err
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			res, err := edm.Convert(cmd.Context(), st, args[0])
-			if err != nil {
-				return err
-			}
 			if g.json {
 				return t.Document(res)
 			}
@@ -117,12 +101,15 @@ asset digest) to REPRO_HOME/state/edm/<id>/<asset sha256>/, each atomically.
 	return cmd
 }
 
+// edmFIDOptions are the flags of repro edm fid.
+type edmFIDOptions struct {
+	seeds, source, python, out string
+	batch                      int
+	safe                       bool
+}
+
 func newEDMFIDCommand(g *globalOptions) *cobra.Command {
-	var (
-		seeds, source, python, out string
-		batch                      int
-		safe                       bool
-	)
+	var o edmFIDOptions
 	cmd := &cobra.Command{
 		Use:   "fid MODEL-ID",
 		Short: "Generate images with EDM's sampler on the GPU and compute their FID",
@@ -145,30 +132,13 @@ features.npy and result.json.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
-			cat := catalog.Default()
-			list, err := edm.ParseSeeds(seeds)
-			if err != nil {
-				return exitcode.New(exitcode.Usage, err)
-			}
-			if err := edm.CheckFIDPins(cat, args[0]); err != nil {
-				return err
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
 			// Without --out the run gets a signed run record under
 			// REPRO_HOME/runs, whatever its outcome.
-			opts := edm.FIDOptions{
-				Model: args[0], Seeds: list, Batch: batch, Safe: safe,
-				SourceDir: source, Python: python, RunDir: out, Log: t.Log(),
-			}
-			var res *edm.FIDResult
-			if out == "" {
-				res, out, err = edm.RecordedFID(cmd.Context(), st, opts, versionString())
-			} else {
-				res, err = edm.RunFID(cmd.Context(), st, opts)
-			}
+			res, out, err := edm.FIDAt(cmd.Context(), g.home, edm.FIDRequest{
+				Options: edm.FIDOptions{Model: args[0], Batch: o.batch, Safe: o.safe,
+					SourceDir: o.source, Python: o.python, RunDir: o.out, Log: t.Log()},
+				Seeds: o.seeds, Version: versionString(),
+			})
 			if err != nil {
 				return err
 			}
@@ -184,12 +154,12 @@ features.npy and result.json.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&seeds, "seeds", "0-49999", "seeds of the generated images, e.g. 0-49999 or 1,2,5-10")
-	f.IntVar(&batch, "batch", edm.DefaultBatch, "largest batch of images on the GPU")
-	f.BoolVar(&safe, "safe", false, "load converted safetensors into classes rebuilt from source: unpickle nothing")
-	f.StringVar(&source, "edm-source", "", "clean checkout of "+edm.EDMRepository+" at commit "+edm.EDMCommit[:7])
-	f.StringVar(&python, "python", edm.DefaultPython, "Python interpreter with PyTorch and CUDA (absolute path)")
-	f.StringVar(&out, "out", "", "folder for features.npy and result.json (must be new or empty)")
+	f.StringVar(&o.seeds, "seeds", "0-49999", "seeds of the generated images, e.g. 0-49999 or 1,2,5-10")
+	f.IntVar(&o.batch, "batch", edm.DefaultBatch, "largest batch of images on the GPU")
+	f.BoolVar(&o.safe, "safe", false, "load converted safetensors into classes rebuilt from source: unpickle nothing")
+	f.StringVar(&o.source, "edm-source", "", "clean checkout of "+edm.EDMRepository+" at commit "+edm.EDMCommit[:7])
+	f.StringVar(&o.python, "python", edm.DefaultPython, "Python interpreter with PyTorch and CUDA (absolute path)")
+	f.StringVar(&o.out, "out", "", "folder for features.npy and result.json (must be new or empty)")
 	g.jsonFlag(cmd, "print the result as JSON")
 	return cmd
 }

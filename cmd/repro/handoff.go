@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/handoff"
 	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -36,44 +36,25 @@ back.
 	return noHome(cmd)
 }
 
+// handoffWorkloadOptions are the flags of repro handoff minigo|dlrm.
+type handoffWorkloadOptions struct {
+	out, target, config, container string
+	plan                           bool
+}
+
 func newHandoffWorkloadCommand(g *globalOptions, workload string) *cobra.Command {
-	var (
-		out, target, config, container string
-		plan                           bool
-	)
+	var o handoffWorkloadOptions
 	cmd := &cobra.Command{
 		Use:   workload + " --out DIR [--config FILE] [--target slurm|kubernetes] [--plan]",
 		Short: "Check the " + workload + " requirements and write a handoff bundle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			cfg, cfgDigest, err := handoff.ConfigFromFlags(config, container)
-			if err != nil {
-				return err
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			state, err := st.StateDir("handoff")
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "cannot create the handoff state folder under %q: %v", st.Home(), err)
-			}
-			tf, tpath, err := imagetrust.LoadTrust(st.Home(), g.trust)
-			if err != nil {
-				return err
-			}
-			p, err := handoff.Handoff(cmd.Context(), handoff.Options{
-				Workload:     workload,
-				Target:       target,
-				Config:       cfg,
-				ConfigSHA256: cfgDigest,
-				Catalog:      st.Catalog(),
-				StateDir:     state,
-				Version:      versionString(),
-				Progress:     t.HashProgress(),
-				Trust:        &handoff.ImageTrust{File: tf, Path: tpath},
-			}, out, plan)
+			p, err := handoff.HandoffAt(cmd.Context(), g.home, handoff.Request{
+				Workload: workload, Target: o.target, ConfigPath: o.config, Container: o.container,
+				Out: o.out, Plan: o.plan, Version: versionString(), Progress: t.HashProgress(),
+				LoadTrust: func() (*trust.File, string, error) { return imagetrust.LoadTrust(g.home, g.trust) },
+			})
 			if p == nil {
 				return err
 			}
@@ -96,22 +77,22 @@ func newHandoffWorkloadCommand(g *globalOptions, workload string) *cobra.Command
 				}
 				return err
 			}
-			report.Written, report.Digest = out, p.Manifest.Digest
+			report.Written, report.Digest = o.out, p.Manifest.Digest
 			if g.json {
 				return t.Document(report)
 			}
-			t.Printf("wrote %s to %q\n", p.Manifest.Summary(), out)
+			t.Printf("wrote %s to %q\n", p.Manifest.Summary(), o.out)
 			if !p.Ready() {
 				t.Printf("this is a plan for review: its preflight refuses to run until the %d requirement(s) above hold\n", len(failed))
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "folder to write the bundle to (new or empty)")
-	cmd.Flags().StringVar(&target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
-	cmd.Flags().StringVar(&config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
-	cmd.Flags().StringVar(&container, "container", "", "Slurm container runtime: pyxis (default), apptainer or podman")
-	cmd.Flags().BoolVar(&plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
+	cmd.Flags().StringVar(&o.out, "out", "", "folder to write the bundle to (new or empty)")
+	cmd.Flags().StringVar(&o.target, "target", handoff.TargetSlurm, "where the bundle runs: slurm or kubernetes")
+	cmd.Flags().StringVar(&o.config, "config", "", "handoff configuration (JSON; see docs/handoff.md)")
+	cmd.Flags().StringVar(&o.container, "container", "", "Slurm container runtime: pyxis (default), apptainer or podman")
+	cmd.Flags().BoolVar(&o.plan, "plan", false, "write the bundle even if requirements are unmet, marked not ready")
 	g.trustFlag(cmd, "trust file whose image policy the image must meet: signature, SBOM, scan (default REPRO_HOME/trust.json when present)")
 	g.jsonFlag(cmd, "print the requirement results as JSON")
 	_ = cmd.MarkFlagRequired("out")
@@ -124,19 +105,11 @@ func newHandoffRequirementsCommand(g *globalOptions) *cobra.Command {
 		Short: "List each workload's requirements, what is checked where, and how to satisfy them",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := handoff.LookupAll(args)
+			if err != nil {
+				return err
+			}
 			t := g.term
-			names := handoff.WorkloadNames()
-			if len(args) == 1 {
-				names = args
-			}
-			var ws []*handoff.Workload
-			for _, n := range names {
-				w, err := handoff.Lookup(n)
-				if err != nil {
-					return exitcode.New(exitcode.Usage, err)
-				}
-				ws = append(ws, w)
-			}
 			if g.json {
 				return t.Document(ws)
 			}
@@ -149,7 +122,6 @@ func newHandoffRequirementsCommand(g *globalOptions) *cobra.Command {
 }
 
 func newHandoffVerifyCommand(g *globalOptions) *cobra.Command {
-	var ()
 	cmd := &cobra.Command{
 		Use:   "verify BUNDLE [--trust FILE]",
 		Short: "Check that a bundle's manifest digest holds, its files are the ones repro wrote, and its image evidence verifies",
@@ -164,19 +136,14 @@ Exit status: 0 verified, 3 no trust file for a bundle that needs one, 4
 anything changed or no longer verifying.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := handoff.VerifyBundleAt(args[0], func() (*trust.File, error) {
+				tf, _, err := imagetrust.LoadTrust(g.home, g.trust)
+				return tf, err
+			})
+			if err != nil {
+				return err
+			}
 			t := g.term
-			m, err := handoff.VerifyBundle(args[0])
-			if err != nil {
-				return err
-			}
-			home := g.home
-			tf, _, err := imagetrust.LoadTrust(home, g.trust)
-			if err != nil {
-				return err
-			}
-			if _, err := handoff.VerifyImageEvidence(args[0], m, tf); err != nil {
-				return err
-			}
 			if g.json {
 				return t.Document(m)
 			}
@@ -210,9 +177,8 @@ Exit status: 0 all verified, 1 something missing or not compliant, 4 something
 differs from the manifest.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{Home: g.home, Version: versionString()})
 			t := g.term
-			home := g.home
-			rec, ierr := handoff.Ingest(cmd.Context(), args[0], args[1], handoff.IngestOptions{Home: home, Version: versionString()})
 			if rec == nil {
 				return ierr
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/imagetrust"
-	"github.com/reprolab/repro/internal/keys"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/reprolab/repro/internal/vulnscan"
@@ -25,11 +24,14 @@ func newImageCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// imageBuildOptions are the flags of repro image build.
+type imageBuildOptions struct {
+	fresh  bool
+	mirror string
+}
+
 func newImageBuildCommand(g *globalOptions) *cobra.Command {
-	var (
-		fresh  bool
-		mirror string
-	)
+	var o imageBuildOptions
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the evaluator image offline from Debian packages and pin it",
@@ -55,22 +57,11 @@ could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			ctx := cmd.Context()
-			home := g.home
-			e, err := sandbox.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			opts := sandbox.BuildOptions{Mirror: mirror, Fresh: fresh, Trees: humaneval.SBOMTrees()}
+			opts := sandbox.BuildOptions{Mirror: o.mirror, Fresh: o.fresh, Trees: humaneval.SBOMTrees()}
 			if log := t.Log(); log != nil {
 				opts.Progress = log
 			}
-			img, err := sandbox.BuildImage(ctx, e, home, opts)
-			if err != nil {
-				return err
-			}
-			pin, err := sandbox.ReadPin(home)
+			img, pin, err := sandbox.BuildAndPin(cmd.Context(), g.home, opts)
 			if err != nil {
 				return err
 			}
@@ -82,13 +73,13 @@ could serve instead; repro builds its own so that no registry is needed.`,
 				}{img, pin.Mirror, pin.SBOMPackages})
 			}
 			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nmirror          %s\nSBOM            %s (%d packages, %q)\n",
-				img.ID, img.ManifestDigest, pin.Mirror, img.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
+				img.ID, img.ManifestDigest, pin.Mirror, img.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(g.home))
 			return nil
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().BoolVar(&fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
-	cmd.Flags().StringVar(&mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
+	cmd.Flags().BoolVar(&o.fresh, "fresh", false, "bootstrap again instead of reusing the cached layer")
+	cmd.Flags().StringVar(&o.mirror, "mirror", "", "Debian mirror for debootstrap (default: the host's apt sources entry for "+sandbox.ImageSuite+" main)")
 	return cmd
 }
 
@@ -98,12 +89,11 @@ func newImageShowCommand(g *globalOptions) *cobra.Command {
 		Short: "Show the pinned evaluator image",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := g.term
-			home := g.home
-			pin, err := sandbox.ReadPin(home)
+			pin, err := sandbox.ReadPin(g.home)
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
 				return t.Document(pin)
 			}
@@ -113,7 +103,7 @@ func newImageShowCommand(g *globalOptions) *cobra.Command {
 			ui.Fprintf(w, "debian          %s (%s) + %v from %s\npackages        %d\nbuilt           %s\n",
 				pin.Suite, pin.Variant, pin.Included, pin.Mirror, len(pin.Packages), pin.BuiltAt.Format("2006-01-02 15:04:05 UTC"))
 			if pin.SBOMDigest != "" {
-				ui.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(home))
+				ui.Fprintf(w, "SBOM            %s (%d packages, %s)\n", pin.SBOMDigest, pin.SBOMPackages, sandbox.SBOMPath(g.home))
 			}
 			if pin.Layer != nil {
 				ui.Fprintf(w, "setuid/setgid   %d bits removed: %v\n", len(pin.Layer.Stripped), pin.Layer.Stripped)
@@ -125,8 +115,13 @@ func newImageShowCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// imageSBOMOptions are the flags of repro image sbom.
+type imageSBOMOptions struct {
+	format string
+}
+
 func newImageSBOMCommand(g *globalOptions) *cobra.Command {
-	var format string
+	var o imageSBOMOptions
 	cmd := &cobra.Command{
 		Use:   "sbom",
 		Short: "Print the SBOM of the pinned evaluator image",
@@ -139,34 +134,25 @@ same content as SPDX 2.3 JSON. A pin made before SBOMs gets one now, from the
 cached layer or the image in the engine; nothing is rebuilt or run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "cyclonedx" && format != "spdx" {
-				return exitcode.Errorf(exitcode.Usage, "--format %q: want cyclonedx or spdx", format)
-			}
-			ctx := cmd.Context()
-			home := g.home
-			sbom, err := sandbox.PinnedSBOM(ctx, home, humaneval.SBOMTrees())
+			out, err := sandbox.PinnedSBOMAs(cmd.Context(), g.home, humaneval.SBOMTrees(), o.format)
 			if err != nil {
 				return err
-			}
-			out := sbom.JSON
-			if format == "spdx" {
-				if out, err = sbom.SPDX(); err != nil {
-					return err
-				}
 			}
 			_, err = g.term.Stdout().Write(out)
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "cyclonedx", "cyclonedx (CycloneDX 1.6 JSON) or spdx (SPDX 2.3 JSON)")
+	cmd.Flags().StringVar(&o.format, "format", "cyclonedx", "cyclonedx (CycloneDX 1.6 JSON) or spdx (SPDX 2.3 JSON)")
 	return cmd
 }
 
+// imageScanOptions are the flags of repro image scan.
+type imageScanOptions struct {
+	feedDir, waivers string
+}
+
 func newImageScanCommand(g *globalOptions) *cobra.Command {
-	var (
-		feedDir string
-		waivers string
-	)
+	var o imageScanOptions
 	cmd := &cobra.Command{
 		Use:   "scan --osv DIR [--waivers FILE]",
 		Short: "Scan the pinned evaluator image's SBOM against an OSV feed and sign the result",
@@ -194,12 +180,12 @@ waivers file, 3 no pinned image, SBOM or usable feed (nothing ran), 4 the SBOM
 differs from its pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if feedDir == "" {
+			if o.feedDir == "" {
 				return exitcode.Errorf(exitcode.Usage, "--osv DIR is required: a folder of OSV records for %s", sandbox.ImageOSVEcosystem)
 			}
 			t := g.term
 			st, path, err := imagetrust.ScanPinned(cmd.Context(), g.home, imagetrust.ScanOptions{
-				FeedDir: feedDir, WaiversPath: waivers, Trees: humaneval.SBOMTrees(), Now: time.Now().UTC(),
+				FeedDir: o.feedDir, WaiversPath: o.waivers, Trees: humaneval.SBOMTrees(), Now: time.Now().UTC(),
 			})
 			if err != nil {
 				return err
@@ -241,15 +227,18 @@ differs from its pin.`,
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&feedDir, "osv", "", "folder of OSV JSON records (required)")
-	cmd.Flags().StringVar(&waivers, "waivers", "", "JSON file of reasoned, dated waivers")
+	cmd.Flags().StringVar(&o.feedDir, "osv", "", "folder of OSV JSON records (required)")
+	cmd.Flags().StringVar(&o.waivers, "waivers", "", "JSON file of reasoned, dated waivers")
 	return cmd
 }
 
+// imageSignOptions are the flags of repro image sign.
+type imageSignOptions struct {
+	key string
+}
+
 func newImageSignCommand(g *globalOptions) *cobra.Command {
-	var (
-		keyPath string
-	)
+	var o imageSignOptions
 	cmd := &cobra.Command{
 		Use:   "sign --key FILE",
 		Short: "Sign the pinned evaluator image and its SBOM with an image key",
@@ -266,24 +255,15 @@ or SBOM, or an unusable key file (nothing signed), 4 the SBOM differs from its
 pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if keyPath == "" {
+			if o.key == "" {
 				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
 			}
+			s, err := imagetrust.SignPinned(cmd.Context(), g.home, o.key, humaneval.SBOMTrees(), time.Now())
+			if err != nil {
+				return err
+			}
 			t := g.term
-			home := g.home
-			k, err := keys.LoadPrivate(keyPath)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "the image key %q cannot be used: %v", keyPath, err)
-			}
-			sbom, err := sandbox.PinnedSBOM(cmd.Context(), home, humaneval.SBOMTrees())
-			if err != nil {
-				return err
-			}
-			path, p, err := imagetrust.Sign(home, k, sbom.Digest.String(), time.Now())
-			if err != nil {
-				return err
-			}
-			id, _ := k.KeyID()
+			path, id, p := s.Path, s.KeyID, s.Predicate
 			if g.json {
 				return t.Document(struct {
 					Signature string `json:"signature"`
@@ -297,14 +277,17 @@ pin.`,
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&keyPath, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
+	cmd.Flags().StringVar(&o.key, "key", "", "the image key: an ed25519 private key, PKCS #8 PEM, mode 0600 (required)")
 	return cmd
 }
 
+// imageExportOptions are the flags of repro image export.
+type imageExportOptions struct {
+	out string
+}
+
 func newImageExportCommand(g *globalOptions) *cobra.Command {
-	var (
-		out string
-	)
+	var o imageExportOptions
 	cmd := &cobra.Command{
 		Use:   "export --out FILE.tar",
 		Short: "Write the signed, pinned evaluator image as one bundle for another machine",
@@ -318,38 +301,30 @@ Exit codes: 0 written, 2 no --out, 3 no engine, pinned image or signature
 (nothing written), 4 the engine's image or the SBOM differs from the pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
+			if o.out == "" {
 				return exitcode.Errorf(exitcode.Usage, "--out FILE.tar is required")
 			}
+			pin, err := imagetrust.ExportPinned(cmd.Context(), g.home, o.out)
+			if err != nil {
+				return err
+			}
 			t := g.term
-			ctx := cmd.Context()
-			home := g.home
-			e, err := sandbox.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			pin, err := imagetrust.Export(ctx, e, home, out)
-			if err != nil {
-				return err
-			}
 			if g.json {
 				return t.Document(struct {
 					Bundle string `json:"bundle"`
 					sandbox.Image
-				}{out, pin.Image})
+				}{o.out, pin.Image})
 			}
-			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, out)
+			ui.Fprintf(t.Human(), "image ID        %s\nmanifest digest %s\nSBOM            %s\nbundle          %s\n", pin.ID, pin.ManifestDigest, pin.SBOMDigest, o.out)
 			return nil
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().StringVar(&out, "out", "", "the bundle to write (required)")
+	cmd.Flags().StringVar(&o.out, "out", "", "the bundle to write (required)")
 	return cmd
 }
 
 func newImageImportCommand(g *globalOptions) *cobra.Command {
-	var ()
 	cmd := &cobra.Command{
 		Use:   "import FILE.tar [--trust FILE]",
 		Short: "Load and pin an evaluator image built and signed elsewhere",
@@ -368,18 +343,11 @@ image key (nothing changed), 4 the bundle is refused (unsigned, an untrusted
 key, another image, a modified image or SBOM; nothing changed).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := imagetrust.ImportBundle(cmd.Context(), g.home, args[0], g.trust, time.Now())
+			if err != nil {
+				return err
+			}
 			t := g.term
-			ctx := cmd.Context()
-			home := g.home
-			e, err := sandbox.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			im, err := imagetrust.Import(ctx, e, home, args[0], g.trust, time.Now())
-			if err != nil {
-				return err
-			}
 			if g.json {
 				return t.Document(im)
 			}

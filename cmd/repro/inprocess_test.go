@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
@@ -54,5 +55,22 @@ func TestUsageErrorsByType(t *testing.T) {
 		if got := exitcode.Of(err); got != tc.want {
 			t.Errorf("repro %v: exit %d (%v), want %d", tc.args, got, err, tc.want)
 		}
+	}
+}
+
+// TestScoreAliasHumanEval: repro humaneval, the command's first name, is
+// the same command as repro score, and its help says so.
+func TestScoreAliasHumanEval(t *testing.T) {
+	code, score, _ := runRepro(t, "score", "--help")
+	code2, alias, _ := runRepro(t, "humaneval", "--help")
+	if code != 0 || code2 != 0 || score != alias {
+		t.Fatalf("score --help (exit %d) and humaneval --help (exit %d) differ:\n%s\n----\n%s", code, code2, score, alias)
+	}
+	if !strings.Contains(score, "score (--samples PATH") || !strings.Contains(score, "Aliases:\n  score, humaneval") {
+		t.Errorf("score --help names neither the command nor its alias:\n%s", score)
+	}
+	// A flag error names the command as typed, under either name.
+	if code, _, stderr := runRepro(t, "humaneval", "--no-such-flag"); code != 2 || !strings.Contains(stderr, "no-such-flag") {
+		t.Errorf("humaneval --no-such-flag: exit %d, %s", code, stderr)
 	}
 }

@@ -1,22 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/report"
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runindex"
-	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/trust"
-	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -39,18 +30,14 @@ it is a cache that reindex rebuilds from them (docs/runs.md).`,
 	return cmd
 }
 
-// openRun finds a run of the store at REPRO_HOME by id or unique prefix.
-func (g *globalOptions) openRun(id string) (*runs.Run, error) {
-	return runs.Open(g.home, id)
+// runsListOptions are the flags of repro runs list.
+type runsListOptions struct {
+	req runindex.ListRequest
 }
 
 func newRunsListCommand(g *globalOptions) *cobra.Command {
-	var (
-		f                  runindex.Filter
-		digestArg          string
-		sinceArg, untilArg string
-		samplingArg        string
-	)
+	var o runsListOptions
+	f := &o.req.Filter
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first, from the run index",
@@ -64,36 +51,13 @@ Filters combine: --kind and --status match exactly, --dataset matches the
 catalog id of any asset the run read (a dataset or a model checkpoint),
 --digest a SHA-256 prefix of any input (asset or samples), --since and
 --until the start time (YYYY-MM-DD, both days included, or RFC 3339),
---label and --model what the run scored (repro humaneval --label, --model)
+--label and --model what the run scored (repro score --label, --model)
 exactly, --sampling the runs whose sampling states every value given
 (e.g. --sampling temperature=0 or n=10).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			if f.Limit < 0 {
-				return exitcode.Errorf(exitcode.Usage, "--limit %d: give 0 (all runs) or more", f.Limit)
-			}
-			var err error
-			if digestArg != "" {
-				if f.Digest, err = runindex.ParseDigestPrefix(digestArg); err != nil {
-					return exitcode.Errorf(exitcode.Usage, "--digest: %v", err)
-				}
-			}
-			if sinceArg != "" {
-				if f.Since, err = runindex.ParseDate(sinceArg, false); err != nil {
-					return exitcode.Errorf(exitcode.Usage, "--since: %v", err)
-				}
-			}
-			if untilArg != "" {
-				if f.Until, err = runindex.ParseDate(untilArg, true); err != nil {
-					return exitcode.Errorf(exitcode.Usage, "--until: %v", err)
-				}
-			}
-			if f.Sampling, err = runlabel.ParseSampling(samplingArg); err != nil {
-				return err
-			}
-			home := g.home
-			rows, err := listIndexed(cmd.Context(), t, home, f)
+			rows, err := runindex.ListHome(cmd.Context(), g.home, o.req, func(w string) { t.Warnf("%s", w) })
 			if err != nil {
 				return err
 			}
@@ -118,41 +82,14 @@ exactly, --sampling the runs whose sampling states every value given
 	cmd.Flags().StringVar(&f.Kind, "kind", "", "only runs of this kind (humaneval, edm-fid, handoff-minigo, ...)")
 	cmd.Flags().StringVar(&f.Status, "status", "", "only runs with this status (ok, negative, usage, precondition, integrity; incomplete, unreadable)")
 	cmd.Flags().StringVar(&f.Input, "dataset", "", "only runs that read this catalog asset (dataset or model)")
-	cmd.Flags().StringVar(&digestArg, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
-	cmd.Flags().StringVar(&sinceArg, "since", "", "only runs started on or after this date")
-	cmd.Flags().StringVar(&untilArg, "until", "", "only runs started on or before this date")
-	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro humaneval --label)")
-	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro humaneval --model)")
-	cmd.Flags().StringVar(&samplingArg, "sampling", "", "only runs whose sampling states these values, e.g. temperature=0,n=1")
+	cmd.Flags().StringVar(&o.req.Digest, "digest", "", "only runs with an input (asset or samples) whose SHA-256 starts with this")
+	cmd.Flags().StringVar(&o.req.Since, "since", "", "only runs started on or after this date")
+	cmd.Flags().StringVar(&o.req.Until, "until", "", "only runs started on or before this date")
+	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label (repro score --label)")
+	cmd.Flags().StringVar(&f.Model, "model", "", "only runs of this model (repro score --model)")
+	cmd.Flags().StringVar(&o.req.Sampling, "sampling", "", "only runs whose sampling states these values, e.g. temperature=0,n=1")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most this many runs, newest first (0: all)")
 	return cmd
-}
-
-// listIndexed lists the runs of home that f selects through the run index,
-// or, when the index cannot be opened or queried, through an index built
-// in memory from the folders: the index is a cache, and the folders can
-// still be listed.
-func listIndexed(ctx context.Context, t *ui.Terminal, home string, f runindex.Filter) ([]runindex.Entry, error) {
-	warn := func(w string) { t.Warnf("%s", w) }
-	ix, err := runindex.Open(ctx, home, warn)
-	if err == nil {
-		rows, lerr := ix.List(ctx, f)
-		ix.Close()
-		if lerr == nil || ctx.Err() != nil {
-			return rows, lerr
-		}
-		err = lerr
-	}
-	if ctx.Err() != nil {
-		return nil, err
-	}
-	t.Warnf("the run index cannot be used (%v); listing from the run folders without it", err)
-	mem, err := runindex.OpenFromFolders(ctx, home, warn)
-	if err != nil {
-		return nil, err
-	}
-	defer mem.Close()
-	return mem.List(ctx, f)
 }
 
 // listedRun is a run as `runs list` prints it: times in the format the
@@ -179,13 +116,7 @@ from the run folders alone. The index is a cache; the folders are the record.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			home := g.home
-			ix, err := runindex.Open(cmd.Context(), home, func(w string) { t.Warnf("%s", w) })
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			n, err := ix.Rebuild(cmd.Context())
+			n, err := runindex.Reindex(cmd.Context(), g.home, func(w string) { t.Warnf("%s", w) })
 			if err != nil {
 				return err
 			}
@@ -206,23 +137,23 @@ func newRunsShowCommand(g *globalOptions) *cobra.Command {
 		Short: "Print the record of a run (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			r, err := g.openRun(args[0])
+			raw, err := runs.ReadRecordOf(g.home, args[0])
 			if err != nil {
 				return err
 			}
-			_, raw, err := r.ReadRecord()
-			if err != nil {
-				return err
-			}
-			return t.JSONText(raw)
+			return g.term.JSONText(raw)
 		},
 	}
 	return cmd
 }
 
+// runsVerifyOptions are the flags of repro runs verify.
+type runsVerifyOptions struct {
+	bundle, extract, vsa string
+}
+
 func newRunsVerifyCommand(g *globalOptions) *cobra.Command {
-	var bundle, extract, vsaOut string
+	var o runsVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify ID | verify --bundle FILE.tar [--extract DIR] [--vsa OUT]",
 		Short: "Check a run folder or an evidence bundle against its signed record",
@@ -255,118 +186,35 @@ EXIT STATUS
   3 no trust file, 4 anything differs (each difference is named).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			if (bundle == "") == (len(args) == 0) {
-				return exitcode.Errorf(exitcode.Usage, "name a run ID or --bundle FILE.tar, not both")
-			}
-			if extract != "" && bundle == "" {
-				return exitcode.Errorf(exitcode.Usage, "--extract DIR needs --bundle FILE.tar")
-			}
-			home := g.home
-			var err error
-			var r *runs.Run
-			if bundle == "" {
-				if r, err = runs.Open(home, args[0]); err != nil {
-					return err
-				}
-			} else if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
-				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
-			}
-			if vsaOut != "" {
-				if fi, err := os.Stat(filepath.Dir(vsaOut)); err != nil || !fi.IsDir() {
-					return exitcode.Errorf(exitcode.Usage, "--vsa %q: its folder does not exist", vsaOut)
-				}
-			}
-			var tf *trust.File
-			var trustBytes []byte
-			if r != nil && g.trust == "" {
-				tf, trustBytes, err = runimport.LoadTrustBytes(home, r.ID) // an imported run: the key it was accepted with
-			} else {
-				tf, trustBytes, err = runs.LoadTrustBytes(home, g.trust)
-			}
-			if err != nil {
-				return err
-			}
-			var v *runs.Verification
-			var verr error
-			name, dir := bundle, ""
-			switch {
-			case extract != "":
-				v, verr = runs.ExtractBundleContext(cmd.Context(), bundle, tf, extract)
-				dir = filepath.Join(extract, "run")
-			case bundle != "" && vsaOut != "":
-				// The claims a VSA states are checked on the verified
-				// files, extracted for the check only.
-				tmp, err := os.MkdirTemp("", "repro-verify-")
-				if err != nil {
-					return exitcode.Errorf(exitcode.Precondition, "cannot make a folder to check the bundle's claims in: %v", err)
-				}
-				defer os.RemoveAll(tmp)
-				v, verr = runs.ExtractBundleContext(cmd.Context(), bundle, tf, filepath.Join(tmp, "x"))
-				dir = filepath.Join(tmp, "x", "run")
-			case bundle != "":
-				v, verr = runs.VerifyBundleContext(cmd.Context(), bundle, tf)
-			default:
-				name, dir = r.ID, r.Dir
-				v, verr = r.VerifyWithContext(cmd.Context(), tf)
-				if want := runimport.RecordID(home, r.ID); v != nil && v.Record.ID != want {
-					v.Problems = append(v.Problems, runs.Problem{What: fmt.Sprintf("the record names run %q, the folder %q holds run %q", v.Record.ID, r.ID, want)})
-					if verr == nil {
-						verr = exitcode.Errorf(exitcode.Integrity, "run folder %q holds the record of run %q", r.ID, v.Record.ID)
-					}
-				}
-			}
-			if v == nil {
+			res, verr := report.VerifyRun(cmd.Context(), g.home, report.VerifyRequest{
+				IDs: args, Bundle: o.bundle, Extract: o.extract, VSA: o.vsa, Trust: g.trust, Version: versionString(),
+			})
+			if res == nil {
 				return verr
 			}
-			var checks []runs.VSACheck
-			claims, board := "", []string(nil)
-			if verr == nil && dir != "" {
-				if dis, checked := report.CheckClaims(dir, v.Record); checked {
-					checks = append(checks, runs.VSACheck{Property: runs.VSAScoresFromVerdicts, Passed: len(dis) == 0, Required: true})
-					claims = "its summary's scores are what its results' verdicts give"
-					for _, d := range dis {
-						v.Problems = append(v.Problems, runs.Problem{Path: "eval_results.json", What: "the record's summary is not what the verdicts give: " + d})
-						verr = exitcode.Errorf(exitcode.Integrity, "run %s: its record claims scores its results do not give: %s", v.Record.ID, d)
-					}
-				}
-				if r != nil && v.Record.Kind == "humaneval" && verr == nil {
-					rep, err := report.BuildContext(cmd.Context(), home, r.ID)
-					if cmd.Context().Err() != nil {
-						return runs.Interrupted(cmd.Context(), "run "+r.ID)
-					}
-					if err == nil && rep.HumanEval != nil {
-						board = report.NotRankedReasons(report.LoadReference(home, rep.HumanEval.Dataset), rep)
-						checks = append(checks, runs.VSACheck{Property: runs.VSAReferenceProfile, Passed: len(board) == 0})
-					}
-				}
-			}
-			if vsaOut != "" {
-				if err := writeVSA(home, vsaOut, v, trustBytes, checks); err != nil {
-					return err
-				}
-			}
+			t := g.term
+			v, checks, board := res.Verification, res.Checks, res.NotRanked
 			if g.json {
 				doc := map[string]any{"id": v.Record.ID, "ok": verr == nil, "legacy": v.Legacy, "problems": v.Problems, "attestations": v.Attestations}
 				if v.Attestations == nil {
 					doc["attestations"] = []runs.Attestation{}
 				}
-				if vsaOut != "" {
-					doc["vsa"] = vsaOut
+				if o.vsa != "" {
+					doc["vsa"] = o.vsa
 				}
 				if v.Problems == nil {
 					doc["problems"] = []runs.Problem{}
 				}
-				if bundle != "" {
-					doc["bundle"] = bundle
+				if o.bundle != "" {
+					doc["bundle"] = o.bundle
 				}
-				if extract != "" && verr == nil {
-					doc["extracted"] = extract
+				if o.extract != "" && verr == nil {
+					doc["extracted"] = o.extract
 				}
 				if v.Key != nil {
 					doc["key"] = map[string]string{"name": v.Key.Name, "key_id": v.Key.ID}
 				}
-				if claims != "" {
+				if res.Claims != "" {
 					doc["scores_from_verdicts"] = verr == nil
 				}
 				if board != nil || len(checks) > 1 {
@@ -385,12 +233,12 @@ EXIT STATUS
 				legacy = " (legacy record: signed before run records were in-toto statements)"
 			}
 			t.Printf("%s: run %s matches its signed record (%d files, status %s), signed by trusted key %q (%s)%s\n",
-				name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
+				res.Name, v.Record.ID, len(v.Record.Files), v.Record.Status, v.Key.Name, v.Key.ID, legacy)
 			for _, a := range v.Attestations {
 				t.Printf("  %s: %s, signed by the same key\n", a.Path, a.PredicateType)
 			}
-			if claims != "" {
-				t.Printf("  claims: %s\n", claims)
+			if res.Claims != "" {
+				t.Printf("  claims: %s\n", res.Claims)
 			}
 			if len(checks) > 1 {
 				if len(board) == 0 {
@@ -399,38 +247,30 @@ EXIT STATUS
 					t.Printf("  board: not ranked here: %s\n", strings.Join(board, "; "))
 				}
 			}
-			if extract != "" {
-				t.Printf("verified files written to %s\n", extract)
+			if o.extract != "" {
+				t.Printf("verified files written to %s\n", o.extract)
 			}
-			if vsaOut != "" {
-				t.Printf("verification summary (%s) written to %q\n", runs.VSAPredicateType, vsaOut)
+			if o.vsa != "" {
+				t.Printf("verification summary (%s) written to %q\n", runs.VSAPredicateType, o.vsa)
 			}
 			return nil
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")
 	g.trustFlag(cmd, "trust file (default REPRO_HOME/trust.json)")
-	cmd.Flags().StringVar(&bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
-	cmd.Flags().StringVar(&extract, "extract", "", "with --bundle: write the verified files into this new or empty folder")
-	cmd.Flags().StringVar(&vsaOut, "vsa", "", "write a Verification Summary Attestation of the check here, signed with the run key")
+	cmd.Flags().StringVar(&o.bundle, "bundle", "", "evidence bundle (tar) to verify instead of a run of REPRO_HOME")
+	cmd.Flags().StringVar(&o.extract, "extract", "", "with --bundle: write the verified files into this new or empty folder")
+	cmd.Flags().StringVar(&o.vsa, "vsa", "", "write a Verification Summary Attestation of the check here, signed with the run key")
 	return cmd
 }
 
-// writeVSA writes the Verification Summary Attestation of v to out, signed
-// with home's run key (the verifier's key), whatever the verdict.
-func writeVSA(home, out string, v *runs.Verification, trustBytes []byte, checks []runs.VSACheck) error {
-	k, err := runs.LocalKey(home)
-	if err != nil {
-		return exitcode.Errorf(exitcode.Precondition, "cannot load the run key to sign the verification summary: %v", err)
-	}
-	if err := runs.WriteVSA(k, out, v, runs.VSAInput{Version: versionString(), TrustFile: trustBytes, Now: time.Now(), Checks: checks}); err != nil {
-		return exitcode.Errorf(exitcode.Usage, "--vsa: %v", err)
-	}
-	return nil
+// runsExportOptions are the flags of repro runs export.
+type runsExportOptions struct {
+	out string
 }
 
 func newRunsExportCommand(g *globalOptions) *cobra.Command {
-	var out string
+	var o runsExportOptions
 	cmd := &cobra.Command{
 		Use:   "export ID --out FILE.tar",
 		Short: "Write an evidence bundle of a run for checking elsewhere",
@@ -445,20 +285,19 @@ EXIT STATUS
   0 written, 2 unknown run, 3 no trust file, 4 the run does not verify.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			home := g.home
-			v, err := runs.ExportContext(cmd.Context(), home, args[0], out)
+			v, err := runs.ExportContext(cmd.Context(), g.home, args[0], o.out)
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
-				return t.Document(map[string]any{"id": v.Record.ID, "bundle": out, "files": len(v.Record.Files)})
+				return t.Document(map[string]any{"id": v.Record.ID, "bundle": o.out, "files": len(v.Record.Files)})
 			}
-			t.Printf("run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, out, len(v.Record.Files), v.Key.Name)
+			t.Printf("run %s exported to %q (%d files, signed by %q)\n", v.Record.ID, o.out, len(v.Record.Files), v.Key.Name)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "bundle file to write (tar)")
+	cmd.Flags().StringVar(&o.out, "out", "", "bundle file to write (tar)")
 	g.jsonFlag(cmd, "print JSON")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
@@ -495,67 +334,31 @@ EXIT STATUS
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
-			home := g.home
-			for _, b := range args {
-				if fi, err := os.Stat(b); err != nil || !fi.Mode().IsRegular() {
-					return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", b)
-				}
-			}
-			tf, err := runs.LoadTrust(home, g.trust)
-			if err != nil {
-				return err
-			}
-			trustPath := g.trust
-			if trustPath == "" {
-				trustPath = layout.Home(home).Trust()
-			}
-			type outcome struct {
-				Bundle string `json:"bundle"`
-				*runimport.Result
-				Error string `json:"error,omitempty"`
-			}
-			var done []outcome
-			var worst error
-			failed := 0
-			for _, b := range args {
-				var res *runimport.Result
-				err := cmd.Context().Err()
-				if err != nil {
-					// A signal: the bundles not yet begun are not read.
-					err = runs.Interrupted(cmd.Context(), fmt.Sprintf("bundle %q", b))
-				} else {
-					res, err = runimport.ImportContext(cmd.Context(), home, b, tf, trustPath)
-				}
-				if err != nil {
-					if worst == nil || exitcode.Of(err) > exitcode.Of(worst) {
-						worst = err
-					}
-					failed++
-					done = append(done, outcome{Bundle: b, Error: err.Error()})
-					if !g.json && len(args) > 1 {
+			done, err := runimport.ImportAll(cmd.Context(), g.home, args, g.trust, func(o runimport.Outcome, err error) {
+				switch {
+				case g.json:
+				case err != nil:
+					if len(args) > 1 {
 						t.Warnf("%v", err)
 					}
-					continue
-				}
-				_ = runindex.NoteRun(home, res.RunID) // a cache: the next runs list mends it
-				done = append(done, outcome{Bundle: b, Result: res})
-				if !g.json {
+				default:
+					res := o.Result
 					what := "imported"
 					if res.Already {
 						what = "already here"
 					}
-					t.Printf("%s: run %s %s as %s (%s, %d files), signed by trusted key %q (%s)\n", b, res.OriginalID, what, res.RunID, res.Kind, res.Files, res.Key.Name, res.Key.ID)
+					t.Printf("%s: run %s %s as %s (%s, %d files), signed by trusted key %q (%s)\n", o.Bundle, res.OriginalID, what, res.RunID, res.Kind, res.Files, res.Key.Name, res.Key.ID)
 				}
+			})
+			if done == nil {
+				return err
 			}
 			if g.json {
-				if err := t.Document(map[string]any{"bundles": done}); err != nil {
-					return err
+				if jerr := t.Document(map[string]any{"bundles": done}); jerr != nil {
+					return jerr
 				}
 			}
-			if worst != nil && len(args) > 1 {
-				return exitcode.Errorf(exitcode.Of(worst), "%d of %d bundles not imported", failed, len(args))
-			}
-			return worst
+			return err
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/rundiff"
 	"github.com/spf13/cobra"
 )
@@ -23,12 +22,11 @@ EXIT STATUS
   does not match its signed record (the diff is still printed, marked).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t := g.term
-			home := g.home
-			d, err := rundiff.BuildContext(cmd.Context(), home, args[0], args[1])
+			d, err := rundiff.BuildContext(cmd.Context(), g.home, args[0], args[1])
 			if err != nil {
 				return err
 			}
+			t := g.term
 			if g.json {
 				if err := t.Document(d); err != nil {
 					return err
@@ -36,12 +34,7 @@ EXIT STATUS
 			} else {
 				d.WriteText(t.Human())
 			}
-			for _, s := range []rundiff.Side{d.A, d.B} {
-				if !s.Verified {
-					return exitcode.Errorf(exitcode.Integrity, "run %s does not match its signed record; its side of the diff cannot be trusted (see `repro runs verify %s`)", s.ID, s.ID)
-				}
-			}
-			return nil
+			return d.VerifiedError()
 		},
 	}
 	g.jsonFlag(cmd, "print JSON")

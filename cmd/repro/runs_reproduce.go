@@ -1,19 +1,21 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/reproduce"
-	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
+// runsReproduceOptions are the flags of repro runs reproduce.
+type runsReproduceOptions struct {
+	parallel int
+}
+
 func newRunsReproduceCommand(g *globalOptions) *cobra.Command {
-	var parallel int
+	var o runsReproduceOptions
 	cmd := &cobra.Command{
 		Use:   "reproduce BUNDLE.tar [--trust FILE]",
 		Short: "Re-execute a submitted scoring run and compare it verdict by verdict",
@@ -53,22 +55,8 @@ EXIT STATUS
 			t := g.term
 			defer t.ClearStatus()
 			bundle := args[0]
-			if fi, err := os.Stat(bundle); err != nil || !fi.Mode().IsRegular() {
-				return exitcode.Errorf(exitcode.Usage, "cannot read bundle %q: not a readable regular file", bundle)
-			}
-			if parallel < 1 || parallel > 64 {
-				return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", parallel)
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			tf, err := runs.LoadTrust(st.Home(), g.trust)
-			if err != nil {
-				return err
-			}
-			rep, err := reproduce.Reproduce(cmd.Context(), st, reproduce.Options{
-				Bundle: bundle, Trust: tf, Parallel: parallel, Version: versionString(),
+			rep, err := reproduce.ReproduceBundle(cmd.Context(), g.home, g.trust, reproduce.Options{
+				Bundle: bundle, Parallel: o.parallel, Version: versionString(),
 				Verified: func(s reproduce.Submission) {
 					t.Printf("%s: run %s (label %q) verifies, signed by trusted key %q (%s); re-executing its samples\n",
 						bundle, s.RunID, s.Label, s.Signer, s.SignerKeyID)
@@ -92,7 +80,7 @@ EXIT STATUS
 	}
 	g.jsonFlag(cmd, "print one JSON document")
 	g.trustFlag(cmd, "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
-	cmd.Flags().IntVar(&parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once")
+	cmd.Flags().IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once")
 	return cmd
 }
 

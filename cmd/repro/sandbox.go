@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
 	"time"
 
-	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/sandbox"
-	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -46,45 +41,27 @@ needs the trust file's waiver of each (image.runtime_waivers, as for the
 production profile), recorded in the run; without it, exit 3.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			rt, err := sandbox.ShowRuntime(cmd.Context(), g.home, args)
+			if err != nil {
+				return err
+			}
 			t := g.term
-			home := g.home
-			if len(args) == 1 {
-				rt, err := sandbox.ParseRuntime(args[0])
-				if err != nil {
-					return err
-				}
-				if err := sandbox.WriteSettings(home, sandbox.Settings{Runtime: rt}); err != nil {
-					return err
-				}
+			t.Printf("%s\n", rt.Runtime)
+			if rt.Note != "" {
+				t.Notef("%s", rt.Note)
 			}
-			s, err := sandbox.ReadSettings(home)
-			if err != nil {
-				return err
-			}
-			if s.Runtime != "" {
-				t.Printf("%s\n", s.Runtime)
-				if s.Runtime == sandbox.Runc {
-					t.Notef("a run under runc needs the trust file's waiver of each open known escape of the engine's runc, where it has any")
-				}
-				return nil
-			}
-			e, err := sandbox.ConnectChosen(cmd.Context(), home, "")
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			c := e.RuntimeFacts().Choice
-			t.Printf("%s\n", c.Runtime)
-			t.Notef("no runtime is set in REPRO_HOME: %s", c.Reason)
 			return nil
 		},
 	}
 }
 
+// sandboxCheckOptions are the flags of repro sandbox check.
+type sandboxCheckOptions struct {
+	runtime string
+}
+
 func newSandboxCheckCommand(g *globalOptions) *cobra.Command {
-	var (
-		runtime string
-	)
+	var o sandboxCheckOptions
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Print the engine's facts and self-test the sandbox policy",
@@ -108,68 +85,28 @@ where the policy requires one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			ctx := cmd.Context()
-			home := g.home
-			e, err := sandbox.ConnectChosen(ctx, home, runtime)
-			if err != nil {
+			rep, admitted, err := imagetrust.CheckSandbox(cmd.Context(), g.home,
+				imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: o.runtime},
+				func(n string) { t.Notef("%s", n) }, func(w string) { t.Warnf("%s", w) })
+			if rep == nil {
 				return err
-			}
-			defer e.Close()
-			reaped := notifyReaped(t, e)
-			facts, err := e.HostFacts(ctx)
-			if err != nil {
-				return exitcode.New(exitcode.Precondition, err)
-			}
-			for _, w := range facts.Warnings {
-				t.Warnf("%s", w)
-			}
-			rep := sandbox.CheckReport{Host: facts, Reaped: reaped}
-			img, admitted, imgErr := imagetrust.Verify(ctx, e, home, imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees()})
-			if imgErr == nil {
-				rep.Host.Image = &img
-				rep.ImageVerification = admitted
-				rep.Controls, err = e.SelfTest(ctx, img)
-				if err != nil {
-					return exitcode.New(exitcode.Precondition, fmt.Errorf("sandbox self-test failed: %w", err))
-				}
-			}
-			rep.OK = imgErr == nil
-			for _, c := range rep.Controls {
-				rep.OK = rep.OK && c.OK
 			}
 			rep.WriteText(t.Human())
 			if admitted != nil {
 				admitted.WriteText(t.Human())
 			}
 			if g.json {
-				if err := t.Document(rep); err != nil {
-					return err
+				if jerr := t.Document(rep); jerr != nil {
+					return jerr
 				}
 			}
-			if imgErr != nil {
-				return imgErr
-			}
-			if !rep.OK {
-				return exitcode.Errorf(exitcode.Precondition, "the sandbox policy is not in force on this host: see the controls marked FAIL")
-			}
-			return nil
+			return err
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
 	g.trustFlag(cmd, trustFlagHelp)
-	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
+	cmd.Flags().StringVar(&o.runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
-}
-
-// notifyReaped tells, one line each, of the containers e removed on
-// connecting because the repro process that made them is gone, and
-// returns them.
-func notifyReaped(t *ui.Terminal, e *sandbox.Engine) []sandbox.Reaped {
-	r := e.Reaped()
-	for _, c := range r {
-		t.Notef("repro: %s", c)
-	}
-	return r
 }
 
 const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOME setting, see 'repro sandbox runtime'); never weaker than the setting"
@@ -177,11 +114,14 @@ const runtimeFlagUsage = "sandbox runtime, runc or runsc (default: the REPRO_HOM
 // trustFlagHelp describes --trust wherever a sandboxed run starts.
 const trustFlagHelp = "trust file whose image policy must admit the image (default REPRO_HOME/trust.json when present)"
 
+// sandboxRunOptions are the flags of repro sandbox run.
+type sandboxRunOptions struct {
+	deadline time.Duration
+	runtime  string
+}
+
 func newSandboxRunCommand(g *globalOptions) *cobra.Command {
-	var (
-		deadline time.Duration
-		runtime  string
-	)
+	var opts sandboxRunOptions
 	cmd := &cobra.Command{
 		Use:   "run [--deadline D] -- PROGRAM [ARG...]",
 		Short: "Run a program in the evaluator sandbox and report its outcome",
@@ -194,34 +134,21 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
-			ctx := cmd.Context()
-			if deadline <= 0 || deadline > 10*time.Minute {
-				return exitcode.Errorf(exitcode.Usage, "--deadline %v: must be within (0, 10m]", deadline)
-			}
-			home := g.home
-			e, img, _, err := imagetrust.Open(ctx, home, imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: runtime})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			notifyReaped(t, e)
-			l := sandbox.DefaultLimits()
-			l.Deadline = deadline
-			o, err := e.Run(ctx, sandbox.Spec{Image: img, Cmd: args, Limits: l}, nil)
-			if err != nil {
-				if errors.Is(err, context.Canceled) {
-					return exitcode.Errorf(exitcode.Negative, "interrupted: the sandbox container was removed")
-				}
+			o, err := imagetrust.RunProgram(cmd.Context(), g.home, imagetrust.RunRequest{
+				Options: imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: opts.runtime},
+				Cmd:     args, Deadline: opts.deadline, Note: func(n string) { t.Notef("%s", n) },
+			})
+			if o == nil {
 				return err
 			}
 			if g.json {
-				err = t.Document(struct {
+				jerr := t.Document(struct {
 					*sandbox.Outcome
 					Stdout string `json:"stdout"`
 					Stderr string `json:"stderr"`
 				}{o, string(o.Stdout), string(o.Stderr)})
-				if err != nil {
-					return err
+				if jerr != nil {
+					return jerr
 				}
 			} else {
 				// The program's output as text, escaped but its lines; the
@@ -237,15 +164,12 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 				t.Notef("exit %d signal %q timed out %v oom %v output cap hit %v wall %v cpu %v peak memory %d",
 					o.ExitCode, o.Signal, o.TimedOut, o.OOMKilled, o.OutputCapHit, o.Wall.Round(time.Millisecond), o.CPU.Round(time.Millisecond), o.PeakMemory)
 			}
-			if o.ExitCode != 0 || o.TimedOut || o.OOMKilled {
-				return exitcode.Errorf(exitcode.Negative, "the program did not succeed")
-			}
-			return nil
+			return err
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document on stdout")
-	cmd.Flags().DurationVar(&deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
+	cmd.Flags().DurationVar(&opts.deadline, "deadline", time.Minute, "wall-clock deadline, at most 10m")
 	g.trustFlag(cmd, trustFlagHelp)
-	cmd.Flags().StringVar(&runtime, "runtime", "", runtimeFlagUsage)
+	cmd.Flags().StringVar(&opts.runtime, "runtime", "", runtimeFlagUsage)
 	return cmd
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
@@ -61,12 +56,8 @@ func newShardPlanCommand(g *globalOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
 			defer t.ClearStatus()
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
 			o.Progress = func(s string) { t.Status(s) }
-			p, err := shard.WritePlan(cmd.Context(), st, o)
+			p, err := shard.WritePlanAt(cmd.Context(), g.home, o)
 			if err != nil {
 				return err
 			}
@@ -99,75 +90,58 @@ func newShardPlanCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// shardSubmitOptions are the flags of repro shard submit.
+type shardSubmitOptions struct {
+	wait bool
+}
+
 func newShardSubmitCommand(g *globalOptions) *cobra.Command {
-	var wait bool
+	var o shardSubmitOptions
 	cmd := &cobra.Command{
 		Use:   "submit BUNDLE [--wait]",
 		Short: "Submit a bundle's job array to Slurm",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
-			}
-			if _, err := shard.ReadPlan(dir); err != nil {
+			t := g.term
+			s, err := shard.SubmitBundle(cmd.Context(), shard.SubmitRequest{
+				Bundle: args[0], Wait: o.wait, Home: g.home, Version: versionString(),
+				Status: func(s string) { t.Status(s) },
+				Ended:  func(job string) { t.Notef("job array %s ended; merging", job) },
+			})
+			if s == nil {
 				return err
 			}
-			sbatch, err := exec.LookPath("sbatch")
-			if err != nil {
-				return exitcode.Errorf(exitcode.Precondition, "sbatch not found: run this on a Slurm login node (or install slurm-wlm)")
-			}
-			c := exec.CommandContext(cmd.Context(), sbatch, "--parsable", shard.SbatchFile)
-			c.Dir = dir
-			out, err := c.Output()
-			job := strings.TrimSpace(strings.Split(string(out), ";")[0])
-			t := g.term
-			if err != nil || job == "" {
-				msg := fmt.Sprint(err)
-				if ee, ok := err.(*exec.ExitError); ok {
-					msg = strings.TrimSpace(string(ee.Stderr))
-				}
-				return exitcode.Errorf(exitcode.Precondition, "sbatch refused the job array of %q: %s", dir, msg)
-			}
-			if !wait {
+			if !o.wait {
 				if g.json {
-					return t.Document(map[string]string{"job_id": job, "bundle": dir})
+					return t.Document(map[string]string{"job_id": s.Job, "bundle": s.Dir})
 				}
-				ui.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", job, dir)
+				ui.Fprintf(t.Human(), "submitted job array %s; when it has ended: repro shard merge %q\n", s.Job, s.Dir)
 				return nil
 			}
-			if err := waitForJob(cmd.Context(), job, t); err != nil {
-				return err
-			}
-			t.Notef("job array %s ended; merging", job)
-			return mergeBundle(cmd, g, dir)
+			return writeMerge(g, s.Merged, err)
 		},
 	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the job array to end (polling squeue), then merge")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait for the job array to end (polling squeue), then merge")
 	g.jsonFlag(cmd, "print one JSON document")
 	return cmd
 }
 
+// shardRunOptions are the flags of repro shard run.
+type shardRunOptions struct {
+	index, parallel int
+}
+
 func newShardRunCommand(g *globalOptions) *cobra.Command {
-	var (
-		index, parallel int
-	)
+	var o shardRunOptions
 	cmd := &cobra.Command{
 		Use:   "run BUNDLE --index K",
 		Short: "Score one shard of a bundle (one array task)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
-			}
-			if parallel < 0 || parallel > 64 {
-				return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64 (0 for what this node holds)", parallel)
-			}
 			t := g.term
 			defer t.ClearStatus()
-			rep, err := shard.RunShard(cmd.Context(), dir, shard.RunOptions{
-				Index: index, Parallel: parallel, Version: versionString(),
+			rep, err := shard.RunShardAt(cmd.Context(), args[0], shard.RunOptions{
+				Index: o.index, Parallel: o.parallel, Version: versionString(),
 				Warn: func(w string) { t.Warnf("%s", w) }, Progress: t.RateProgress(nil),
 			})
 			t.ClearStatus()
@@ -176,20 +150,20 @@ func newShardRunCommand(g *globalOptions) *cobra.Command {
 					err = jerr
 				}
 			} else if rep != nil && err == nil {
-				ui.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+				ui.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", o.index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
 			}
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&index, "index", -1, "the shard (default: $SLURM_ARRAY_TASK_ID)")
-	cmd.Flags().IntVar(&parallel, "parallel", 0, "sandbox containers at once (default: what this node holds)")
+	cmd.Flags().IntVar(&o.index, "index", -1, "the shard (default: $SLURM_ARRAY_TASK_ID)")
+	cmd.Flags().IntVar(&o.parallel, "parallel", 0, "sandbox containers at once (default: what this node holds)")
 	g.jsonFlag(cmd, "print the shard's scoring report as one JSON document")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("index") {
 			return nil
 		}
 		v := os.Getenv("SLURM_ARRAY_TASK_ID")
-		if _, err := fmt.Sscanf(v, "%d", &index); err != nil || v == "" {
+		if _, err := fmt.Sscanf(v, "%d", &o.index); err != nil || v == "" {
 			return exitcode.Errorf(exitcode.Usage, "give --index K (or run as a Slurm array task)")
 		}
 		return nil
@@ -203,24 +177,19 @@ func newShardMergeCommand(g *globalOptions) *cobra.Command {
 		Short: "Verify every shard of a bundle and write one scoring run",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return exitcode.Errorf(exitcode.Usage, "bundle %q: %v", args[0], err)
-			}
-			return mergeBundle(cmd, g, dir)
+			rep, err := shard.MergeAt(cmd.Context(), args[0], g.home, versionString())
+			return writeMerge(g, rep, err)
 		},
 	}
 	g.jsonFlag(cmd, "print one JSON document")
 	return cmd
 }
 
-func mergeBundle(cmd *cobra.Command, g *globalOptions, dir string) error {
-	st, err := g.openStore()
-	if err != nil {
-		return err
-	}
+// writeMerge prints the merge's report, rep, and returns its error err:
+// under --json the report whenever there is one, else its text when the
+// merge succeeded.
+func writeMerge(g *globalOptions, rep *shard.MergeReport, err error) error {
 	t := g.term
-	rep, err := shard.Merge(cmd.Context(), dir, st.Home(), versionString())
 	switch {
 	case rep != nil && g.json:
 		if jerr := t.Document(rep); jerr != nil && err == nil {
@@ -237,32 +206,4 @@ func mergeBundle(cmd *cobra.Command, g *globalOptions, dir string) error {
 		ui.Fprintf(t.Human(), "results: %q\n", rep.ResultsFile)
 	}
 	return err
-}
-
-// waitForJob polls squeue every second until job (all its array tasks)
-// has left the queue. sbatch --wait would do, but it polls ever more
-// rarely, up to half a minute apart.
-func waitForJob(ctx context.Context, job string, t *ui.Terminal) error {
-	squeue, err := exec.LookPath("squeue")
-	if err != nil {
-		return exitcode.Errorf(exitcode.Precondition, "squeue not found: run this on a Slurm login node (or install slurm-wlm)")
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		out, err := exec.CommandContext(ctx, squeue, "-h", "-j", job, "-o", "%T").CombinedOutput()
-		states := strings.Fields(string(out))
-		switch {
-		case err == nil && len(states) == 0, err != nil && strings.Contains(string(out), "Invalid job id"):
-			return nil
-		case err != nil:
-			return fmt.Errorf("squeue -j %s: %v: %s", job, err, strings.TrimSpace(string(out)))
-		}
-		t.Status(fmt.Sprintf("job array %s: %d array tasks queued or running", job, len(states)))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
 }

@@ -118,7 +118,7 @@ func sameVerdicts(t *testing.T, single, merged shardEvalResults) {
 // once on this machine and planned over shards into a bundle.
 type shardBundle struct {
 	dir    string            // the bundle, as repro shard plan wrote it
-	one    result            // the single run (repro humaneval --json)
+	one    result            // the single run (repro score --json)
 	single shardEvalResults  // the single run's verdicts
 	step   func(what string) // logs the time taken since the last step
 }

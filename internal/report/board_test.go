@@ -49,7 +49,7 @@ type boardRunSpec struct {
 }
 
 // boardRun writes one signed fixture run of spec under home through the
-// runs API, as `repro humaneval` leaves one, and returns its id.
+// runs API, as `repro score` leaves one, and returns its id.
 func boardRun(t *testing.T, home string, seed int, spec boardRunSpec) string {
 	t.Helper()
 	r, err := runs.Create(home, "humaneval")

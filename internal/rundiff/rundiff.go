@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/report"
 	"github.com/reprolab/repro/internal/runs"
 )
@@ -87,6 +88,19 @@ type Value struct {
 
 // Verified reports whether both sides match their signed records.
 func (d *Diff) Verified() bool { return d.A.Verified && d.B.Verified }
+
+// VerifiedError is nil when both sides match their signed records, else an
+// integrity error (exit 4) that names the first side that does not (A
+// before B) and the command that lists its differences. A diff is still
+// shown with its unverified side marked; this error is its exit status.
+func (d *Diff) VerifiedError() error {
+	for _, s := range []Side{d.A, d.B} {
+		if !s.Verified {
+			return exitcode.Errorf(exitcode.Integrity, "run %s does not match its signed record; its side of the diff cannot be trusted (see `repro runs verify %s`)", s.ID, s.ID)
+		}
+	}
+	return nil
+}
 
 // Build compares runs a and b (ids or unique prefixes) of the store at
 // home. An unknown run is a usage error, an unreadable record an

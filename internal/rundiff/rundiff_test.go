@@ -102,6 +102,34 @@ func TestDiffMarksUnverifiedSide(t *testing.T) {
 	}
 }
 
+// TestDiffVerifiedError: the exit status of a diff is an integrity error
+// that names the first side (A before B) that does not verify, and nil
+// when both do.
+func TestDiffVerifiedError(t *testing.T) {
+	home, a, b := twoRuns(t)
+	d, err := Build(home, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.VerifiedError(); err != nil {
+		t.Fatalf("both sides verify: %v", err)
+	}
+	os.WriteFile(filepath.Join(home, "runs", b, "eval_results.json"), []byte("{}"), 0o644)
+	if d, err = Build(home, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.VerifiedError(); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "run "+b+" does not match") {
+		t.Fatalf("B tampered: %v", err)
+	}
+	os.WriteFile(filepath.Join(home, "runs", a, "eval_results.json"), []byte("{}"), 0o644)
+	if d, err = Build(home, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.VerifiedError(); exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "run "+a+" does not match") {
+		t.Fatalf("both tampered, A first: %v", err)
+	}
+}
+
 func TestDiffUnknownRun(t *testing.T) {
 	home, a, _ := twoRuns(t)
 	if _, err := Build(home, a, "humaneval-20990101"); exitcode.Of(err) != exitcode.Usage {

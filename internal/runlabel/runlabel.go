@@ -2,7 +2,7 @@
 // it: a label (one row of the board per label), the model, and how its
 // samples were drawn (temperature, samples per task n, top-p).
 //
-// `repro humaneval --label/--model/--sampling` states them; the run record
+// `repro score --label/--model/--sampling` states them; the run record
 // keeps them in its extra section (label, model, sampling), from where
 // FromExtra reads them back once, when the record is decoded (the run
 // subject, runs.Record.Subject, which the run index and the board read).

@@ -274,6 +274,20 @@ func (r *Run) ReadRecord() (*Record, []byte, error) {
 	return rec, b, nil
 }
 
+// ReadRecordOf finds the run id (or unique id prefix) of home, as Open
+// does, and returns its record.json as read (bounded, and only if it
+// decodes), as ReadRecord does: an unknown or ambiguous id is a usage
+// error (exit 2), an unreadable or undecodable record an integrity error
+// (exit 4).
+func ReadRecordOf(home, id string) ([]byte, error) {
+	r, err := Open(home, id)
+	if err != nil {
+		return nil, err
+	}
+	_, raw, err := r.ReadRecord()
+	return raw, err
+}
+
 // ValidID reports whether id has the form of a run id; only such names
 // under REPRO_HOME/runs are run folders.
 func ValidID(id string) bool { return idPattern.MatchString(id) }

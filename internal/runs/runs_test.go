@@ -143,3 +143,22 @@ func TestGitFolderOfARunCounts(t *testing.T) {
 		t.Fatalf("its bundle: %v", err)
 	}
 }
+
+// TestReadRecordOf: a run found by id prefix gives its record.json as it
+// is on disk; an unknown id is a usage error, a record that does not
+// decode an integrity error.
+func TestReadRecordOf(t *testing.T) {
+	home, r := finishedRun(t)
+	raw, err := ReadRecordOf(home, r.ID[:12])
+	want, _ := os.ReadFile(filepath.Join(r.Dir, recordFile))
+	if err != nil || string(raw) != string(want) {
+		t.Fatalf("record: %v\n%s", err, raw)
+	}
+	if _, err := ReadRecordOf(home, "nope"); exitcode.Of(err) != exitcode.Usage {
+		t.Fatalf("unknown run: %v", err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, recordFile), []byte(`{"id": `), 0o644)
+	if _, err := ReadRecordOf(home, r.ID); exitcode.Of(err) != exitcode.Integrity {
+		t.Fatalf("undecodable record: %v", err)
+	}
+}

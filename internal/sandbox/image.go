@@ -64,7 +64,7 @@ const (
 
 // ImagePackages are the packages added to Debian's minimal base: the
 // Python interpreter for repro's harness, and NumPy and psutil, the only
-// imports of EvalPlus's scoring core (`repro humaneval --engine evalplus`).
+// imports of EvalPlus's scoring core (`repro score --engine evalplus`).
 var ImagePackages = []string{"python3", "python3-numpy", "python3-psutil"}
 
 // Pin is what `repro image build` stores under REPRO_HOME.

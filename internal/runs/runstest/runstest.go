@@ -140,7 +140,7 @@ type HumanEvalOptions struct {
 	Hostname string
 	Harness  string
 	Dataset  string
-	// Label and Model go into the record as repro humaneval --label and
+	// Label and Model go into the record as repro score --label and
 	// --model put them; empty leaves them out.
 	Label, Model string
 	// Engine is the scoring engine the record names; empty leaves it out.
@@ -150,7 +150,7 @@ type HumanEvalOptions struct {
 // HumanEvalRun writes a signed humaneval run under home through the runs
 // API: an EvalPlus-format eval_results.json of samples (base phase only)
 // and a record with summary, image, limits, host and dataset, as
-// `repro humaneval score` leaves them. It returns the run's id.
+// `repro score score` leaves them. It returns the run's id.
 func HumanEvalRun(t testing.TB, home string, samples []Sample, o HumanEvalOptions) string {
 	t.Helper()
 	r, err := runs.Create(home, "humaneval")

@@ -5,7 +5,7 @@
 # "times" of both phases of N.json; a task whose canonical solution failed
 # has no line). The committed file was made on the 2-core build machine (AMD
 # EPYC) from the cache that a full HumanEval+ run of the test suite's
-# REPRO_HOME computed there on 2026-12-05 (any `repro humaneval --dataset
+# REPRO_HOME computed there on 2026-12-05 (any `repro score --dataset
 # humanevalplus` run computes it; humanevalplus-v0.1.10, harness
 # 48be470bf001..., evaluator image sha256:879bd2bf9121...):
 #

@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newHumanEvalCommand) }
+func init() { register(newScoreCommand) }
 
-type humanevalOptions struct {
+// scoreOptions are the flags of repro score (alias repro humaneval).
+type scoreOptions struct {
 	samples     string
 	canonical   bool
 	dataset     string
@@ -32,15 +33,18 @@ type humanevalOptions struct {
 	cache       bool
 }
 
-func newHumanEvalCommand(g *globalOptions) *cobra.Command {
-	o := humanevalOptions{}
+func newScoreCommand(g *globalOptions) *cobra.Command {
+	o := scoreOptions{}
 	cmd := &cobra.Command{
-		Use:   "humaneval (--samples PATH | --canonical | --resume RUN_ID)",
-		Short: "Score HumanEval+ or MBPP+ samples in the sandbox",
-		Long: `humaneval scores code samples on EvalPlus's code benchmarks, HumanEval+ (or
+		Use:     "score (--samples PATH | --canonical | --resume RUN_ID)",
+		Aliases: []string{"humaneval"},
+		Short:   "Score HumanEval+ or MBPP+ samples in the sandbox",
+		Long: `score scores code samples on EvalPlus's code benchmarks, HumanEval+ (or
 its Mini variant, or the original HumanEval) and MBPP+ (--dataset mbppplus),
 the way EvalPlus does, but with every sample run in the Docker sandbox and
-every verdict decided on the host.
+every verdict decided on the host. repro humaneval, its first name, is the
+same command (an alias, so that what was written for it still runs); its
+runs are of kind "humaneval" (runs list --kind humaneval).
 
 Samples come in EvalPlus's formats: a .jsonl file with task_id and solution
 (a whole program) or completion (appended to the prompt), several lines per
@@ -93,7 +97,7 @@ record states what was verified.
 beside it. They are the scorer's claims, signed with the record; runs list
 filters by them.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runHumanEval(cmd, g, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runScore(cmd, g, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.samples, "samples", "", "samples: a .jsonl file or a folder NAME/HumanEval_N/K.py or NAME/Mbpp_N/K.py")
@@ -118,7 +122,7 @@ filters by them.`,
 	return cmd
 }
 
-func runHumanEval(cmd *cobra.Command, g *globalOptions, o humanevalOptions) error {
+func runScore(cmd *cobra.Command, g *globalOptions, o scoreOptions) error {
 	limits := humaneval.DefaultRunLimits()
 	limits.MinTimeLimit, limits.TimeFactor, limits.NearLimitMargin = o.minTime, o.factor, o.margin
 	opts := humaneval.Options{
@@ -161,7 +165,7 @@ func runHumanEval(cmd *cobra.Command, g *globalOptions, o humanevalOptions) erro
 	opts.Progress, opts.Verdicts = rate.Count, rate.Verdicts
 	rep, err := humaneval.Score(cmd.Context(), st, opts)
 	if errors.Is(err, context.Canceled) && rep != nil && rep.Journal != nil {
-		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro humaneval --resume %s", rep.RunID, rep.RunID)
+		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro score --resume %s", rep.RunID, rep.RunID)
 	}
 	switch {
 	case rep != nil && g.json:
