@@ -17,8 +17,8 @@ import (
 // left changed (the next job runs in a fresh one), and the fresh container
 // of every near-limit re-run. Kernel counters that one honest job moves
 // (the last pid, /tmp's inode numbers) still reach the next job of the same
-// container: docs/humaneval.md, "Integrity invariants", says what closes
-// that and what it costs.
+// container: the invariants table of docs/humaneval.md (its row "Not
+// held") says what would close that and what it costs.
 
 // socketLeakCase leaves 1,000 datagram sockets, each holding its own
 // descriptor and 192 KiB in its queue: gVisor frees none of them (Linux

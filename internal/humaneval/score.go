@@ -197,7 +197,8 @@ type Scorer struct {
 	// child and all it forked are gone, /tmp is emptied, and a container
 	// whose unix sockets or memory a job left changed is replaced. (Kernel
 	// counters a job moved, such as the last pid or /tmp's inode numbers,
-	// remain: see docs/humaneval.md, "Integrity invariants".)
+	// remain: see the invariants table of docs/humaneval.md, its row
+	// "Not held".)
 	Keep bool
 
 	mu   sync.Mutex
