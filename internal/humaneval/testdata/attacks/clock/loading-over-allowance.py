@@ -1,4 +1,4 @@
-# Loads for 4.5 CPU-s of real work, an empty loop the host sized, against a load allowance of 3 s.
+# Loads for 9.5 CPU-s of real work, an empty loop the host sized, against a load allowance of 3 s.
 
 for _ in range({loops}):
     pass
