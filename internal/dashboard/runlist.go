@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/reprolab/repro/internal/report"
@@ -62,37 +61,22 @@ var _ candidateLister = Index{}
 
 // ListRuns implements RunLister.
 func (ix Index) ListRuns(ctx context.Context, f Filter) ([]Entry, error) {
-	return ix.list(ctx, f, (*runindex.Index).List)
-}
-
-// candidates lists what the index holds (runindex.Index.Entries),
-// without reading the records.
-func (ix Index) candidates(ctx context.Context, f Filter) ([]Entry, error) {
-	return ix.list(ctx, f, (*runindex.Index).Entries)
-}
-
-func (ix Index) list(ctx context.Context, f Filter, query func(*runindex.Index, context.Context, runindex.Filter) ([]runindex.Entry, error)) ([]Entry, error) {
-	warn := ix.Warn
-	if warn == nil {
-		warn = func(string) {}
-	}
 	// The kind filters in the query; the status and dataset as below,
 	// where an unreadable run has no kind and the status "unreadable".
-	q := runindex.Filter{Kind: f.Kind}
-	idx, err := runindex.Open(ctx, ix.Home, warn)
-	var es []runindex.Entry
-	if err == nil {
-		es, err = query(idx, ctx, q)
-		idx.Close()
-	}
-	if err != nil && ctx.Err() == nil {
-		warn(fmt.Sprintf("the run index cannot be used (%v); listing from the run folders without it", err))
-		var mem *runindex.Index
-		if mem, err = runindex.OpenFromFolders(ctx, ix.Home, warn); err == nil {
-			es, err = mem.List(ctx, q)
-			mem.Close()
-		}
-	}
+	es, err := runindex.ListHome(ctx, ix.Home, runindex.ListRequest{Filter: runindex.Filter{Kind: f.Kind}}, ix.Warn)
+	return entries(es, err, f)
+}
+
+// candidates lists what the index holds (runindex.EntriesHome), without
+// reading the records.
+func (ix Index) candidates(ctx context.Context, f Filter) ([]Entry, error) {
+	es, err := runindex.EntriesHome(ctx, ix.Home, runindex.Filter{Kind: f.Kind}, ix.Warn)
+	return entries(es, err, f)
+}
+
+// entries are the run list's entries of what the index returned, oldest
+// first, that pass f.
+func entries(es []runindex.Entry, err error, f Filter) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -52,9 +52,30 @@ func ListHome(ctx context.Context, home string, req ListRequest, warn func(strin
 	if f.Sampling, err = runlabel.ParseSampling(req.Sampling); err != nil {
 		return nil, err
 	}
+	return queryHome(ctx, home, warn, func(ix *Index) ([]Entry, error) { return ix.List(ctx, f) })
+}
+
+// EntriesHome returns the runs of home that f selects, newest first, as
+// the index holds them (Index.Entries: their records are not read again),
+// for a caller that verifies every run it uses itself and so reads each
+// record once. When the index cannot be opened or queried it falls back
+// to an index built in memory from the folders, as ListHome does, and
+// warn receives the same reports.
+func EntriesHome(ctx context.Context, home string, f Filter, warn func(string)) ([]Entry, error) {
+	return queryHome(ctx, home, warn, func(ix *Index) ([]Entry, error) { return ix.Entries(ctx, f) })
+}
+
+// queryHome runs query on the index of home, or, when the index cannot be
+// opened or queried (and ctx is not done), says so through warn and runs
+// it on an index built in memory from the run folders. A nil warn
+// discards what it would be told.
+func queryHome(ctx context.Context, home string, warn func(string), query func(*Index) ([]Entry, error)) ([]Entry, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
 	ix, err := Open(ctx, home, warn)
 	if err == nil {
-		rows, lerr := ix.List(ctx, f)
+		rows, lerr := query(ix)
 		ix.Close()
 		if lerr == nil || ctx.Err() != nil {
 			return rows, lerr
@@ -70,7 +91,7 @@ func ListHome(ctx context.Context, home string, req ListRequest, warn func(strin
 		return nil, err
 	}
 	defer mem.Close()
-	return mem.List(ctx, f)
+	return query(mem)
 }
 
 // Reindex deletes the index of home and builds it again from the run
