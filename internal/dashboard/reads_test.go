@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"maps"
 	"os"
 	"slices"
@@ -13,63 +11,13 @@ import (
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/runs/runstest"
-	"golang.org/x/sys/unix"
 )
 
-// recordReads runs f and counts, per run id, the opens of each run's
-// record.json under home meanwhile, by any code in the process, as the
-// kernel reports them (inotify). Opens and closes are both watched so
-// that two opens in a row are never merged into one event.
-func recordReads(t *testing.T, home string, ids []string, f func()) map[string]int {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatalf("inotify: %v", err)
-	}
-	defer unix.Close(fd)
-	byWatch := map[uint32]string{}
-	for _, id := range ids {
-		wd, err := unix.InotifyAddWatch(fd, runs.RecordPath(home, id), unix.IN_OPEN|unix.IN_CLOSE_NOWRITE|unix.IN_CLOSE_WRITE)
-		if err != nil {
-			t.Fatalf("watch the record of %s: %v", id, err)
-		}
-		byWatch[uint32(wd)] = id
-	}
-	f()
-	reads := map[string]int{}
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := unix.Read(fd, buf)
-		if errors.Is(err, unix.EAGAIN) {
-			return reads
-		}
-		if err != nil {
-			t.Fatalf("read inotify events: %v", err)
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			wd := binary.NativeEndian.Uint32(buf[off:])
-			mask := binary.NativeEndian.Uint32(buf[off+4:])
-			if mask&unix.IN_Q_OVERFLOW != 0 {
-				t.Fatal("inotify queue overflowed: reads were lost")
-			}
-			if mask&unix.IN_OPEN != 0 {
-				reads[byWatch[wd]]++
-			}
-			off += unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(buf[off+12:]))
-		}
-	}
-}
-
-// each is a count for every id.
-func each(ids []string, n int) map[string]int {
-	m := map[string]int{}
-	for _, id := range ids {
-		if n > 0 {
-			m[id] = n
-		}
-	}
-	return m
-}
+// recordReads and each are runstest's RecordReads and Each.
+var (
+	recordReads = runstest.RecordReads
+	each        = runstest.Each
+)
 
 // sum adds counts.
 func sum(ms ...map[string]int) map[string]int {
