@@ -34,11 +34,12 @@ func (br *BoardRuns) Accepted() []BoardRow {
 	return out
 }
 
-// LogEntries are the log entries of the runs the board accepts.
+// LogEntries are the log entries of the runs the board accepts, made
+// from the digests their verification read (no record is read again).
 func (br *BoardRuns) LogEntries(home string) ([]boardlog.Entry, error) {
 	var es []boardlog.Entry
 	for _, r := range br.Accepted() {
-		e, err := boardlog.EntryOf(home, r.RunID, br.dataset, r.Label, r.rep.Signer.KeyID)
+		e, err := boardlog.EntryOf(home, r.RunID, br.dataset, r.Label, r.rep.Signer.KeyID, r.rep.recordSHA256, r.rep.envelopeSHA256)
 		if err != nil {
 			return nil, err
 		}

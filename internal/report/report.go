@@ -71,9 +71,10 @@ type Report struct {
 	// Notes say what the report could not show and why.
 	Notes []string `json:"notes,omitempty"`
 
-	// recordSHA256 is the SHA-256 of the record.json the report was
-	// made from.
-	recordSHA256 string
+	// recordSHA256 and envelopeSHA256 are the SHA-256 of the
+	// record.json and record.dsse.json the report was made from (the
+	// envelope's "" where it was not read).
+	recordSHA256, envelopeSHA256 string
 }
 
 // Run identifies the run.
@@ -252,7 +253,7 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, sha, problems, key, verr := verify(ctx, home, r)
+	rec, sha, envSHA, problems, key, verr := verify(ctx, home, r)
 	if rec == nil {
 		return nil, verr
 	}
@@ -265,7 +266,7 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 			StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Command: strings.Join(rec.Command, " "),
 		},
 	}
-	rep.recordSHA256 = sha
+	rep.recordSHA256, rep.envelopeSHA256 = sha, envSHA
 	if rep.Problems == nil {
 		rep.Problems = []runs.Problem{}
 	}
@@ -306,24 +307,24 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 // verify checks run r against its signed record with home's trust file
 // (or, for a run imported from a bundle, the key it was accepted with; see
 // internal/runimport), as `repro runs verify` does, and returns the record, the SHA-256 of
-// the bytes verified ("" when nothing was), the problems and the key that
+// the record's and the envelope's bytes verified ("" when nothing was), the problems and the key that
 // verified; the record is read once. A missing trust file is a problem, not an error:
 // the report is still made, NOT verified; an unreadable record is an
 // error, and so is an interrupted check (ctx done).
-func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, string, []runs.Problem, *trust.Key, error) {
+func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, string, string, []runs.Problem, *trust.Key, error) {
 	t, err := runimport.LoadTrust(home, r.ID)
 	if err != nil {
 		rec, _, rerr := r.ReadRecord()
 		if rerr != nil {
-			return nil, "", nil, nil, rerr
+			return nil, "", "", nil, nil, rerr
 		}
-		return rec, "", []runs.Problem{{What: err.Error()}}, nil, err
+		return rec, "", "", []runs.Problem{{What: err.Error()}}, nil, err
 	}
 	v, err := r.VerifyWithContext(ctx, t)
 	if v == nil {
-		return nil, "", nil, nil, err
+		return nil, "", "", nil, nil, err
 	}
-	return v.Record, v.RecordSHA256, v.Problems, v.Key, err
+	return v.Record, v.RecordSHA256, v.EnvelopeSHA256, v.Problems, v.Key, err
 }
 
 func provenance(rec *runs.Record) Provenance {
