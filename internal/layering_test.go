@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"ui":         {"exitcode"},
 	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runindex", "runs", "safefile", "strictjson", "trust"},
 	"boardlog":   {"atomicfile", "digest", "exitcode", "layout", "runimport", "runs", "safefile"},
-	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "humaneval", "mllog", "reproduce", "runimport", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
+	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "humaneval", "mllog", "reproduce", "runimport", "runindex", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
 	"reproduce":  {"catalog", "digest", "exitcode", "humaneval", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
 	"rundiff":    {"exitcode", "report", "runs", "ui"},
 	"dashboard":  {"boardlog", "exitcode", "layout", "report", "rundiff", "runindex", "runlabel", "runs"},

@@ -74,7 +74,7 @@ func runReport(ctx context.Context, g *globalOptions, o reportOptions, args []st
 	}
 	switch {
 	case o.board != "":
-		pub, err := report.PublishBoardFolder(ctx, g.home, o.board, o.out)
+		pub, err := report.PublishBoardFolder(ctx, g.home, o.board, o.out, func(w string) { t.Warnf("%s", w) })
 		if err != nil {
 			return err
 		}
