@@ -10,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestSignPinned: the key is loaded first (an unusable one is exit 3 and
@@ -17,7 +18,7 @@ import (
 // image signed; the signature verifies under a trust file listing the key.
 func TestSignPinned(t *testing.T) {
 	home, pin := fakeHome(t)
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	wantCode(t, "a missing key", func() error {
 		_, err := imagetrust.SignPinned(context.Background(), home, filepath.Join(home, "missing.key"), nil, time.Now())
 		return err
@@ -48,7 +49,7 @@ func TestSignPinned(t *testing.T) {
 // else; without it they are exit 3.
 func TestEngineFirst(t *testing.T) {
 	home, _ := fakeHome(t)
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	if _, err := imagetrust.ExportPinned(context.Background(), home, filepath.Join(home, "e.tar")); exitcode.Of(err) != exitcode.Precondition {
 		t.Errorf("export: %v", err)
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestRunProgramDeadline: a deadline outside (0, 10m] is refused before
 // the engine is reached.
 func TestRunProgramDeadline(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	for _, d := range []time.Duration{0, -time.Second, 10*time.Minute + 1} {
 		o, err := imagetrust.RunProgram(context.Background(), home, imagetrust.RunRequest{Cmd: []string{"true"}, Deadline: d})
 		if o != nil || exitcode.Of(err) != exitcode.Usage {
@@ -29,7 +30,7 @@ func TestRunProgramDeadline(t *testing.T) {
 // the error is exit 3.
 func TestCheckSandboxNoEngine(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	notes := 0
 	rep, v, err := imagetrust.CheckSandbox(context.Background(), home, imagetrust.Options{}, func(string) { notes++ }, nil)
 	if rep != nil || v != nil || exitcode.Of(err) != exitcode.Precondition || notes != 0 {

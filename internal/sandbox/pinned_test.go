@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestPinnedSBOMAsFormat: a format other than cyclonedx and spdx is a
@@ -12,7 +13,7 @@ import (
 // with PinnedSBOM's error.
 func TestPinnedSBOMAsFormat(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	if _, err := PinnedSBOMAs(context.Background(), home, nil, "bogus"); exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("bogus format: %v", err)
 	}
@@ -30,7 +31,7 @@ func TestPinnedSBOMAsFormat(t *testing.T) {
 // TestBuildAndPinNoEngine: without an engine nothing is built (exit 3).
 func TestBuildAndPinNoEngine(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	if _, pin, err := BuildAndPin(context.Background(), home, BuildOptions{}); pin != nil || exitcode.Of(err) != exitcode.Precondition {
 		t.Fatalf("no engine: %v %v", pin, err)
 	}

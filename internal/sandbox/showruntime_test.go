@@ -7,6 +7,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/layout"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // TestShowRuntime: a runtime given is stored and shown, runc with a note
@@ -14,7 +15,7 @@ import (
 // engine decides, and no engine is exit 3.
 func TestShowRuntime(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("DOCKER_HOST", "unix://"+home+"/no-engine.sock")
+	testenv.NoDockerEngine(t)
 	if _, err := ShowRuntime(context.Background(), home, nil); exitcode.Of(err) != exitcode.Precondition {
 		t.Fatalf("no setting, no engine: %v", err)
 	}

@@ -153,3 +153,11 @@ func (f *FixtureDir) Remove() {
 		os.RemoveAll(f.path)
 	}
 }
+
+// NoDockerEngine points the Docker client at a socket that does not exist
+// (DOCKER_HOST, for the rest of the test), for a test of what repro does
+// when the engine cannot be reached.
+func NoDockerEngine(t testing.TB) {
+	t.Helper()
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-engine.sock"))
+}
