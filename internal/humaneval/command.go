@@ -213,8 +213,9 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	if err != nil {
 		return nil, err
 	}
+	var loaded *LoadedSamples
 	if o.Samples != "" {
-		if err := CheckSamples(o.Samples, d, tasks); err != nil {
+		if loaded, err = LoadSamples(o.Samples, d, tasks); err != nil {
 			return nil, err
 		}
 	}
@@ -262,7 +263,7 @@ func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) 
 	if rep.Label == "" {
 		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
 	}
-	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, engine: e, image: img, cacheDir: cacheDir, prior: prior})
+	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, samples: loaded, engine: e, image: img, cacheDir: cacheDir, prior: prior})
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		rep.Error = err.Error()
@@ -279,6 +280,7 @@ type runInputs struct {
 	dataset   *Dataset
 	datasetID string
 	tasks     []*Task
+	samples   *LoadedSamples // nil without Options.Samples
 	engine    *sandbox.Engine
 	image     sandbox.Image
 	cacheDir  string
@@ -294,9 +296,11 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
 
 	var samples []*Sample
-	if o.Samples != "" {
-		input, err := PrepareSamples(o.Samples, filepath.Join(run.Dir, "workspace"), d)
-		if err != nil {
+	if in.samples != nil {
+		// Not :=, which would declare an err of this block: the deferred
+		// check below must set score's result.
+		var input *Input
+		if input, err = in.samples.Prepare(filepath.Join(run.Dir, "workspace")); err != nil {
 			return err
 		}
 		rep.Samples = input
@@ -305,15 +309,12 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 				o.Warn(w)
 			}
 		}
-		if miss := input.Set.Missing(d, tasks); len(miss) > 0 {
-			return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
-				o.Samples, len(miss), strings.Join(miss, ", "))
-		}
 		for _, t := range tasks {
 			samples = append(samples, input.Set.ByTask[t.ID]...)
 		}
 		defer func() {
-			// A change to the samples voids the run, also a failed one.
+			// A change to the samples voids the run, also a failed one
+			// (and a completed one: this is its last step).
 			if cerr := input.Check(); cerr != nil {
 				err = cerr
 				rep.Summary, rep.ResultsFile = nil, ""
@@ -405,11 +406,6 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	}
 	rep.ResultsFile = resultsPath
 	rec.Tests = TestsOf(report.Results, filepath.Base(resultsPath))
-	if rep.Samples != nil {
-		if err := rep.Samples.Check(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

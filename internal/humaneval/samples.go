@@ -271,15 +271,26 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 	return files, warn, nil
 }
 
-// ReadSampleFile reads one program of a samples folder (from its
-// workspace copy) into set.
+// ReadSampleFile reads one program of a samples folder, f, from path (f's
+// own or a copy's) into set.
 func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
 	b, err := safefile.ReadFile(path, maxProgram)
 	if err != nil {
 		return badSamples("sample %q: %v", f.Path, err)
 	}
+	_, err = addProgram(set, f, b)
+	return err
+}
+
+// addProgram adds b, the program of f, to set and returns its sample: b
+// must be UTF-8.
+func addProgram(set *SampleSet, f SampleFile, b []byte) (*Sample, error) {
 	if !utf8.Valid(b) {
-		return badSamples("sample %q: not valid UTF-8", f.Path)
+		return nil, badSamples("sample %q: not valid UTF-8", f.Path)
 	}
-	return set.add(&Sample{TaskID: f.TaskID, Solution: string(b), Origin: strconv.Quote(f.Path)})
+	smp := &Sample{TaskID: f.TaskID, Solution: string(b), Origin: strconv.Quote(f.Path)}
+	if err := set.add(smp); err != nil {
+		return nil, err
+	}
+	return smp, nil
 }

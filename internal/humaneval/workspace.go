@@ -1,10 +1,13 @@
 package humaneval
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
@@ -12,9 +15,10 @@ import (
 	"github.com/reprolab/repro/internal/sandbox"
 )
 
-// Input is a run's samples: the user's file or folder, its copy in the
-// run's workspace (what is parsed and run), and the digest of the
-// original, taken again at the end of the run.
+// Input is a run's samples: the user's file or folder, what was read of it
+// (Set, parsed from the bytes LoadSamples read once), their copy in the
+// run's workspace, and the digest of what was read, which the original
+// must still have at the end of the run (Check).
 type Input struct {
 	Path      string        `json:"path"`
 	Format    string        `json:"format"` // "jsonl" or "folder"
@@ -32,39 +36,90 @@ type Input struct {
 // maxSamplesFile bounds a samples file (the workspace copies at most this).
 const maxSamplesFile = 64 << 20
 
-// CheckSamples validates the samples at path before anything is created
-// for a run: a .jsonl file that parses, or a folder in EvalPlus's layout,
-// with a sample for every task in tasks (all of d's when tasks is nil). It
-// copies nothing; PrepareSamples checks the run's copy again. Every error
-// is a usage error naming the path.
-func CheckSamples(path string, d *Dataset, tasks []*Task) error {
-	set := &SampleSet{ByTask: map[string][]*Sample{}}
+// LoadedSamples are the user's samples as LoadSamples read them: the bytes
+// read once, their digest and what they parse to. Prepare copies these
+// bytes, not the file, into a run's workspace.
+type LoadedSamples struct {
+	Path     string
+	Format   string        // "jsonl" or "folder"
+	SHA256   digest.SHA256 // of the file, or of the folder's sample files (folderDigest)
+	Set      *SampleSet
+	Warnings []string // the folder's entries that are not samples (the set's own are in Set.Warnings)
+
+	d     *Dataset
+	jsonl []byte       // the file's bytes, with Format "jsonl"
+	files []SampleFile // the folder's sample files, with Format "folder"
+	progs []*Sample    // files[i]'s sample, whose Solution is the file's bytes
+}
+
+// LoadSamples reads the samples at path once, before anything is created
+// for a run: a .jsonl file of at most 64 MiB that parses, or a folder in
+// EvalPlus's layout whose programs are each at most 1 MiB of UTF-8, with a
+// sample for every task in tasks (all of d's when tasks is nil). This is
+// the one check that every task has a sample. A link is not followed.
+// Every error is a usage error naming the path. What it returns is all a
+// run needs of the samples until Input.Check hashes them again at its end.
+func LoadSamples(path string, d *Dataset, tasks []*Task) (*LoadedSamples, error) {
 	fi, err := samplesKind(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &LoadedSamples{Path: path, d: d}
+	if fi.IsDir() {
+		err = s.loadFolder()
+	} else {
+		err = s.loadJSONL(fi.Size())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if miss := s.Set.Missing(d, tasks); len(miss) > 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+			path, len(miss), strings.Join(miss, ", "))
+	}
+	return s, nil
+}
+
+// loadJSONL reads and parses a samples file of size bytes (as listed).
+func (s *LoadedSamples) loadJSONL(size int64) error {
+	s.Format = "jsonl"
+	if size > maxSamplesFile {
+		return exitcode.Errorf(exitcode.Usage, "samples %q: %d bytes is over the limit of %d", s.Path, size, int64(maxSamplesFile))
+	}
+	b, err := readSample(s.Path, maxSamplesFile)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
+	}
+	if s.Set, err = ReadSamplesJSONL(bytes.NewReader(b), s.Path, s.d); err != nil {
+		return err
+	}
+	s.jsonl, s.SHA256 = b, digest.Of(b)
+	return nil
+}
+
+// loadFolder lists a samples folder and reads each of its programs.
+func (s *LoadedSamples) loadFolder() error {
+	s.Format = "folder"
+	files, warn, err := ListSamplesDir(s.Path, s.d)
 	if err != nil {
 		return err
 	}
-	if fi.IsDir() {
-		files, _, err := ListSamplesDir(path, d)
+	s.Warnings = warn
+	s.Set = &SampleSet{ByTask: map[string][]*Sample{}}
+	h := digest.NewHash()
+	for _, f := range files {
+		b, err := readSample(f.Path, maxProgram)
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
+		}
+		smp, err := addProgram(s.Set, f, b)
 		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			set.ByTask[f.TaskID] = append(set.ByTask[f.TaskID], &Sample{TaskID: f.TaskID, Origin: f.Path})
-		}
-	} else {
-		f, err := safefile.OpenRegular(path)
-		if err != nil {
-			return exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
-		}
-		defer f.Close()
-		if set, err = ReadSamplesJSONL(f, path, d); err != nil {
-			return err
-		}
+		s.progs = append(s.progs, smp)
+		fmt.Fprintf(h, "%s %s\n", f.Flat, digest.Of(b).Hex())
 	}
-	if miss := set.Missing(d, tasks); len(miss) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
-			path, len(miss), strings.Join(miss, ", "))
-	}
+	s.files, s.SHA256 = files, h.Digest()
 	return nil
 }
 
@@ -86,88 +141,61 @@ func samplesKind(path string) (os.FileInfo, error) {
 	return fi, nil
 }
 
-// PrepareSamples copies the samples at path (a .jsonl file or a folder in
-// EvalPlus's layout) into wsDir, a new read-only workspace, and parses the
-// copy. A file that changes while it is copied is an integrity error; bad
-// samples are a usage error naming the file and line.
-func PrepareSamples(path, wsDir string, d *Dataset) (*Input, error) {
-	fi, err := samplesKind(path)
+// Prepare copies the samples as they were read into wsDir, a new
+// read-only workspace, and checks the copy: a copy that does not hash to
+// s.SHA256 is an integrity error. It reads nothing of the user's samples;
+// the returned Input's Set is s.Set.
+func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
+	in := &Input{Path: s.Path, Format: s.Format, SHA256: s.SHA256, Workspace: wsDir, Set: s.Set, d: s.d}
+	staging, err := os.MkdirTemp(filepath.Dir(wsDir), ".staging-")
 	if err != nil {
 		return nil, err
 	}
-	in := &Input{Path: path, Workspace: wsDir, d: d}
-	switch {
-	case fi.Mode().IsRegular():
-		in.Format = "jsonl"
-		if in.SHA256, err = hashSample(path, maxSamplesFile); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
-		}
-		if in.ws, err = sandbox.NewWorkspace(wsDir, []string{path}); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
-		}
-		copyPath := filepath.Join(wsDir, filepath.Base(path))
-		if err := sameContent(copyPath, in.SHA256, path); err != nil {
-			return nil, err
-		}
-		f, err := safefile.OpenRegular(copyPath)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if in.Set, err = ReadSamplesJSONL(f, path, d); err != nil {
-			return nil, err
-		}
-	case fi.IsDir():
-		in.Format = "folder"
-		files, warn, err := ListSamplesDir(path, d)
-		if err != nil {
-			return nil, err
-		}
-		in.Warnings = warn
-		staging, err := os.MkdirTemp(filepath.Dir(wsDir), ".staging-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(staging)
-		staged := make([]string, len(files))
-		for i, f := range files {
-			b, err := safefile.ReadFile(f.Path, maxProgram)
-			if err != nil {
-				return nil, exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
-			}
-			staged[i] = filepath.Join(staging, f.Flat)
-			if err := os.WriteFile(staged[i], b, 0o444); err != nil {
-				return nil, err
-			}
-		}
-		if in.SHA256, err = folderDigest(files, func(f SampleFile) string { return f.Path }); err != nil {
-			return nil, err
-		}
-		if in.ws, err = sandbox.NewWorkspace(wsDir, staged); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", path, err)
-		}
-		got, err := folderDigest(files, func(f SampleFile) string { return filepath.Join(wsDir, f.Flat) })
-		if err != nil {
-			return nil, err
-		}
-		if got != in.SHA256 {
-			return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while they were copied", path)
-		}
-		in.Set = &SampleSet{ByTask: map[string][]*Sample{}}
-		for _, f := range files {
-			if err := ReadSampleFile(in.Set, f, filepath.Join(wsDir, f.Flat)); err != nil {
-				return nil, err
+	defer os.RemoveAll(staging)
+	var staged []string
+	stage := func(name string, b []byte) error {
+		p := filepath.Join(staging, name)
+		staged = append(staged, p)
+		return os.WriteFile(p, b, 0o444)
+	}
+	if s.Format == "jsonl" {
+		err = stage(filepath.Base(s.Path), s.jsonl)
+	} else {
+		for i, f := range s.files {
+			if err = stage(f.Flat, []byte(s.progs[i].Solution)); err != nil {
+				break
 			}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
+	if in.ws, err = sandbox.NewWorkspace(wsDir, staged); err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
+	}
+	var got digest.SHA256
+	if s.Format == "jsonl" {
+		got, err = hashSample(filepath.Join(wsDir, filepath.Base(s.Path)), maxSamplesFile)
+	} else {
+		got, err = folderDigest(s.files, func(f SampleFile) string { return filepath.Join(wsDir, f.Flat) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got != s.SHA256 && s.Format == "jsonl" {
+		return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while it was copied", s.Path)
+	} else if got != s.SHA256 {
+		return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while they were copied", s.Path)
+	}
 	in.WSDigest = in.ws.Digest()
-	in.Samples = in.Set.Count
-	in.Warnings = append(in.Warnings, in.Set.Warnings...)
+	in.Samples = s.Set.Count
+	in.Warnings = append(append([]string(nil), s.Warnings...), s.Set.Warnings...)
 	return in, nil
 }
 
 // Check reports, as an integrity error, any change to the workspace copy
-// or to the original samples since PrepareSamples.
+// since Prepare, or to the original samples since LoadSamples read them.
+// It reads the samples again (a file once, each file of a folder once).
 func (in *Input) Check() error {
 	if err := in.ws.Check(); err != nil {
 		return err
@@ -192,7 +220,7 @@ func (in *Input) Check() error {
 // hashSample hashes a regular file of at most max bytes without following
 // a link.
 func hashSample(path string, max int64) (digest.SHA256, error) {
-	f, err := safefile.OpenRegular(path)
+	f, err := openSample(path)
 	if err != nil {
 		return digest.SHA256{}, err
 	}
@@ -208,18 +236,6 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 	return d, err
 }
 
-// sameContent checks that the copy at p has the digest want.
-func sameContent(p string, want digest.SHA256, orig string) error {
-	got, err := hashSample(p, maxSamplesFile)
-	if err != nil {
-		return err
-	}
-	if got != want {
-		return exitcode.Errorf(exitcode.Integrity, "samples %q changed while it was copied", orig)
-	}
-	return nil
-}
-
 // folderDigest digests the sample files of a folder: one line per file,
 // "<flat name> <sha256>\n", in the listing's order.
 func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256, error) {
@@ -233,3 +249,35 @@ func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256
 	}
 	return h.Digest(), nil
 }
+
+// readSample reads a regular file of at most max bytes without following
+// a link; a larger file is an error wrapping safefile.ErrTooLarge.
+func readSample(path string, max int64) ([]byte, error) {
+	f, err := openSample(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%q: %w (%d bytes)", path, safefile.ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// openSample opens a file of samples (the user's or a workspace copy)
+// without following a link. Every read of the user's samples goes through
+// it (readSample, hashSample), so that a test can count them: if
+// sampleOpened holds a function, it is called with each path first.
+func openSample(path string) (*os.File, error) {
+	if seen := sampleOpened.Load(); seen != nil {
+		(*seen)(path)
+	}
+	return safefile.OpenRegular(path)
+}
+
+// sampleOpened is nil but in a test of this package (see openSample).
+var sampleOpened atomic.Pointer[func(path string)]

@@ -245,7 +245,8 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := humaneval.CheckSamples(o.Samples, d, tasks); err != nil {
+	samples, err := humaneval.LoadSamples(o.Samples, d, tasks)
+	if err != nil {
 		return nil, err
 	}
 	bin := o.Binary
@@ -275,12 +276,9 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 			os.RemoveAll(out)
 		}
 	}()
-	input, err := humaneval.PrepareSamples(o.Samples, filepath.Join(out, InputDir), d)
+	input, err := samples.Prepare(filepath.Join(out, InputDir))
 	if err != nil {
 		return nil, err
-	}
-	if miss := input.Set.Missing(d, tasks); len(miss) > 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s", o.Samples, len(miss), strings.Join(miss, ", "))
 	}
 	p := &Plan{
 		Format: Format, Dataset: o.Dataset, DatasetID: d.ID, DatasetSHA256: d.SHA256, DatasetMD5: d.MD5, Assets: assets,
