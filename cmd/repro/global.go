@@ -51,7 +51,7 @@ func (g *globalOptions) setUp(cmd *cobra.Command) error {
 }
 
 // noHomeAnnotation marks a command that reads and writes nothing under
-// REPRO_HOME (g.home, g.openStore, g.trust unused), so that it
+// REPRO_HOME (g.home and g.trust unused), so that it
 // runs where no home can be found.
 const noHomeAnnotation = "repro/no-home"
 

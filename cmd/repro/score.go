@@ -151,19 +151,13 @@ func runScore(cmd *cobra.Command, g *globalOptions, o scoreOptions) error {
 		return err
 	}
 	opts.Subject.Sampling = sampling
-	if err := opts.Validate(); err != nil {
-		return err
-	}
-	st, err := g.openStore()
-	if err != nil {
-		return err
-	}
 	t := g.term
 	defer t.ClearStatus()
 	opts.Warn = func(w string) { t.Warnf("%s", w) }
 	rate := t.NewRate(nil)
 	opts.Progress, opts.Verdicts = rate.Count, rate.Verdicts
-	rep, err := humaneval.Score(cmd.Context(), st, opts)
+	// ScoreAt validates the options before it opens the store.
+	rep, err := humaneval.ScoreAt(cmd.Context(), g.home, opts)
 	if errors.Is(err, context.Canceled) && rep != nil && rep.Journal != nil {
 		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro score --resume %s", rep.RunID, rep.RunID)
 	}

@@ -15,11 +15,6 @@ func init() {
 	register(newVerifyCommand)
 }
 
-// openStore opens the store at REPRO_HOME with the compiled-in catalog.
-func (g *globalOptions) openStore() (*store.Store, error) {
-	return store.Open(g.home, catalog.Default())
-}
-
 // fetchOptions are the flags of repro fetch.
 type fetchOptions struct {
 	from     string

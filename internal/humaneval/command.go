@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/runlabel"
@@ -84,11 +86,16 @@ type Options struct {
 	Verdicts func(stage string, passed, failed, samples int)
 }
 
-// Validate checks the options before anything runs (exit 2).
+// Validate checks the options before anything runs (exit 2); it makes a
+// relative EvalPlusTree absolute. Score and ScoreAt call it once, on the
+// options completed from the run they resume, so callers need not.
 //
 // With Resume set, the options to be taken from the resumed run may be
-// empty (Score checks them again once taken).
+// empty.
 func (o *Options) Validate() error {
+	if seen := optionsValidated.Load(); seen != nil {
+		(*seen)(o)
+	}
 	resuming := o.Resume != ""
 	if (!resuming || o.Samples != "" || o.Canonical) && (o.Samples == "") == !o.Canonical {
 		return exitcode.Errorf(exitcode.Usage, "give exactly one of --samples PATH and --canonical")
@@ -98,8 +105,8 @@ func (o *Options) Validate() error {
 	}
 	if resuming && o.Dataset == "" {
 		// taken from the resumed run
-	} else if _, ok := DatasetChoices[o.Dataset]; !ok {
-		return exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", o.Dataset, DatasetNames)
+	} else if _, err := datasetChoice(o.Dataset); err != nil {
+		return err
 	}
 	if (o.Resume != "" || o.ResumeLatest || o.Cache) && o.Engine == EngineEvalPlus {
 		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
@@ -150,6 +157,21 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// optionsValidated is nil but in a test of this package: if it holds a
+// function, Validate calls it with the options first, so that a test can
+// count the calls.
+var optionsValidated atomic.Pointer[func(*Options)]
+
+// datasetChoice returns the dataset a --dataset value names; an unknown
+// name is a usage error listing the names.
+func datasetChoice(name string) (DatasetChoice, error) {
+	c, ok := DatasetChoices[name]
+	if !ok {
+		return DatasetChoice{}, exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", name, DatasetNames)
+	}
+	return c, nil
+}
+
 // RunReport is what a scoring run reports: the humaneval command's --json
 // document, also kept in the run record.
 type RunReport struct {
@@ -184,27 +206,65 @@ type RunReport struct {
 }
 
 // Score runs one scoring of samples (or of the canonical solutions) in the
-// sandbox as a workload: preconditions first (dataset, engine, image), then
-// a run folder with the harness, the samples' workspace copy, ground
-// truth, self-check and scoring, eval_results.json, and a signed record
-// whatever the outcome. The report is nil only when nothing ran.
+// sandbox as a workload: the options first (taken from the run it resumes
+// where empty, then Validate, once), then the other preconditions
+// (dataset, samples, engine, image), then a run folder with the harness,
+// the samples' workspace copy, ground truth, self-check and scoring,
+// eval_results.json, and a signed record whatever the outcome. The samples
+// are read once before the run (LoadSamples) and hashed once more at its
+// end (Input.Check). The report is nil only when nothing ran.
 func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) {
 	start := time.Now()
-	prior, err := openPrior(st.Home(), &o)
+	prior, err := settleOptions(st.Home(), &o)
 	if err != nil {
 		return nil, err
 	}
+	return scoreIn(ctx, st, o, prior, start)
+}
+
+// ScoreAt is Score as `repro score` runs it, for the REPRO_HOME home: the
+// options are checked before the store in home is opened (which creates
+// its folders), so that refused options leave home as it was.
+func ScoreAt(ctx context.Context, home string, o Options) (*RunReport, error) {
+	start := time.Now()
+	prior, err := settleOptions(home, &o)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(home, catalog.Default())
+	if err != nil {
+		return nil, err
+	}
+	return scoreIn(ctx, st, o, prior, start)
+}
+
+// settleOptions completes o from the run it resumes (openPrior, adopt),
+// if any, and validates it: the one call of Validate of a run. A usage
+// error in o comes before a difference from the resumed run.
+func settleOptions(home string, o *Options) (*priorRun, error) {
+	prior, err := openPrior(home, o)
+	if err != nil {
+		return nil, err
+	}
+	var differ error
 	if prior != nil {
-		if err := prior.adopt(&o); err != nil {
-			return nil, err
-		}
+		differ = prior.adopt(o)
 	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if differ != nil {
+		return nil, differ
+	}
+	return prior, nil
+}
+
+// scoreIn is Score once the options are settled (settleOptions); start is
+// when the run was asked for.
+func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, start time.Time) (*RunReport, error) {
 	choice := DatasetChoices[o.Dataset]
 
-	// Preconditions: dataset, engine, image. Nothing has run yet.
+	// Preconditions: dataset, samples, engine, image. Nothing has run yet.
 	d, assets, err := openDataset(ctx, st, choice)
 	if err != nil {
 		return nil, err

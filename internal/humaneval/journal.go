@@ -241,16 +241,19 @@ func openPrior(home string, o *Options) (*priorRun, error) {
 }
 
 // adopt fills the options a resume was not given from the journal's
-// header, and refuses those given that differ (exit 4, naming them).
+// header, and refuses those given that differ (exit 4, naming them). When
+// it refuses, it changes nothing in o, so that o can still be validated
+// as it was given.
 func (p *priorRun) adopt(o *Options) error {
 	h := p.header
 	if h.Identity.Limits.NearLimitMargin == 0 {
 		return exitcode.Errorf(exitcode.Integrity, "cannot resume run %s: it was scored before time-sensitive verdicts were run twice (its limits have no near_limit_margin); score its samples again", p.id)
 	}
 	var differ []string
-	take := func(name string, set bool, same bool, apply func()) {
+	var apply []func()
+	take := func(name string, set bool, same bool, fill func()) {
 		if !set {
-			apply()
+			apply = append(apply, fill)
 		} else if !same {
 			differ = append(differ, name)
 		}
@@ -262,11 +265,14 @@ func (p *priorRun) adopt(o *Options) error {
 	take("base_only", o.BaseOnly, h.Identity.BaseOnly, func() { o.BaseOnly = h.Identity.BaseOnly })
 	take("engine", o.Engine != "", o.Engine == h.Identity.Engine, func() { o.Engine = h.Identity.Engine })
 	take("limits", o.Limits != RunLimits{}, o.Limits == h.Identity.Limits, func() { o.Limits = h.Identity.Limits })
-	if o.Subject.Label == "" && o.Subject.Model == "" && o.Subject.Sampling == nil {
-		o.Subject = h.Subject
-	}
 	if len(differ) > 0 {
 		return exitcode.Errorf(exitcode.Integrity, "cannot resume run %s: %s differ from the run's", p.id, strings.Join(differ, ", "))
+	}
+	for _, fill := range apply {
+		fill()
+	}
+	if o.Subject.Label == "" && o.Subject.Model == "" && o.Subject.Sampling == nil {
+		o.Subject = h.Subject
 	}
 	return nil
 }

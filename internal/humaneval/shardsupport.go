@@ -15,10 +15,9 @@ import (
 // OpenDataset opens the dataset named name (a --dataset value) from the
 // store, verified against the catalog pins, with the assets it read.
 func OpenDataset(ctx context.Context, st *store.Store, name string) (*Dataset, []runs.Asset, error) {
-	c, ok := DatasetChoices[name]
-	if !ok {
-		o := Options{Dataset: name, Canonical: true, Parallel: 1, Engine: EngineRepro, Limits: DefaultRunLimits()}
-		return nil, nil, o.Validate()
+	c, err := datasetChoice(name)
+	if err != nil {
+		return nil, nil, err
 	}
 	return openDataset(ctx, st, c)
 }
