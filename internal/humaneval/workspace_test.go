@@ -252,12 +252,12 @@ func TestScoreValidatesOnce(t *testing.T) {
 	}
 }
 
-// TestScoreReadsTheSamplesOnce: a scoring run, from Score to its
-// verdicts, opens the samples file twice: once to read it before the run
-// and once to hash it again at its end; and validates its options once.
-func TestScoreReadsTheSamplesOnce(t *testing.T) {
+// scoreStore returns a store in a new home with the evaluator image pinned
+// and HumanEval+ Mini imported, and a samples file of two passing
+// samples of its task 53.
+func scoreStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
 	testenv.Heavy(t, "the Docker engine")
-	ctx := context.Background()
 	e := sandboxtest.Engine(t)
 	sandboxtest.Image(t, e)
 	home := t.TempDir()
@@ -277,7 +277,7 @@ func TestScoreReadsTheSamplesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Import(ctx, "humanevalplus-mini-v0.1.10", filepath.Join(sharedData(t), miniPin.file), nil); err != nil {
+	if err := st.Import(context.Background(), "humanevalplus-mini-v0.1.10", filepath.Join(sharedData(t), miniPin.file), nil); err != nil {
 		t.Fatal(err)
 	}
 	samples := filepath.Join(t.TempDir(), "samples.jsonl")
@@ -285,10 +285,23 @@ func TestScoreReadsTheSamplesOnce(t *testing.T) {
 	if err := os.WriteFile(samples, []byte(line+line), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return st, samples
+}
+
+// scoreTask53 scores samples on task 53 of HumanEval+ Mini.
+func scoreTask53(st *store.Store, samples string) (*RunReport, error) {
+	return Score(context.Background(), st, Options{Samples: samples, Dataset: "humanevalplus-mini", Tasks: "53", Parallel: 1,
+		Engine: EngineRepro, Limits: DefaultRunLimits(), Version: "test"})
+}
+
+// TestScoreReadsTheSamplesOnce: a scoring run, from Score to its
+// verdicts, opens the samples file twice: once to read it before the run
+// and once to hash it again at its end; and validates its options once.
+func TestScoreReadsTheSamplesOnce(t *testing.T) {
+	st, samples := scoreStore(t)
 	opens := countSampleOpens(t, samples)
 	validations := countValidations(t, samples)
-	rep, err := Score(ctx, st, Options{Samples: samples, Dataset: "humanevalplus-mini", Tasks: "53", Parallel: 1,
-		Engine: EngineRepro, Limits: DefaultRunLimits(), Version: "test"})
+	rep, err := scoreTask53(st, samples)
 	if err != nil {
 		t.Fatalf("score: %v", err)
 	}
@@ -300,5 +313,40 @@ func TestScoreReadsTheSamplesOnce(t *testing.T) {
 	}
 	if n := validations(); n != 1 {
 		t.Errorf("the options were validated %d times, want once", n)
+	}
+}
+
+// TestScoreVoidsARunWhoseSamplesChanged: a samples file that changes
+// before its final re-hash (the second open) voids a run that otherwise
+// completed: exit 4, no summary, no results file.
+func TestScoreVoidsARunWhoseSamplesChanged(t *testing.T) {
+	st, samples := scoreStore(t)
+	var mu sync.Mutex
+	opens := 0
+	hook := func(path string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if path != samples {
+			return
+		}
+		if opens++; opens == 2 {
+			if err := os.WriteFile(samples, []byte(`{"task_id": "HumanEval/53", "solution": "add = max\n"}`+"\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if !sampleOpened.CompareAndSwap(nil, &hook) {
+		t.Fatal("another test counts the samples' opens")
+	}
+	t.Cleanup(func() { sampleOpened.Store(nil) })
+	rep, err := scoreTask53(st, samples)
+	if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "changed during the run") {
+		t.Fatalf("score: %v, want exit 4: the samples changed", err)
+	}
+	if rep == nil || rep.Summary != nil || rep.ResultsFile != "" {
+		t.Fatalf("the report of a void run: %+v, want one without a summary or results", rep)
+	}
+	if _, err := os.Stat(filepath.Join(rep.RunDir, "eval_results.json")); !os.IsNotExist(err) {
+		t.Errorf("the void run kept its results file: %v", err)
 	}
 }
