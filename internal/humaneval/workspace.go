@@ -152,17 +152,17 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(staging)
-	var staged []string
-	stage := func(name string, b []byte) error {
+	var staged, origins []string
+	stage := func(name string, b []byte, origin string) error {
 		p := filepath.Join(staging, name)
-		staged = append(staged, p)
+		staged, origins = append(staged, p), append(origins, origin)
 		return os.WriteFile(p, b, 0o444)
 	}
 	if s.Format == "jsonl" {
-		err = stage(filepath.Base(s.Path), s.jsonl)
+		err = stage(filepath.Base(s.Path), s.jsonl, s.Path)
 	} else {
 		for i, f := range s.files {
-			if err = stage(f.Flat, []byte(s.progs[i].Solution)); err != nil {
+			if err = stage(f.Flat, []byte(s.progs[i].Solution), f.Path); err != nil {
 				break
 			}
 		}
@@ -171,7 +171,12 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 		return nil, err
 	}
 	if in.ws, err = sandbox.NewWorkspace(wsDir, staged); err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
+		// The message names the user's files, not their staged copies.
+		msg := err.Error()
+		for i, p := range staged {
+			msg = strings.ReplaceAll(msg, p, origins[i])
+		}
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %s", s.Path, msg)
 	}
 	var got digest.SHA256
 	if s.Format == "jsonl" {

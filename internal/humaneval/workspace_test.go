@@ -169,6 +169,28 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 	}
 }
 
+// TestPrepareNamesTheUserFile: a samples file the workspace cannot hold
+// under its name is refused naming the file, not its staged copy.
+func TestPrepareNamesTheUserFile(t *testing.T) {
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	tasks, err := SelectTasks(d, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "a:b.jsonl")
+	if err := os.WriteFile(file, []byte(`{"task_id": "HumanEval/0", "solution": "a = 0\n"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSamples(file, d, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Prepare(filepath.Join(t.TempDir(), "workspace"))
+	if want := "sample " + file + ": unusable file name"; exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ".staging-") {
+		t.Errorf("Prepare of %q: %v, want a usage error with %q", file, err, want)
+	}
+}
+
 // writeResumable makes a stopped run under home whose journal header
 // names samples, for a resume to take its options from.
 func writeResumable(t *testing.T, home, samples string) string {
