@@ -24,21 +24,8 @@ import (
 // and SBOM (the engine holds the image).
 func imageHome(t *testing.T) string {
 	t.Helper()
-	e := sandboxtest.Engine(t)
-	sandboxtest.Image(t, e)
 	home := t.TempDir()
-	if err := os.MkdirAll(layout.Home(home).Sandbox(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"image.json", "sbom.cdx.json"} {
-		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "sandbox", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sandboxtest.PinInto(t, home)
 	return home
 }
 

@@ -18,21 +18,8 @@ import (
 // the source version of python3.11 that the SBOM lists.
 func scanHome(t *testing.T) (home, pyVersion string) {
 	t.Helper()
-	e := sandboxtest.Engine(t)
-	sandboxtest.Image(t, e)
 	home = t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, "sandbox"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"image.json", "sbom.cdx.json"} {
-		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "sandbox", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sandboxtest.PinInto(t, home)
 	b, _ := os.ReadFile(filepath.Join(home, "sandbox", "sbom.cdx.json"))
 	pkgs, err := sandbox.SBOMPackages(b)
 	if err != nil {

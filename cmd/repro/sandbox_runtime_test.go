@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,7 +36,7 @@ func TestSandboxRuntimeCommand(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "weaker") {
 		t.Fatalf("--runtime runc under a runsc setting: exit %d, %q", r.code, r.stderr)
 	}
-	pinTestImage(t, dir)
+	sandboxtest.PinInto(t, dir)
 	r = repro(t, home, "sandbox", "check")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^ok +runtime runsc +Runtime runsc, kernel seen "4\.19\.0-gvisor"`).MatchString(r.stdout) {
 		t.Fatalf("sandbox check under a runsc setting: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -57,24 +55,6 @@ func TestSandboxRuntimeCommand(t *testing.T) {
 	}
 }
 
-// pinTestImage pins the shared test image in the REPRO_HOME dir.
-func pinTestImage(t *testing.T, dir string) {
-	t.Helper()
-	sandboxtest.Image(t, sandboxtest.Engine(t))
-	if err := os.MkdirAll(filepath.Join(dir, "sandbox"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"image.json", "sbom.cdx.json"} {
-		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "sandbox", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestDefaultRuntimeWhereRuncHasEscapes: on a host whose engine's runc has
 // open known escapes (Debian bookworm's 1.1.5), a fresh REPRO_HOME's
 // sandbox runs under runsc, and 'sandbox check' says so once, with the
@@ -89,7 +69,7 @@ func TestDefaultRuntimeWhereRuncHasEscapes(t *testing.T) {
 	}
 	dir := t.TempDir()
 	home := []string{"REPRO_HOME=" + dir}
-	pinTestImage(t, dir)
+	sandboxtest.PinInto(t, dir)
 	r := repro(t, home, "sandbox", "check")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^runtime +runsc: `).MatchString(r.stdout) {
 		t.Fatalf("sandbox check in a fresh home: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -3,7 +3,6 @@ package humaneval
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,14 +262,7 @@ func readSample(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%q: %w (%d bytes)", path, safefile.ErrTooLarge, max)
-	}
-	return b, nil
+	return safefile.ReadAtMost(f, path, max)
 }
 
 // openSample opens a file of samples (the user's or a workspace copy)

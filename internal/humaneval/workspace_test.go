@@ -280,21 +280,8 @@ func TestScoreValidatesOnce(t *testing.T) {
 func scoreStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
 	testenv.Heavy(t, "the Docker engine")
-	e := sandboxtest.Engine(t)
-	sandboxtest.Image(t, e)
 	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, "sandbox"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"image.json", "sbom.cdx.json"} {
-		b, err := os.ReadFile(filepath.Join(sandboxtest.Home(), "sandbox", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, "sandbox", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sandboxtest.PinInto(t, home)
 	st, err := store.Open(home, catalog.Default())
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,14 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	return ReadAtMost(f, path, max)
+}
+
+// ReadAtMost reads r, which was opened from path, to its end if that is at
+// most max bytes; more is an error wrapping ErrTooLarge, detected without
+// reading more than max+1 bytes.
+func ReadAtMost(r io.Reader, path string, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,26 @@ func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
 	return img
 }
 
+// PinInto makes home a REPRO_HOME that uses the shared test image: it
+// makes sure the engine holds the image (Image) and copies the image's pin
+// and SBOM (sandbox/image.json, sandbox/sbom.cdx.json) into home.
+func PinInto(t testing.TB, home string) {
+	t.Helper()
+	Image(t, Engine(t))
+	if err := os.MkdirAll(filepath.Join(home, "sandbox"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"image.json", "sbom.cdx.json"} {
+		b, err := os.ReadFile(filepath.Join(Home(), "sandbox", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "sandbox", f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // EachRuntime runs test once per runtime of sandbox.Runtimes, as a subtest
 // named after it, with an engine for that runtime. A runtime the engine
 // lacks fails its subtest where skips are disallowed and skips it
