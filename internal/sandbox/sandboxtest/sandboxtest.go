@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/testenv"
 )
@@ -104,15 +105,16 @@ func Image(t testing.TB, e *sandbox.Engine) sandbox.Image {
 func PinInto(t testing.TB, home string) {
 	t.Helper()
 	Image(t, Engine(t))
-	if err := os.MkdirAll(filepath.Join(home, "sandbox"), 0o700); err != nil {
+	from, to := layout.Home(Home()), layout.Home(home)
+	if err := os.MkdirAll(to.Sandbox(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"image.json", "sbom.cdx.json"} {
-		b, err := os.ReadFile(filepath.Join(Home(), "sandbox", f))
+	for _, f := range []func(layout.Home) string{layout.Home.ImagePin, layout.Home.ImageSBOM} {
+		b, err := os.ReadFile(f(from))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(home, "sandbox", f), b, 0o644); err != nil {
+		if err := os.WriteFile(f(to), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
