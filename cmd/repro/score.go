@@ -6,6 +6,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/spf13/cobra"
 )
@@ -102,7 +103,7 @@ filters by them.`,
 	f := cmd.Flags()
 	f.StringVar(&o.samples, "samples", "", "samples: a .jsonl file or a folder NAME/HumanEval_N/K.py or NAME/Mbpp_N/K.py")
 	f.BoolVar(&o.canonical, "canonical", false, "score the canonical solutions as candidates")
-	f.StringVar(&o.dataset, "dataset", "humanevalplus", humaneval.DatasetNames)
+	f.StringVar(&o.dataset, "dataset", "humanevalplus", task.DatasetNames)
 	f.BoolVar(&o.baseOnly, "base-only", false, "score the base inputs only")
 	f.IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once (default: what this machine holds: cores, and memory at the per-container limit)")
 	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12 (Mbpp/2 or 2 with mbppplus)")

@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
@@ -164,10 +165,10 @@ var optionsValidated atomic.Pointer[func(*Options)]
 
 // datasetChoice returns the dataset a --dataset value names; an unknown
 // name is a usage error listing the names.
-func datasetChoice(name string) (DatasetChoice, error) {
-	c, ok := DatasetChoices[name]
+func datasetChoice(name string) (task.DatasetChoice, error) {
+	c, ok := task.DatasetChoices[name]
 	if !ok {
-		return DatasetChoice{}, exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", name, DatasetNames)
+		return task.DatasetChoice{}, exitcode.Errorf(exitcode.Usage, "--dataset %q: want %s", name, task.DatasetNames)
 	}
 	return c, nil
 }
@@ -262,7 +263,7 @@ func settleOptions(home string, o *Options) (*priorRun, error) {
 // scoreIn is Score once the options are settled (settleOptions); start is
 // when the run was asked for.
 func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, start time.Time) (*RunReport, error) {
-	choice := DatasetChoices[o.Dataset]
+	choice := task.DatasetChoices[o.Dataset]
 
 	// Preconditions: dataset, samples, engine, image. Nothing has run yet.
 	d, assets, err := openDataset(ctx, st, choice)
@@ -337,9 +338,9 @@ func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, s
 
 // runInputs are what Score opened before the run began.
 type runInputs struct {
-	dataset   *Dataset
+	dataset   *task.Dataset
 	datasetID string
-	tasks     []*Task
+	tasks     []*task.Task
 	samples   *LoadedSamples // nil without Options.Samples
 	engine    *sandbox.Engine
 	image     sandbox.Image
@@ -355,7 +356,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	}
 	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
 
-	var samples []*Sample
+	var samples []*task.Sample
 	if in.samples != nil {
 		// Not :=, which would declare an err of this block: the deferred
 		// check below must set score's result.
@@ -472,7 +473,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 // writeDatasetJSONL writes the decompressed dataset from the store into
 // dir for EvalPlus's code (which hashes the JSON lines) and checks it is the
 // dataset that was parsed.
-func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Dataset, dir string) (string, error) {
+func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *task.Dataset, dir string) (string, error) {
 	f, err := st.OpenVerified(ctx, id)
 	if err != nil {
 		return "", err
@@ -502,18 +503,18 @@ func writeDatasetJSONL(ctx context.Context, st *store.Store, id string, d *Datas
 
 // openDataset opens the dataset (and its inputs' dataset) from the store,
 // verified against the catalog pins.
-func openDataset(ctx context.Context, st *store.Store, c DatasetChoice) (*Dataset, []runs.Asset, error) {
-	load := func(id string, inputs *Dataset) (*Dataset, runs.Asset, error) {
+func openDataset(ctx context.Context, st *store.Store, c task.DatasetChoice) (*task.Dataset, []runs.Asset, error) {
+	load := func(id string, inputs *task.Dataset) (*task.Dataset, runs.Asset, error) {
 		a, err := workload.OpenAsset(ctx, st, id)
 		if err != nil {
 			return nil, runs.Asset{}, err
 		}
 		defer a.Close()
-		var d *Dataset
+		var d *task.Dataset
 		if inputs != nil {
-			d, err = LoadOriginal(a, id, a.Entry.Size, *a.Entry.SHA256, inputs)
+			d, err = task.LoadOriginal(a, id, a.Entry.Size, *a.Entry.SHA256, inputs)
 		} else {
-			d, err = LoadBenchmark(a, id, a.Entry.Size, *a.Entry.SHA256, c.Bench)
+			d, err = task.LoadBenchmark(a, id, a.Entry.Size, *a.Entry.SHA256, c.Bench)
 		}
 		if err != nil {
 			return nil, runs.Asset{}, workload.IntegrityError(err)
@@ -541,7 +542,7 @@ func openDataset(ctx context.Context, st *store.Store, c DatasetChoice) (*Datase
 // SelectTasks parses a task selection: comma-separated task numbers or
 // ids, and ranges N-M (every task numbered N to M). Empty means every
 // task.
-func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
+func SelectTasks(d *task.Dataset, spec string) ([]*task.Task, error) {
 	if strings.TrimSpace(spec) == "" {
 		return d.Tasks, nil
 	}
@@ -577,7 +578,7 @@ func SelectTasks(d *Dataset, spec string) ([]*Task, error) {
 			want[i] = true
 		}
 	}
-	var out []*Task
+	var out []*task.Task
 	for _, t := range d.Tasks {
 		if want[t.Index] {
 			out = append(out, t)

@@ -37,3 +37,23 @@ func TestEvalPlusTreeRelative(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectMBPPTasks(t *testing.T) {
+	d := testDataset(t, "mbppplus-v0.2.0")
+	got, err := SelectTasks(d, "Mbpp/2,3-6,809")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, task := range got {
+		ids = append(ids, task.ID)
+	}
+	if len(ids) != 5 || ids[0] != "Mbpp/2" || ids[1] != "Mbpp/3" || ids[2] != "Mbpp/4" || ids[3] != "Mbpp/6" || ids[4] != "Mbpp/809" {
+		t.Fatalf("selected %v", ids)
+	}
+	for _, bad := range []string{"5", "0", "810", "HumanEval/2", "1-5", "5-3"} {
+		if _, err := SelectTasks(d, bad); err == nil {
+			t.Errorf("--tasks %q accepted", bad)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -52,25 +53,25 @@ func corpusDir(t testing.TB) string {
 // every task (bench/corpus.sh); REPRO_CORPUS_TASKS (task IDs, comma
 // separated) scores only those of them the set has, to check a few tasks
 // again.
-func corpusTasks(d *Dataset) []*Task {
+func corpusTasks(d *task.Dataset) []*task.Task {
 	if os.Getenv("REPRO_CORPUS_FULL") == "1" {
 		return d.Tasks
 	}
 	if only := os.Getenv("REPRO_CORPUS_TASKS"); only != "" {
 		want := strings.Split(only, ",")
-		var out []*Task
-		for _, task := range d.Tasks {
-			if slices.Contains(want, task.ID) {
-				out = append(out, task)
+		var out []*task.Task
+		for _, tk := range d.Tasks {
+			if slices.Contains(want, tk.ID) {
+				out = append(out, tk)
 			}
 		}
 		return out
 	}
 	near := map[string]bool{"Mbpp/123": true, "Mbpp/392": true, "Mbpp/599": true}
-	var out []*Task
-	for i, task := range d.Tasks {
-		if i%4 == 0 || near[task.ID] {
-			out = append(out, task)
+	var out []*task.Task
+	for i, tk := range d.Tasks {
+		if i%4 == 0 || near[tk.ID] {
+			out = append(out, tk)
 		}
 	}
 	return out
@@ -109,7 +110,7 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			set, err := ReadSamplesJSONL(f, cs.name+".jsonl", d)
+			set, err := task.ReadSamplesJSONL(f, cs.name+".jsonl", d)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -123,9 +124,9 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 				t.Fatalf("%s verdicts: %v", cs.name, err)
 			}
 			tasks := corpusTasks(d)
-			var samples []*Sample
-			for _, task := range tasks {
-				samples = append(samples, set.ByTask[task.ID]...)
+			var samples []*task.Sample
+			for _, tk := range tasks {
+				samples = append(samples, set.ByTask[tk.ID]...)
 			}
 			start := time.Now()
 			rep, err := Run(context.Background(), Config{Dataset: d, Tasks: tasks, Samples: samples, Launch: launch,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
@@ -55,9 +56,9 @@ type EvalPlusConfig struct {
 	TreeDir     string // an EvalPlus checkout, an absolute path; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
 	TreeDigest  digest.SHA256
 	DatasetFile string // the decompressed dataset's JSON lines (EvalPlus hashes these bytes)
-	Dataset     *Dataset
-	Tasks       []*Task
-	Samples     []*Sample
+	Dataset     *task.Dataset
+	Tasks       []*task.Task
+	Samples     []*task.Sample
 	Canonical   bool
 	BaseOnly    bool
 	Parallel    int
@@ -83,9 +84,9 @@ func EvalPlusLimits() sandbox.Limits {
 // expected output (Mbpp/255, about 1.1 GB as Python objects, held by the
 // driver and by the child it forks): EvalPlus caps each child's address
 // space at 4 GiB itself.
-func evalplusLimitsFor(b *Benchmark) sandbox.Limits {
+func evalplusLimitsFor(b *task.Benchmark) sandbox.Limits {
 	l := EvalPlusLimits()
-	if b == MBPPPlus {
+	if b == task.MBPPPlus {
 		l.Memory = 6 << 30
 	}
 	return l
@@ -161,7 +162,7 @@ func datasetLines(file string) (map[string][]byte, error) {
 	r := bufio.NewReaderSize(f, 1<<20)
 	lines := map[string][]byte{}
 	for {
-		b, err := readLineCapped(r, maxDatasetLine)
+		b, err := readLineCapped(r, task.MaxDatasetLine)
 		if err == io.EOF {
 			return lines, nil
 		}
@@ -211,7 +212,7 @@ func lineTaskID(b []byte) (string, error) {
 
 // run scores samples, each as one job of its own (a fresh driver), several
 // containers at once.
-func (p *evalplusPass) run(ctx context.Context, samples []*Sample) ([]*SampleResult, ScoreStats, error) {
+func (p *evalplusPass) run(ctx context.Context, samples []*task.Sample) ([]*SampleResult, ScoreStats, error) {
 	start := time.Now()
 	if p.lines == nil {
 		lines, err := datasetLines(p.cfg.DatasetFile)
@@ -289,7 +290,7 @@ func (p *evalplusPass) launcher() Launcher {
 // score runs one sample as one job and sets its result.
 func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, total int) error {
 	s := res.Sample
-	task := p.cfg.Dataset.Task(s.TaskID)
+	tk := p.cfg.Dataset.Task(s.TaskID)
 	hdr := &evalplusHeader{Kind: "evalplus", Dataset: p.cfg.Dataset.Bench().Name, BaseOnly: p.cfg.BaseOnly,
 		MinTimeLimit: p.cfg.Limits.MinTimeLimit, Factor: p.cfg.Limits.TimeFactor, WallLimit: evalplusWall.Seconds()}
 	set := func(pr PhaseResult) {
@@ -322,9 +323,9 @@ func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, 
 			case r.GTError != nil:
 				set(PhaseResult{Status: StatusFail, FailInput: -1, Reason: "EvalPlus's ground truth failed: " + *r.GTError})
 			default:
-				res.Base = evalplusPhase(task, Base, r.BaseStatus, r.BaseFail)
+				res.Base = evalplusPhase(tk, task.Base, r.BaseStatus, r.BaseFail)
 				if res.Plus != nil {
-					*res.Plus = evalplusPhase(task, Plus, r.PlusStatus, r.PlusFail)
+					*res.Plus = evalplusPhase(tk, task.Plus, r.PlusStatus, r.PlusFail)
 				}
 			}
 		case endTimeout:
@@ -343,7 +344,7 @@ func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, 
 		default:
 			reason := fmt.Sprintf("the job ended %s: %s", end.Status, end.Detail)
 			if tail := strings.TrimSpace(end.Stderr); tail != "" {
-				reason += "; stderr: " + clipString(tail)
+				reason += "; stderr: " + task.Clip(tail)
 			}
 			set(PhaseResult{Status: StatusFail, FailInput: -1, Reason: reason})
 		}
@@ -420,14 +421,14 @@ func readLineCapped(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func evalplusPhase(task *Task, p Phase, verdict string, fail int) PhaseResult {
+func evalplusPhase(tk *task.Task, p task.Phase, verdict string, fail int) PhaseResult {
 	status := Status(verdict)
 	switch status {
 	case StatusPass, StatusFail, StatusTimeout:
 	default:
 		status = StatusFail
 	}
-	if fail < 0 || fail >= len(task.Inputs(p)) || status == StatusPass {
+	if fail < 0 || fail >= len(tk.Inputs(p)) || status == StatusPass {
 		fail = -1
 	}
 	return PhaseResult{Status: status, FailInput: fail, Reason: "EvalPlus's verdict"}

@@ -18,6 +18,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
@@ -70,8 +71,8 @@ type taskTruth struct {
 	Plus  *phaseTruth `json:"plus,omitempty"`
 }
 
-func (t *taskTruth) phase(p Phase) *phaseTruth {
-	if p == Plus {
+func (t *taskTruth) phase(p task.Phase) *phaseTruth {
+	if p == task.Plus {
 		return t.Plus
 	}
 	return t.Base
@@ -126,35 +127,35 @@ func OpenTruth(cacheDir string, key TruthKey) (*Truth, error) {
 // Dir returns the cache folder.
 func (t *Truth) Dir() string { return t.dir }
 
-func (t *Truth) metaPath(task *Task) string {
-	return filepath.Join(t.dir, strconv.Itoa(task.Index)+".json")
+func (t *Truth) metaPath(tk *task.Task) string {
+	return filepath.Join(t.dir, strconv.Itoa(tk.Index)+".json")
 }
 
-func (t *Truth) binPath(task *Task, p Phase) string {
-	return filepath.Join(t.dir, strconv.Itoa(task.Index)+"."+p.String()+".bin")
+func (t *Truth) binPath(tk *task.Task, p task.Phase) string {
+	return filepath.Join(t.dir, strconv.Itoa(tk.Index)+"."+p.String()+".bin")
 }
 
 // load returns the cached truth of a task, or nil if there is none usable.
-func (t *Truth) load(task *Task, plus bool) *taskTruth {
+func (t *Truth) load(tk *task.Task, plus bool) *taskTruth {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	tt, ok := t.task[task.ID]
+	tt, ok := t.task[tk.ID]
 	if !ok {
-		b, err := safefile.ReadFile(t.metaPath(task), maxTruthMeta)
+		b, err := safefile.ReadFile(t.metaPath(tk), maxTruthMeta)
 		if err != nil {
 			return nil
 		}
 		tt = &taskTruth{}
-		if strictjson.DecodeOpen(b, tt) != nil || tt.Task != task.ID {
+		if strictjson.DecodeOpen(b, tt) != nil || tt.Task != tk.ID {
 			return nil
 		}
 	}
 	if tt.Error == "" {
-		if !phaseUsable(tt.Base, len(task.Base)) || plus && !phaseUsable(tt.Plus, len(task.Plus)) {
+		if !phaseUsable(tt.Base, len(tk.Base)) || plus && !phaseUsable(tt.Plus, len(tk.Plus)) {
 			return nil
 		}
 	}
-	t.task[task.ID] = tt
+	t.task[tk.ID] = tt
 	return tt
 }
 
@@ -163,22 +164,22 @@ func phaseUsable(pt *phaseTruth, n int) bool {
 }
 
 // Missing returns the tasks without usable cached ground truth.
-func (t *Truth) Missing(tasks []*Task, plus bool) []*Task {
-	var miss []*Task
-	for _, task := range tasks {
-		if t.load(task, plus) == nil {
-			miss = append(miss, task)
+func (t *Truth) Missing(tasks []*task.Task, plus bool) []*task.Task {
+	var miss []*task.Task
+	for _, tk := range tasks {
+		if t.load(tk, plus) == nil {
+			miss = append(miss, tk)
 		}
 	}
 	return miss
 }
 
 // Get returns the truth of a task; Compute must have covered it.
-func (t *Truth) Get(task *Task) (*taskTruth, error) {
-	if tt := t.load(task, false); tt != nil {
+func (t *Truth) Get(tk *task.Task) (*taskTruth, error) {
+	if tt := t.load(tk, false); tt != nil {
 		return tt, nil
 	}
-	return nil, fmt.Errorf("no ground truth for %s", task.ID)
+	return nil, fmt.Errorf("no ground truth for %s", tk.ID)
 }
 
 // TruthStats describes a ground-truth computation.
@@ -192,7 +193,7 @@ type TruthStats struct {
 // (and, if plus, plus) inputs in the sandbox, parallel supervisors at once,
 // and caches outputs and times. A canonical solution that raises or returns
 // something other than plain data is recorded as the task's error.
-func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plus bool, parallel int, rl RunLimits) (TruthStats, error) {
+func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*task.Task, plus bool, parallel int, rl RunLimits) (TruthStats, error) {
 	st := TruthStats{Tasks: len(tasks)}
 	if len(tasks) == 0 {
 		return st, nil
@@ -201,10 +202,10 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plu
 		mu   sync.Mutex
 		peak peakMemory
 	)
-	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*worker, *Task]{
+	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*worker, *task.Task]{
 		Start: func() *worker { return &worker{launch: launch} },
-		Do: func(ctx context.Context, w *worker, task *Task) error {
-			tt, err := t.computeTask(ctx, w, task, plus, rl)
+		Do: func(ctx context.Context, w *worker, tk *task.Task) error {
+			tt, err := t.computeTask(ctx, w, tk, plus, rl)
 			if err != nil {
 				return err
 			}
@@ -221,29 +222,29 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*Task, plu
 	return st, err
 }
 
-func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus bool, rl RunLimits) (*taskTruth, error) {
-	tt := &taskTruth{Task: task.ID}
-	phases := []Phase{Base}
+func (t *Truth) computeTask(ctx context.Context, w *worker, tk *task.Task, plus bool, rl RunLimits) (*taskTruth, error) {
+	tt := &taskTruth{Task: tk.ID}
+	phases := []task.Phase{task.Base}
 	if plus {
-		phases = append(phases, Plus)
+		phases = append(phases, task.Plus)
 	}
 	for _, p := range phases {
-		pt, why, err := t.computePhase(ctx, w, task, p, rl, nil)
+		pt, why, err := t.computePhase(ctx, w, tk, p, rl, nil)
 		if err != nil {
 			return nil, err
 		}
 		if lw := w.largeWorker(t.Large); why != "" && lw != nil {
 			// Perhaps it only needs more memory than the ordinary
 			// sandbox has.
-			if pt, why, err = t.computePhase(ctx, w, task, p, rl, lw); err != nil {
+			if pt, why, err = t.computePhase(ctx, w, tk, p, rl, lw); err != nil {
 				return nil, err
 			}
 		}
 		if why != "" {
-			tt = &taskTruth{Task: task.ID, Error: fmt.Sprintf("%s inputs: %s", p, why)}
+			tt = &taskTruth{Task: tk.ID, Error: fmt.Sprintf("%s inputs: %s", p, why)}
 			break
 		}
-		if p == Plus {
+		if p == task.Plus {
 			tt.Plus = pt
 		} else {
 			tt.Base = pt
@@ -253,11 +254,11 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus boo
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(t.metaPath(task), b, 0o644); err != nil {
+	if err := atomicfile.WriteFile(t.metaPath(tk), b, 0o644); err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
-	t.task[task.ID] = tt
+	t.task[tk.ID] = tt
 	t.mu.Unlock()
 	return tt, nil
 }
@@ -265,15 +266,15 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, task *Task, plus boo
 // computePhase runs one phase and writes its record file. why is set when
 // the canonical solution failed.
 // With lw set, the phase runs in lw, w's companion in the large sandbox.
-func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase, rl RunLimits, lw *worker) (pt *phaseTruth, why string, err error) {
-	inputs := task.Inputs(p)
+func (t *Truth) computePhase(ctx context.Context, w *worker, tk *task.Task, p task.Phase, rl RunLimits, lw *worker) (pt *phaseTruth, why string, err error) {
+	inputs := tk.Inputs(p)
 	limits := make([]float64, len(inputs))
 	for i := range limits {
 		limits[i] = truthInputLimit
 	}
 	j := &job{
-		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(task.Program()),
-		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
+		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(tk.Program()),
+		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
 		// One input at a time: each record's measure is of its own call
 		// (Times, Encode), with no window to leave open.
@@ -291,12 +292,12 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	h := digest.NewHash()
 	var end jobEnd
 	var runErr error
-	path := t.binPath(task, p)
+	path := t.binPath(tk, p)
 	werr := atomicfile.Write(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
 		end, runErr = run(ctx, j, func(k int, r record) bool {
-			if task.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
+			if tk.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
 				// EvalPlus records whether the output is not None, as a
 				// bool, for these tasks (get_groundtruth's output_not_none).
 				isNone := r.Kind == 'V' && judge.Value(r.Data).IsNone()
@@ -322,11 +323,11 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 				pt.Encode = append(pt.Encode, max(0, r.Gap-r.Time))
 				return true
 			case 'M':
-				why = "the program failed: " + clipString(string(r.Data))
+				why = "the program failed: " + task.Clip(string(r.Data))
 			case 'X':
-				why = fmt.Sprintf("input %d raised %s", k, clipString(string(r.Data)))
+				why = fmt.Sprintf("input %d raised %s", k, task.Clip(string(r.Data)))
 			default:
-				why = fmt.Sprintf("input %d: output is not plain data: %s", k, clipString(string(r.Data)))
+				why = fmt.Sprintf("input %d: output is not plain data: %s", k, task.Clip(string(r.Data)))
 			}
 			return false
 		})
@@ -350,7 +351,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
-		return nil, "", fmt.Errorf("ground truth of %s: %w", task.ID, werr)
+		return nil, "", fmt.Errorf("ground truth of %s: %w", tk.ID, werr)
 	}
 	h.Sum(pt.SHA256[:0])
 	pt.PeakKB = end.MaxRSSKB
@@ -361,7 +362,7 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, task *Task, p Phase
 	if end.Status != endDone || len(pt.Times) != pt.N {
 		os.Remove(path)
 		if end.Status == endLost || end.Status == endSetup {
-			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", task.ID, p, end.Detail)
+			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", tk.ID, p, end.Detail)
 		}
 		return nil, fmt.Sprintf("%s after %d of %d inputs: %s", end.Status, end.Records, pt.N, end.Detail), nil
 	}
@@ -381,16 +382,16 @@ type expected struct {
 	buf  []byte
 }
 
-func (t *Truth) open(task *Task, p Phase) (*expected, error) {
-	tt, err := t.Get(task)
+func (t *Truth) open(tk *task.Task, p task.Phase) (*expected, error) {
+	tt, err := t.Get(tk)
 	if err != nil {
 		return nil, err
 	}
 	pt := tt.phase(p)
 	if pt == nil {
-		return nil, fmt.Errorf("no %s ground truth for %s", p, task.ID)
+		return nil, fmt.Errorf("no %s ground truth for %s", p, tk.ID)
 	}
-	path := t.binPath(task, p)
+	path := t.binPath(tk, p)
 	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "ground truth %s: %v", path, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -21,7 +22,7 @@ type candidate struct {
 	want []Status // allowed statuses; a cheat never lists pass
 }
 
-func (c candidate) program(d *Dataset) string {
+func (c candidate) program(d *task.Dataset) string {
 	return strings.ReplaceAll(c.code, "{canon}", d.Task(c.task).Program())
 }
 
@@ -109,16 +110,16 @@ func testHostileSuite(t *testing.T, e *sandbox.Engine) {
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	truth := testTruth(t, d, img)
 	cands := hostileCandidates()
-	var samples []*Sample
+	var samples []*task.Sample
 	taskSet := map[string]bool{}
 	for i, c := range cands {
-		samples = append(samples, &Sample{TaskID: c.task, ID: i, Solution: c.program(d), Origin: c.name})
+		samples = append(samples, &task.Sample{TaskID: c.task, ID: i, Solution: c.program(d), Origin: c.name})
 		taskSet[c.task] = true
 	}
-	var tasks []*Task
-	for _, task := range d.Tasks {
-		if taskSet[task.ID] {
-			tasks = append(tasks, task)
+	var tasks []*task.Task
+	for _, tk := range d.Tasks {
+		if taskSet[tk.ID] {
+			tasks = append(tasks, tk)
 		}
 	}
 	// Tighter time limits than the defaults keep the suite short; they are

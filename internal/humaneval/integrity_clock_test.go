@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -135,12 +136,12 @@ func TestClockIntegritySuite(t *testing.T) {
 // runClockCase runs c and returns what broke: the attacker's verdict not
 // among c.want, the honest sample not passing, or its clocks missing or
 // over a limit.
-func runClockCase(t *testing.T, launch Launcher, d *Dataset, truth *Truth, c clockCase) (broke []string) {
+func runClockCase(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, c clockCase) (broke []string) {
 	t.Helper()
-	task := d.Task(integrityTask)
-	samples := []*Sample{
-		{TaskID: task.ID, ID: 0, Solution: c.code, Origin: "attacker"},
-		{TaskID: task.ID, ID: 1, Solution: strings.ReplaceAll(honestAfter, "{canon}", task.Program()), Origin: "honest"},
+	tk := d.Task(integrityTask)
+	samples := []*task.Sample{
+		{TaskID: tk.ID, ID: 0, Solution: c.code, Origin: "attacker"},
+		{TaskID: tk.ID, ID: 1, Solution: strings.ReplaceAll(honestAfter, "{canon}", tk.Program()), Origin: "honest"},
 	}
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
@@ -148,7 +149,7 @@ func runClockCase(t *testing.T, launch Launcher, d *Dataset, truth *Truth, c clo
 		c.limits(&limits)
 	}
 	rep, err := Run(context.Background(), Config{
-		Dataset: d, Tasks: []*Task{task}, Samples: samples, Launch: launch, Truth: truth,
+		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1, BaseOnly: c.baseOnly,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
@@ -98,19 +99,19 @@ func TestEvalPlusIntegrity(t *testing.T) {
 func runEvalPlusAttack(t *testing.T, e *sandbox.Engine, img sandbox.Image, harness, tree string, c evalplusAttack) []string {
 	t.Helper()
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	task := d.Task("HumanEval/53")
+	tk := d.Task("HumanEval/53")
 	m, err := digest.Tree(filepath.Join(tree, EvalPlusPackage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := []*Sample{
-		{TaskID: task.ID, ID: 0, Solution: c.code, Origin: "attacker"},
-		{TaskID: task.ID, ID: 1, Solution: evalplusLater + task.Program(), Origin: "canonical"},
-		{TaskID: task.ID, ID: 2, Solution: evalplusLater + "def add(x, y):\n    return -1\n", Origin: "wrong"},
+	samples := []*task.Sample{
+		{TaskID: tk.ID, ID: 0, Solution: c.code, Origin: "attacker"},
+		{TaskID: tk.ID, ID: 1, Solution: evalplusLater + tk.Program(), Origin: "canonical"},
+		{TaskID: tk.ID, ID: 2, Solution: evalplusLater + "def add(x, y):\n    return -1\n", Origin: "wrong"},
 	}
 	rep, err := RunEvalPlus(context.Background(), EvalPlusConfig{Engine: e, Image: img, HarnessDir: harness,
 		TreeDir: tree, TreeDigest: m.Digest(), DatasetFile: decompressed(t, miniPin, d), Dataset: d,
-		Tasks: []*Task{task}, Samples: samples, BaseOnly: true, Parallel: 1, Limits: DefaultRunLimits()})
+		Tasks: []*task.Task{tk}, Samples: samples, BaseOnly: true, Parallel: 1, Limits: DefaultRunLimits()})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

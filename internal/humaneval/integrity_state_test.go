@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -63,12 +64,12 @@ var stateCode = map[string]string{stateLeaker: socketLeakCase, stateHonest: hone
 // time, and returns the report. (Base alone: a second phase would be a
 // later job of the same container, whose counters the first moved, a
 // channel the suite does not claim closed.)
-func runStateCases(t *testing.T, launch Launcher, d *Dataset, truth *Truth, names ...string) *Report {
+func runStateCases(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, names ...string) *Report {
 	t.Helper()
-	task := d.Task(integrityTask)
-	var samples []*Sample
+	tk := d.Task(integrityTask)
+	var samples []*task.Sample
 	for i, name := range names {
-		samples = append(samples, &Sample{TaskID: task.ID, ID: i, Solution: strings.ReplaceAll(stateCode[name], "{canon}", task.Program()),
+		samples = append(samples, &task.Sample{TaskID: tk.ID, ID: i, Solution: strings.ReplaceAll(stateCode[name], "{canon}", tk.Program()),
 			Origin: name})
 	}
 	// runAttackThenHonest's limits: the honest sample's checks load
@@ -76,7 +77,7 @@ func runStateCases(t *testing.T, launch Launcher, d *Dataset, truth *Truth, name
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
 	rep, err := Run(context.Background(), Config{
-		Dataset: d, Tasks: []*Task{task}, Samples: samples, Launch: launch, Truth: truth,
+		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1, BaseOnly: true,
 	})
 	if err != nil {

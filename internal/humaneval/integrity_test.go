@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -133,12 +134,12 @@ func testIntegritySuite(t *testing.T, e *sandbox.Engine) {
 }
 
 // baseFib returns fib of each base input of integrityTask as a Python list.
-func baseFib(t *testing.T, task *Task) string {
+func baseFib(t *testing.T, tk *task.Task) string {
 	var out []string
-	for _, in := range task.Inputs(Base) {
+	for _, in := range tk.Inputs(task.Base) {
 		var args []int
 		if err := json.Unmarshal(in, &args); err != nil || len(args) != 1 {
-			t.Fatalf("input %s of %s is not [n]", in, task.ID)
+			t.Fatalf("input %s of %s is not [n]", in, tk.ID)
 		}
 		a, b := 0, 1
 		for range args[0] {
@@ -151,16 +152,16 @@ func baseFib(t *testing.T, task *Task) string {
 
 // runAttackThenHonest runs the self-check, the attacker and the honest
 // sample in one run on one supervisor.
-func runAttackThenHonest(t *testing.T, launch Launcher, d *Dataset, truth *Truth, task *Task, code string) (att, hon *SampleResult) {
+func runAttackThenHonest(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, tk *task.Task, code string) (att, hon *SampleResult) {
 	t.Helper()
 	fill := func(s string) string {
-		s = strings.ReplaceAll(s, "{canon}", task.Program())
-		s = strings.ReplaceAll(s, "{outputs}", baseFib(t, task))
-		return strings.ReplaceAll(s, "{n}", fmt.Sprint(len(task.Inputs(Base))))
+		s = strings.ReplaceAll(s, "{canon}", tk.Program())
+		s = strings.ReplaceAll(s, "{outputs}", baseFib(t, tk))
+		return strings.ReplaceAll(s, "{n}", fmt.Sprint(len(tk.Inputs(task.Base))))
 	}
-	samples := []*Sample{
-		{TaskID: task.ID, ID: 0, Solution: fill(code), Origin: "attacker"},
-		{TaskID: task.ID, ID: 1, Solution: fill(honestAfter), Origin: "honest"},
+	samples := []*task.Sample{
+		{TaskID: tk.ID, ID: 0, Solution: fill(code), Origin: "attacker"},
+		{TaskID: tk.ID, ID: 1, Solution: fill(honestAfter), Origin: "honest"},
 	}
 	// Tighter time limits than the defaults keep the suite short; they are
 	// CPU seconds, so a loaded machine does not make them flaky. The load
@@ -169,7 +170,7 @@ func runAttackThenHonest(t *testing.T, launch Launcher, d *Dataset, truth *Truth
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
 	rep, err := Run(context.Background(), Config{
-		Dataset: d, Tasks: []*Task{task}, Samples: samples, Launch: launch, Truth: truth,
+		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/journal"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
@@ -99,9 +100,9 @@ type (
 	}
 )
 
-func programDigest(s *Sample) string { return digest.Of([]byte(s.Solution)).Hex() }
+func programDigest(s *task.Sample) string { return digest.Of([]byte(s.Solution)).Hex() }
 
-func newVerdict(i int, smp *Sample, p Phase, pr PhaseResult) journalVerdict {
+func newVerdict(i int, smp *task.Sample, p task.Phase, pr PhaseResult) journalVerdict {
 	return journalVerdict{Type: "verdict", Sample: i, Task: smp.TaskID, Completion: smp.ID, Program: programDigest(smp), Phase: p.String(), Result: pr}
 }
 
@@ -287,12 +288,12 @@ func absPath(p string) string {
 // known maps the verdicts of a prior run to the samples of this one,
 // checking that each names the same task, completion and program (exit 4
 // otherwise).
-func (p *priorRun) known(samples []*Sample) (map[[2]int]PhaseResult, error) {
+func (p *priorRun) known(samples []*task.Sample) (map[[2]int]PhaseResult, error) {
 	out := map[[2]int]PhaseResult{}
 	for _, v := range p.verdicts {
-		ph := Base
+		ph := task.Base
 		if v.Phase == "plus" {
-			ph = Plus
+			ph = task.Plus
 		} else if v.Phase != "base" {
 			return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s names phase %q", p.id, JournalFile, v.Phase)
 		}
@@ -323,7 +324,7 @@ type journalRun struct {
 // header, or, resuming prior, prior's journal continued (after checking
 // that id is prior's identity, exit 4 naming what differs). With
 // o.Cache it gathers the reusable verdicts of earlier runs.
-func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, prior *priorRun, samples []*Sample) (*journalRun, error) {
+func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, prior *priorRun, samples []*task.Sample) (*journalRun, error) {
 	path := filepath.Join(run.Dir, JournalFile)
 	jr := &journalRun{report: JournalReport{File: JournalFile, Cache: o.Cache}}
 	// The binary that scores is part of the identity: a resume, and the
@@ -358,7 +359,7 @@ func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, p
 
 // known is the Scorer's Known: a verdict of the resumed run, or one the
 // cache holds (which is journaled as this run's, naming its run).
-func (jr *journalRun) known(i int, smp *Sample, p Phase) (PhaseResult, bool) {
+func (jr *journalRun) known(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool) {
 	jr.mu.Lock()
 	defer jr.mu.Unlock()
 	if pr, ok := jr.prior[[2]int{i, int(p)}]; ok {
@@ -379,7 +380,7 @@ func (jr *journalRun) known(i int, smp *Sample, p Phase) (PhaseResult, bool) {
 }
 
 // decided is the Scorer's Decided: it journals the verdict.
-func (jr *journalRun) decided(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error {
+func (jr *journalRun) decided(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error {
 	v := newVerdict(i, smp, p, pr)
 	v.Shared = shared
 	if err := jr.w.Add(v); err != nil {

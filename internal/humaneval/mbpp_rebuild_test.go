@@ -83,7 +83,7 @@ func TestMBPPInputRebuildsMatchEvalPlus(t *testing.T) {
 	if err := os.WriteFile(script, []byte(rebuildCheck), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-B", "-I", script, harness, tree, filepath.Join(sharedData(t), mbppPin.file), string(rb))
+	cmd := exec.Command(py, "-B", "-I", script, harness, tree, filepath.Join(sharedData(t), mbppPin.File), string(rb))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -153,7 +154,7 @@ func TestRecheckedVerdictJournals(t *testing.T) {
 	first := PhaseResult{Status: StatusTimeout, FailInput: 1, Reason: "the list used more than 13.0 s of CPU time", Records: 1, Limit: 13,
 		Near: &NearLimit{Status: StatusTimeout, Input: -1, CPU: 13, Limit: 13}}
 	pr := combineRecheck(first, PhaseResult{Status: StatusPass, FailInput: -1, Records: 3, Elapsed: 11, Limit: 13}, NearLimit{Status: StatusPass, Input: -1, CPU: 11, Limit: 13})
-	v := newVerdict(4, &Sample{TaskID: "HumanEval/53", ID: 2, Solution: "def add(x, y):\n    return x + y\n"}, Plus, pr)
+	v := newVerdict(4, &task.Sample{TaskID: "HumanEval/53", ID: 2, Solution: "def add(x, y):\n    return x + y\n"}, task.Plus, pr)
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestRechecks(t *testing.T) {
 	n := &NearLimit{Status: StatusPass, Input: 1, CPU: 3.5, Limit: 4, DecidedBy: DecidedByFirst, Recheck: &NearLimit{Status: StatusPass, Input: 1, CPU: 3.4, Limit: 4}}
 	slow, fast := "def f():\n    slow()\n", "def f():\n    pass\n"
 	res := func(id int, prog string, base, plus *NearLimit) *SampleResult {
-		return &SampleResult{Sample: &Sample{TaskID: "HumanEval/1", ID: id, Solution: prog},
+		return &SampleResult{Sample: &task.Sample{TaskID: "HumanEval/1", ID: id, Solution: prog},
 			Base: PhaseResult{Status: StatusPass, Near: base}, Plus: &PhaseResult{Status: StatusPass, Near: plus}}
 	}
 	got := Rechecks([]*SampleResult{res(0, slow, nil, n), res(1, fast, nil, nil), res(2, slow, nil, n), res(3, fast, &NearLimit{Status: StatusPass, Input: 0, CPU: 7, Limit: 8}, nil)}, DefaultRunLimits())

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -35,9 +37,9 @@ const (
 
 // outputTypes are the cases of the table, by benchmark. Each names what the
 // task's comparison is (==, set(out), a tolerance, find_zero).
-func outputTypes() map[*Benchmark][]outputType {
-	return map[*Benchmark][]outputType{
-		HumanEvalPlus: {
+func outputTypes() map[*task.Benchmark][]outputType {
+	return map[*task.Benchmark][]outputType{
+		task.HumanEvalPlus: {
 			{"HumanEval/53", "int subclass", "class I(int): pass", "I(r)", pass, pass},
 			{"HumanEval/53", "numpy.int64", "", "np.int64(r)", pass, pass},
 			{"HumanEval/53", "float for int", "", "float(r)", pass, pass},
@@ -62,7 +64,7 @@ func outputTypes() map[*Benchmark][]outputType {
 			{"HumanEval/32", "numpy.float64, find_zero", "", "np.float64(r)", pass, pass},
 			{"HumanEval/32", "int for float, find_zero", "", "round(r) if abs(r - round(r)) < 1e-12 else r", pass, pass},
 		},
-		MBPPPlus: {
+		task.MBPPPlus: {
 			{"Mbpp/88", "dict for Counter", "", "dict(r)", pass, pass},
 			{"Mbpp/88", "OrderedDict", "", "OrderedDict(r)", pass, pass},
 			{"Mbpp/88", "defaultdict", "", "defaultdict(int, r)", pass, pass},
@@ -78,11 +80,11 @@ func outputTypes() map[*Benchmark][]outputType {
 	}
 }
 
-func (c outputType) program(d *Dataset) string {
-	task := d.Task(c.task)
-	e := task.EntryPoint
+func (c outputType) program(d *task.Dataset) string {
+	tk := d.Task(c.task)
+	e := tk.EntryPoint
 	od := "from collections import OrderedDict, defaultdict, namedtuple, Counter, UserDict\nimport numpy as np\n"
-	return fmt.Sprintf("%s%s\n%s\n_f = %s\ndef %s(*a):\n    r = _f(*a)\n    numbers = a[0]\n    return %s\n", od, task.Program(), c.prelude, e, e, c.wrap)
+	return fmt.Sprintf("%s%s\n%s\n_f = %s\ndef %s(*a):\n    r = _f(*a)\n    numbers = a[0]\n    return %s\n", od, tk.Program(), c.prelude, e, e, c.wrap)
 }
 
 // TestOutputTypesAsEvalPlus scores one honest program per kind of output
@@ -100,18 +102,18 @@ func TestOutputTypesAsEvalPlus(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := outputTypes()
-	for _, b := range []*Benchmark{HumanEvalPlus, MBPPPlus} {
+	for _, b := range []*task.Benchmark{task.HumanEvalPlus, task.MBPPPlus} {
 		id, pin := "humanevalplus-mini-v0.1.10", miniPin
-		if b == MBPPPlus {
+		if b == task.MBPPPlus {
 			id, pin = "mbppplus-v0.2.0", mbppPin
 		}
 		t.Run(b.Name, func(t *testing.T) {
 			d := testDataset(t, id)
-			var samples []*Sample
-			var tasks []*Task
+			var samples []*task.Sample
+			var tasks []*task.Task
 			seen := map[string]bool{}
 			for i, c := range cases[b] {
-				samples = append(samples, &Sample{TaskID: c.task, ID: i, Solution: c.program(d), Origin: c.kind})
+				samples = append(samples, &task.Sample{TaskID: c.task, ID: i, Solution: c.program(d), Origin: c.kind})
 				if !seen[c.task] {
 					seen[c.task] = true
 					tasks = append(tasks, d.Task(c.task))
@@ -157,8 +159,8 @@ func byID(rs []*SampleResult) map[int]*SampleResult {
 
 // decompressed writes the dataset's JSON lines, as EvalPlus's cache holds
 // them, and checks their MD5.
-func decompressed(t testing.TB, p pinned, d *Dataset) string {
-	f, err := os.Open(filepath.Join(sharedData(t), p.file))
+func decompressed(t testing.TB, p tasktest.Pin, d *task.Dataset) string {
+	f, err := os.Open(filepath.Join(sharedData(t), p.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +182,7 @@ func decompressed(t testing.TB, p pinned, d *Dataset) string {
 		t.Fatal(err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != d.MD5 {
-		t.Fatalf("%s decompressed to md5 %s, not %s", p.file, got, d.MD5)
+		t.Fatalf("%s decompressed to md5 %s, not %s", p.File, got, d.MD5)
 	}
 	return out
 }
@@ -202,10 +204,10 @@ const (
 
 // checkTypeTables requires each doc to hold its benchmark's table between
 // the markers, or rewrites it there with -update-docs.
-func checkTypeTables(t *testing.T, cases map[*Benchmark][]outputType) {
+func checkTypeTables(t *testing.T, cases map[*task.Benchmark][]outputType) {
 	_, file, _, _ := runtime.Caller(0)
 	docs := filepath.Join(filepath.Dir(file), "..", "..", "docs")
-	for b, name := range map[*Benchmark]string{HumanEvalPlus: "humaneval.md", MBPPPlus: "mbpp.md"} {
+	for b, name := range map[*task.Benchmark]string{task.HumanEvalPlus: "humaneval.md", task.MBPPPlus: "mbpp.md"} {
 		p := filepath.Join(docs, name)
 		raw, err := os.ReadFile(p)
 		if err != nil {

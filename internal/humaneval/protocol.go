@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -458,7 +459,7 @@ func (w *worker) ensure(ctx context.Context) error {
 	}
 	if err != nil {
 		w.stop()
-		return fmt.Errorf("the supervisor did not start: %v: %s", err, clipString(t.Stderr()))
+		return fmt.Errorf("the supervisor did not start: %v: %s", err, task.Clip(t.Stderr()))
 	}
 	return nil
 }
@@ -507,7 +508,7 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 		if w.received == 0 && hdr[0] == 'F' {
 			// Before its hello no job exists: this is the supervisor
 			// failing before it had the key.
-			return 0, nil, fmt.Errorf("the supervisor stopped before it had the channel key: %s", clipString(string(body[:n])))
+			return 0, nil, fmt.Errorf("the supervisor stopped before it had the channel key: %s", task.Clip(string(body[:n])))
 		}
 		return 0, nil, fmt.Errorf("frame %d (%q, %d bytes) is not the supervisor's: its tag does not match (another process wrote into or read from the channel)", w.received, hdr[0], n)
 	}
@@ -804,7 +805,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			return end, nil
 		case 'P':
 		case 'F':
-			return lost(k, "the supervisor stopped: "+clipString(string(body)))
+			return lost(k, "the supervisor stopped: "+task.Clip(string(body)))
 		default:
 			return lost(k, fmt.Sprintf("frame of kind %q", kind))
 		}

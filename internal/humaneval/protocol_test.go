@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/task"
 )
 
 // supervisorStream stands in for a supervisor when the stream itself is
@@ -156,7 +157,7 @@ func FuzzSupervisorStream(f *testing.F) {
 	exp := mustParse(f, floatv(math.Pi))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		w := &worker{launch: streamOf(stream)}
-		o := testOracle(HumanEvalPlus, 0, "f")
+		o := testOracle(task.HumanEvalPlus, 0, "f")
 		w.run(context.Background(), testJob(3), func(k int, r record) bool {
 			if r.Kind != 'V' {
 				return false

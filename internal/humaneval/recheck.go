@@ -1,5 +1,7 @@
 package humaneval
 
+import "github.com/reprolab/repro/internal/humaneval/task"
+
 // RecheckReport is the record of a run's rechecks (RecheckRule): the rule,
 // the margin, and every verdict that was decided by two runs.
 type RecheckReport struct {
@@ -27,7 +29,7 @@ func Rechecks(results []*SampleResult, limits RunLimits) *RecheckReport {
 	out := &RecheckReport{Rule: RecheckRule, Margin: limits.NearLimitMargin, Rechecked: []RecheckedVerdict{}}
 	seen := map[shareKey]int{}
 	for _, r := range results {
-		for _, p := range []Phase{Base, Plus} {
+		for _, p := range []task.Phase{task.Base, task.Plus} {
 			pr := r.phase(p)
 			if pr == nil || pr.Near == nil || pr.Near.Recheck == nil {
 				continue

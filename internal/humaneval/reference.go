@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
@@ -63,15 +64,15 @@ var (
 // Missing, with the command that provides it. It writes nothing under home.
 func LoadReference(home, dataset string) *Reference {
 	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: HarnessDigest.Hex(), Limits: DefaultRunLimits()}
-	var choice *DatasetChoice
-	for _, c := range DatasetChoices {
+	var choice *task.DatasetChoice
+	for _, c := range task.DatasetChoices {
 		if strings.EqualFold(c.ID, dataset) {
 			c := c
 			choice = &c
 		}
 	}
 	if choice == nil {
-		ref.Missing = append(ref.Missing, "dataset "+dataset+" is not one repro scores ("+DatasetNames+")")
+		ref.Missing = append(ref.Missing, "dataset "+dataset+" is not one repro scores ("+task.DatasetNames+")")
 	} else {
 		ref.Dataset = choice.ID
 		f, err := loadFacts(home, *choice)
@@ -89,7 +90,7 @@ func LoadReference(home, dataset string) *Reference {
 	return ref
 }
 
-func loadFacts(home string, c DatasetChoice) (*datasetFacts, error) {
+func loadFacts(home string, c task.DatasetChoice) (*datasetFacts, error) {
 	factsMu.Lock()
 	defer factsMu.Unlock()
 	cat := catalog.Default()

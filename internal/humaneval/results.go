@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runs"
 )
 
@@ -69,7 +70,7 @@ type Summary struct {
 }
 
 // Summarize computes counts and pass@k over tasks (in order) from results.
-func Summarize(tasks []*Task, results []*SampleResult, plus, subset bool) Summary {
+func Summarize(tasks []*task.Task, results []*SampleResult, plus, subset bool) Summary {
 	byTask := map[string][]*SampleResult{}
 	for _, r := range results {
 		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
@@ -148,9 +149,9 @@ type ResultEntry struct {
 // base_clocks or plus_clocks, or, in a file written before those, the
 // figures it held (the wall seconds as Wall, the limit as CPULimit, the
 // run unknown); nil where none was recorded.
-func (e *ResultEntry) Clocks(p Phase) *PhaseClocks {
+func (e *ResultEntry) Clocks(p task.Phase) *PhaseClocks {
 	c, wall, limit := e.BaseClocks, e.BaseElapsed, e.BaseLimit
-	if p == Plus {
+	if p == task.Plus {
 		c, wall, limit = e.PlusClocks, e.PlusElapsed, e.PlusLimit
 	}
 	if c != nil || (wall == 0 && limit == 0) {
@@ -185,8 +186,8 @@ func (e *ResultEntry) checkClocks() error {
 // base_exact_run and plus_exact_run where a run with one input at a time
 // decided it. An entry whose pass is over its limits is refused (an
 // error; nothing is written).
-func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResult, sum Summary, when time.Time) error {
-	byID := make(map[string]*Task, len(tasks))
+func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results []*SampleResult, sum Summary, when time.Time) error {
+	byID := make(map[string]*task.Task, len(tasks))
 	for _, t := range tasks {
 		byID[t.ID] = t
 	}
@@ -198,7 +199,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 		}
 		e := ResultEntry{
 			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
-			BaseFailTests: failTests(t, Base, &r.Base), PlusFailTests: []json.RawMessage{},
+			BaseFailTests: failTests(t, task.Base, &r.Base), PlusFailTests: []json.RawMessage{},
 			BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
 		}
 		if r.Base.Status != StatusPass {
@@ -207,7 +208,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 		if r.Plus != nil {
 			st := r.Plus.Status
 			e.PlusStatus = &st
-			e.PlusFailTests = failTests(t, Plus, r.Plus)
+			e.PlusFailTests = failTests(t, task.Plus, r.Plus)
 			e.PlusClocks, e.PlusNearLimit, e.PlusExactRun = r.Plus.Clocks, r.Plus.Near, r.Plus.Exact
 			if st != StatusPass {
 				e.PlusReason = r.Plus.Reason
@@ -224,7 +225,7 @@ func WriteResults(path string, d *Dataset, tasks []*Task, results []*SampleResul
 // when as given (no time zone conversion), pass_at_k from sum. The file
 // is written atomically and must parse back as one JSON document. An
 // entry whose pass is over its limits is refused, and nothing written.
-func WriteResultEntries(path, hash string, tasks []*Task, eval map[string][]ResultEntry, sum Summary, when time.Time) error {
+func WriteResultEntries(path, hash string, tasks []*task.Task, eval map[string][]ResultEntry, sum Summary, when time.Time) error {
 	for _, t := range tasks {
 		for i := range eval[t.ID] {
 			if err := eval[t.ID][i].checkClocks(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -34,17 +35,17 @@ func TestEstimatePassAtK(t *testing.T) {
 }
 
 func TestSummarizeAndResultsFile(t *testing.T) {
-	d := &Dataset{ID: "test", MD5: "0123", HasPlus: true, Tasks: []*Task{
+	d := &task.Dataset{ID: "test", MD5: "0123", HasPlus: true, Tasks: []*task.Task{
 		{ID: "HumanEval/0", Base: []json.RawMessage{[]byte("[1]"), []byte("[2]")}, Plus: []json.RawMessage{[]byte(`["x"]`)}},
 		{ID: "HumanEval/1", Base: []json.RawMessage{[]byte("[3]")}, Plus: []json.RawMessage{[]byte("[4]")}},
 	}}
 	pass := PhaseResult{Status: StatusPass, FailInput: -1}
 	fail := func(i int, why string) PhaseResult { return PhaseResult{Status: StatusFail, FailInput: i, Reason: why} }
 	results := []*SampleResult{
-		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "a"}, Base: pass, Plus: &PhaseResult{Status: StatusPass, FailInput: -1}},
-		{Sample: &Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Elapsed: 9.5, Limit: 9,
+		{Sample: &task.Sample{TaskID: "HumanEval/0", Solution: "a"}, Base: pass, Plus: &PhaseResult{Status: StatusPass, FailInput: -1}},
+		{Sample: &task.Sample{TaskID: "HumanEval/0", Solution: "b", ID: 1}, Base: fail(1, "raised ValueError"), Plus: &PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Elapsed: 9.5, Limit: 9,
 			Clocks: &PhaseClocks{Run: RunExact, JobCPU: 9.01, LoadCPU: 0.1, CPULimit: 9, Wall: 9.5}}},
-		{Sample: &Sample{TaskID: "HumanEval/1", Solution: "c"}, Base: pass, Plus: &PhaseResult{Status: StatusFail, FailInput: 0}},
+		{Sample: &task.Sample{TaskID: "HumanEval/1", Solution: "c"}, Base: pass, Plus: &PhaseResult{Status: StatusFail, FailInput: 0}},
 	}
 	sum := Summarize(d.Tasks, results, true, false)
 	if sum.BasePassed != 2 || sum.PlusPassed != 1 || sum.Timeouts != 1 || sum.Samples != 3 {
@@ -120,10 +121,10 @@ func TestNoPassOverItsLimit(t *testing.T) {
 		t.Errorf("a pass at its limit, 14.2 s of wall time: settled as %s (%s)", within.Status, within.Reason)
 	}
 
-	d := &Dataset{ID: "test", MD5: "0123", Tasks: []*Task{{ID: "Mbpp/123", Base: []json.RawMessage{[]byte("[1]")}}}}
+	d := &task.Dataset{ID: "test", MD5: "0123", Tasks: []*task.Task{{ID: "Mbpp/123", Base: []json.RawMessage{[]byte("[1]")}}}}
 	path := filepath.Join(t.TempDir(), "eval_results.json")
 	for _, c := range over {
-		res := []*SampleResult{{Sample: &Sample{TaskID: "Mbpp/123", Solution: "x"}, Base: PhaseResult{Status: StatusPass, FailInput: -1, Clocks: c}}}
+		res := []*SampleResult{{Sample: &task.Sample{TaskID: "Mbpp/123", Solution: "x"}, Base: PhaseResult{Status: StatusPass, FailInput: -1, Clocks: c}}}
 		err := WriteResults(path, d, d.Tasks, res, Summarize(d.Tasks, res, false, false), time.Now())
 		if exitcode.Of(err) != exitcode.Integrity {
 			t.Errorf("a pass over its limit (%+v) was written, or refused with %v: want exit 4", c, err)
@@ -140,10 +141,10 @@ func TestNoPassOverItsLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := f.Eval["Mbpp/123"][0]
-	if c := e.Clocks(Base); c == nil || c.Wall != 14.2 || c.CPULimit != 13 || c.Run != "" || c.JobCPU != 0 {
+	if c := e.Clocks(task.Base); c == nil || c.Wall != 14.2 || c.CPULimit != 13 || c.Run != "" || c.JobCPU != 0 {
 		t.Errorf("an older file's base figures read as %+v, want wall 14.2 s against a 13 s CPU limit, run and CPU unknown", c)
 	}
-	if c := e.Clocks(Plus); c == nil || c.Wall != 203.6 || c.CPULimit != 61 {
+	if c := e.Clocks(task.Plus); c == nil || c.Wall != 203.6 || c.CPULimit != 61 {
 		t.Errorf("an older file's plus figures read as %+v", c)
 	}
 }

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 )
 
 // Config is one scoring run.
 type Config struct {
-	Dataset   *Dataset
-	Tasks     []*Task   // the tasks to score, in dataset order
-	Samples   []*Sample // the candidates; ignored when Canonical is set
-	Canonical bool      // score the canonical solutions as if they were candidates
+	Dataset   *task.Dataset
+	Tasks     []*task.Task   // the tasks to score, in dataset order
+	Samples   []*task.Sample // the candidates; ignored when Canonical is set
+	Canonical bool           // score the canonical solutions as if they were candidates
 	Launch    Launcher
 	// LaunchLarge starts supervisors in the large sandbox (LargeLimits)
 	// for what the ordinary one cannot hold; nil means none.
@@ -29,8 +30,8 @@ type Config struct {
 	// Known and Decided are the candidates' Scorer hooks (see Scorer):
 	// verdicts decided before (never for the self-check, which runs in
 	// full in every process) and each verdict as it is decided.
-	Known   func(i int, smp *Sample, p Phase) (PhaseResult, bool)
-	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	Known   func(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool)
+	Decided func(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error
 	// EngineUp is the Scorer's (see Scorer), for the self-check and the
 	// candidates.
 	EngineUp func(ctx context.Context) error
@@ -134,7 +135,7 @@ func (r *Report) PeakMemory() int64 {
 // scored records the scoring stage's outcome in r: its statistics always,
 // its results and their summary over tasks (a subset of d's when fewer)
 // when it completed.
-func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks []*Task, d *Dataset, plus bool) (*Report, error) {
+func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*Report, error) {
 	r.Scoring = st
 	if err != nil {
 		return r, err
@@ -145,10 +146,10 @@ func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks
 }
 
 // CanonicalSamples returns the canonical program of each task as a sample.
-func CanonicalSamples(tasks []*Task) []*Sample {
-	out := make([]*Sample, len(tasks))
+func CanonicalSamples(tasks []*task.Task) []*task.Sample {
+	out := make([]*task.Sample, len(tasks))
 	for i, t := range tasks {
-		out[i] = &Sample{TaskID: t.ID, Solution: t.Program(), Origin: "canonical solution of " + t.ID}
+		out[i] = &task.Sample{TaskID: t.ID, Solution: t.Program(), Origin: "canonical solution of " + t.ID}
 	}
 	return out
 }

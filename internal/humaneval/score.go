@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -110,14 +111,14 @@ type PhaseResult struct {
 
 // SampleResult is the verdict of one sample.
 type SampleResult struct {
-	Sample *Sample
+	Sample *task.Sample
 	Base   PhaseResult
 	Plus   *PhaseResult // nil with base-only scoring
 }
 
 // phase returns the result of phase p (Plus only where scored).
-func (r *SampleResult) phase(p Phase) *PhaseResult {
-	if p == Plus {
+func (r *SampleResult) phase(p task.Phase) *PhaseResult {
+	if p == task.Plus {
 		return r.Plus
 	}
 	return &r.Base
@@ -170,7 +171,7 @@ type Scorer struct {
 	// LaunchLarge starts supervisors in the large sandbox (LargeLimits),
 	// where the phases whose ground truth was computed there run.
 	LaunchLarge Launcher
-	Dataset     *Dataset
+	Dataset     *task.Dataset
 	Truth       *Truth
 	Limits      RunLimits
 	BaseOnly    bool
@@ -180,11 +181,11 @@ type Scorer struct {
 	// Known, if set, gives the verdicts decided before this pass (a
 	// resumed run's journal, verdicts reused from earlier runs), by the
 	// sample's index in the samples given to Score; those are not run.
-	Known func(i int, smp *Sample, p Phase) (PhaseResult, bool)
+	Known func(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool)
 	// Decided, if set, is told every verdict this pass decides, of every
 	// sample (shared: served by the execution of another sample's equal
 	// program), as it is decided; an error stops the pass.
-	Decided func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error
+	Decided func(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error
 	// EngineUp, if set, is asked whether the container engine still
 	// answers when a job loses its supervisor: with the engine gone the
 	// loss is the run's failure (which a resume continues), not the
@@ -251,8 +252,8 @@ func (s *Scorer) Close() int64 {
 
 type scoreJob struct {
 	res   *SampleResult
-	task  *Task
-	phase Phase
+	task  *task.Task
+	phase task.Phase
 	cost  float64
 	// index is res's index in the samples; also are the other samples of
 	// the task with the same program, which this job's verdict serves.
@@ -266,7 +267,7 @@ type scoreJob struct {
 // evalplus/evaluate.py), so equal bytes are the only sharing.
 type shareKey struct {
 	task    string
-	phase   Phase
+	phase   task.Phase
 	program string
 }
 
@@ -274,27 +275,27 @@ type shareKey struct {
 // with ground truth in s.Truth. The results are in the order of samples.
 // An error means the run cannot be trusted (a corrupt ground truth, a
 // sandbox that cannot start) and no result may be reported.
-func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult, ScoreStats, error) {
+func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleResult, ScoreStats, error) {
 	start := time.Now()
 	results := make([]*SampleResult, len(samples))
 	var jobs []*scoreJob
 	shared := map[shareKey]*scoreJob{}
 	reused := 0
 	for i, smp := range samples {
-		task := s.Dataset.Task(smp.TaskID)
-		if task == nil {
+		tk := s.Dataset.Task(smp.TaskID)
+		if tk == nil {
 			return nil, ScoreStats{}, fmt.Errorf("sample %s: task %s is not in dataset %s", smp.Origin, smp.TaskID, s.Dataset.ID)
 		}
-		tt, err := s.Truth.Get(task)
+		tt, err := s.Truth.Get(tk)
 		if err != nil {
 			return nil, ScoreStats{}, err
 		}
 		res := &SampleResult{Sample: smp}
 		results[i] = res
-		phases := []Phase{Base}
+		phases := []task.Phase{task.Base}
 		if !s.BaseOnly && s.Dataset.HasPlus {
 			res.Plus = &PhaseResult{}
-			phases = append(phases, Plus)
+			phases = append(phases, task.Plus)
 		}
 		for _, p := range phases {
 			if s.Known != nil {
@@ -304,7 +305,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 					continue
 				}
 			}
-			k := shareKey{task.ID, p, smp.Solution}
+			k := shareKey{tk.ID, p, smp.Solution}
 			if j := shared[k]; j != nil {
 				j.also = append(j.also, i)
 				continue
@@ -315,7 +316,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*Sample) ([]*SampleResult,
 					cost += t
 				}
 			}
-			j := &scoreJob{res: res, task: task, phase: p, cost: cost, index: i}
+			j := &scoreJob{res: res, task: tk, phase: p, cost: cost, index: i}
 			shared[k] = j
 			jobs = append(jobs, j)
 		}
@@ -444,8 +445,8 @@ func (rl RunLimits) PhaseLimit(limits []float64) float64 {
 // The measurement is the CPU time of the input (or list) that came nearest
 // its limit, or the limit a timeout exceeded, whether or not the verdict
 // is time-sensitive.
-func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Task, p Phase) (PhaseResult, NearLimit, error) {
-	tt, err := s.Truth.Get(task)
+func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *task.Task, p task.Phase) (PhaseResult, NearLimit, error) {
+	tt, err := s.Truth.Get(tk)
 	if err != nil {
 		return PhaseResult{}, NearLimit{}, err
 	}
@@ -453,7 +454,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		return PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no ground truth: " + tt.Error}, NearLimit{}, nil
 	}
 	pt := tt.phase(p)
-	inputs := task.Inputs(p)
+	inputs := tk.Inputs(p)
 	limits := s.Limits.InputLimits(pt.Times)
 	phaseLimit := s.Limits.PhaseLimit(limits)
 	// Turning an output into plain data is repro's work, not the program's
@@ -471,8 +472,8 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	// the caps leave wide room and stop floods early.
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
 	j := &job{
-		ID: nextJobID(), EntryPoint: task.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: inputs, Rebuild: task.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
+		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(smp.Solution),
+		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}
@@ -480,19 +481,19 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	if pt.Large {
 		lw := w.largeWorker(s.LaunchLarge)
 		if lw == nil {
-			return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", task.ID, p)
+			return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", tk.ID, p)
 		}
 		j.Memory = largeChildMemory(pt.PeakKB, s.Limits.ChildMemory)
 		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
 			return w.runLarge(ctx, lw, j, onRecord)
 		}
 	}
-	exp, err := s.Truth.open(task, p)
+	exp, err := s.Truth.open(tk, p)
 	if err != nil {
 		return PhaseResult{}, NearLimit{}, err
 	}
 	defer func() { exp.close() }()
-	orc := judge.NewOracle(task.Atol, task.Rules.Oracle)
+	orc := judge.NewOracle(tk.Atol, tk.Rules.Oracle)
 	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
 	var m NearLimit
 	var fatal error
@@ -503,14 +504,14 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		}
 		switch r.Kind {
 		case 'M':
-			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+clipString(string(r.Data))
+			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+task.Clip(string(r.Data))
 			return false
 		case 'X':
-			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+clipString(string(r.Data))
+			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+task.Clip(string(r.Data))
 			return false
 		case 'U':
-			if !task.Rules.NotNone {
-				res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+clipString(string(r.Data))
+			if !tk.Rules.NotNone {
+				res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+task.Clip(string(r.Data))
 				return false
 			}
 		}
@@ -527,7 +528,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
 			return false
 		}
-		if got.IsOther() && !task.Rules.NotNone {
+		if got.IsOther() && !tk.Rules.NotNone {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
@@ -541,10 +542,10 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 	again := func() error {
 		exp.close()
 		var err error
-		if exp, err = s.Truth.open(task, p); err != nil {
+		if exp, err = s.Truth.open(tk, p); err != nil {
 			return err
 		}
-		orc = judge.NewOracle(task.Atol, task.Rules.Oracle)
+		orc = judge.NewOracle(tk.Atol, tk.Rules.Oracle)
 		tally = newCPUTally(j)
 		res = PhaseResult{FailInput: -1, Limit: j.PhaseLimit, Exact: res.Exact}
 		j.ID = nextJobID()
@@ -594,7 +595,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 				}
 				continue
 			}
-			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, task.ID, end.Detail)
+			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, tk.ID, end.Detail)
 		case endInexact:
 			// A result within its own limit, but not within the limit of
 			// the time since its window was released: the program may
@@ -613,7 +614,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		case endLost:
 			if s.EngineUp != nil {
 				if err := s.EngineUp(ctx); err != nil {
-					return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, task.ID, end.Detail, err)
+					return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, tk.ID, end.Detail, err)
 				}
 			}
 			if end.Detail == "the supervisor did not finish the job in time" {
@@ -625,7 +626,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *Sample, task *Tas
 		default:
 			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, end.Detail
 			if tail := strings.TrimSpace(end.Stderr); tail != "" {
-				res.Reason += "; stderr: " + clipString(tail)
+				res.Reason += "; stderr: " + task.Clip(tail)
 			}
 		}
 		res.Near = tally.near(res, end, j.PhaseLimit, 1-s.Limits.NearLimitMargin)
@@ -662,9 +663,9 @@ func timeoutStatus(end jobEnd) Status {
 }
 
 // failTests returns the failing inputs of a phase for the results file.
-func failTests(task *Task, p Phase, pr *PhaseResult) []json.RawMessage {
+func failTests(tk *task.Task, p task.Phase, pr *PhaseResult) []json.RawMessage {
 	if pr == nil || pr.Status == StatusPass || pr.FailInput < 0 {
 		return []json.RawMessage{}
 	}
-	return []json.RawMessage{task.Inputs(p)[pr.FailInput]}
+	return []json.RawMessage{tk.Inputs(p)[pr.FailInput]}
 }

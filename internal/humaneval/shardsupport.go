@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/store"
 )
 
 // OpenDataset opens the dataset named name (a --dataset value) from the
 // store, verified against the catalog pins, with the assets it read.
-func OpenDataset(ctx context.Context, st *store.Store, name string) (*Dataset, []runs.Asset, error) {
+func OpenDataset(ctx context.Context, st *store.Store, name string) (*task.Dataset, []runs.Asset, error) {
 	c, err := datasetChoice(name)
 	if err != nil {
 		return nil, nil, err
@@ -66,7 +67,7 @@ func memAvailable() int64 {
 
 // CachedTruth opens the ground-truth cache that a run of d in the
 // evaluator image imageID would use on this machine (under st's state).
-func CachedTruth(st *store.Store, d *Dataset, imageID string) (*Truth, error) {
+func CachedTruth(st *store.Store, d *task.Dataset, imageID string) (*Truth, error) {
 	dir, err := st.StateDir("humaneval")
 	if err != nil {
 		return nil, err
@@ -76,8 +77,8 @@ func CachedTruth(st *store.Store, d *Dataset, imageID string) (*Truth, error) {
 
 // CachedSeconds returns the canonical solution's measured seconds over
 // all of task's base and plus inputs, and whether the cache holds them.
-func (t *Truth) CachedSeconds(task *Task) (float64, bool) {
-	tt := t.load(task, false)
+func (t *Truth) CachedSeconds(tk *task.Task) (float64, bool) {
+	tt := t.load(tk, false)
 	if tt == nil || tt.Error != "" {
 		return 0, false
 	}
@@ -95,9 +96,9 @@ func (t *Truth) CachedSeconds(task *Task) (float64, bool) {
 // TaskFiles returns the cache files of task that exist: its metadata and
 // expected outputs. Copied under the same key into another cache, they
 // serve there as they do here.
-func (t *Truth) TaskFiles(task *Task) []string {
+func (t *Truth) TaskFiles(tk *task.Task) []string {
 	var out []string
-	for _, p := range []string{t.metaPath(task), t.binPath(task, Base), t.binPath(task, Plus)} {
+	for _, p := range []string{t.metaPath(tk), t.binPath(tk, task.Base), t.binPath(tk, task.Plus)} {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 			out = append(out, p)
 		}

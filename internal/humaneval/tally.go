@@ -1,5 +1,7 @@
 package humaneval
 
+import "github.com/reprolab/repro/internal/humaneval/task"
+
 import "sync"
 
 // verdictTally counts, for progress, the candidate samples that have all
@@ -45,9 +47,9 @@ func (v *verdictTally) note(i int, pr PhaseResult) {
 
 // wrap returns Known and Decided hooks that do what known and decided
 // (either may be nil) do and count each verdict.
-func (v *verdictTally) wrap(known func(int, *Sample, Phase) (PhaseResult, bool),
-	decided func(int, *Sample, Phase, PhaseResult, bool) error) (func(int, *Sample, Phase) (PhaseResult, bool), func(int, *Sample, Phase, PhaseResult, bool) error) {
-	k := func(i int, smp *Sample, p Phase) (PhaseResult, bool) {
+func (v *verdictTally) wrap(known func(int, *task.Sample, task.Phase) (PhaseResult, bool),
+	decided func(int, *task.Sample, task.Phase, PhaseResult, bool) error) (func(int, *task.Sample, task.Phase) (PhaseResult, bool), func(int, *task.Sample, task.Phase, PhaseResult, bool) error) {
+	k := func(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool) {
 		if known == nil {
 			return PhaseResult{}, false
 		}
@@ -57,7 +59,7 @@ func (v *verdictTally) wrap(known func(int, *Sample, Phase) (PhaseResult, bool),
 		}
 		return pr, ok
 	}
-	d := func(i int, smp *Sample, p Phase, pr PhaseResult, shared bool) error {
+	d := func(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error {
 		if decided != nil {
 			if err := decided(i, smp, p, pr, shared); err != nil {
 				return err

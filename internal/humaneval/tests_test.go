@@ -1,6 +1,8 @@
 package humaneval
 
 import (
+	"github.com/reprolab/repro/internal/humaneval/task"
+
 	"slices"
 	"testing"
 )
@@ -8,8 +10,8 @@ import (
 // TestTestsOf: a sample passes when base and, where scored, plus pass; a
 // task's one sample is named by the task, several by task and completion id.
 func TestTestsOf(t *testing.T) {
-	res := func(task string, id int, base Status, plus *Status) *SampleResult {
-		r := &SampleResult{Sample: &Sample{TaskID: task, ID: id}, Base: PhaseResult{Status: base}}
+	res := func(tk string, id int, base Status, plus *Status) *SampleResult {
+		r := &SampleResult{Sample: &task.Sample{TaskID: tk, ID: id}, Base: PhaseResult{Status: base}}
 		if plus != nil {
 			r.Plus = &PhaseResult{Status: *plus}
 		}

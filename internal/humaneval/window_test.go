@@ -1,6 +1,8 @@
 package humaneval
 
 import (
+	"github.com/reprolab/repro/internal/humaneval/task"
+
 	"context"
 	"testing"
 )
@@ -15,15 +17,15 @@ import (
 func TestWindowLeftOpenRunsExactly(t *testing.T) {
 	launch, _, img := testSandbox(t)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	task := d.Task(integrityTask)
-	for _, p := range []Phase{Base, Plus} {
-		if n := len(task.Inputs(p)); n < 3 {
-			t.Fatalf("%s has %d %s inputs; the test needs 3", task.ID, n, p)
+	tk := d.Task(integrityTask)
+	for _, p := range []task.Phase{task.Base, task.Plus} {
+		if n := len(tk.Inputs(p)); n < 3 {
+			t.Fatalf("%s has %d %s inputs; the test needs 3", tk.ID, n, p)
 		}
 	}
 	// Input 0's window is itself alone; the next holds inputs 1 and 2 (its
 	// size follows input 0's few milliseconds), which spin.
-	code := task.Program() + `
+	code := tk.Program() + `
 import time
 def spin(s):
     t = time.process_time()
@@ -41,8 +43,8 @@ def fib(n):
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 1
 	rep, err := Run(context.Background(), Config{
-		Dataset: d, Tasks: []*Task{task}, Launch: launch, Truth: testTruth(t, d, img), Limits: limits, Parallel: 1,
-		Samples: []*Sample{{TaskID: task.ID, Solution: code, Origin: "two slow inputs in one window"}},
+		Dataset: d, Tasks: []*task.Task{tk}, Launch: launch, Truth: testTruth(t, d, img), Limits: limits, Parallel: 1,
+		Samples: []*task.Sample{{TaskID: tk.ID, Solution: code, Origin: "two slow inputs in one window"}},
 	})
 	if err != nil {
 		t.Fatalf("run: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/sandbox"
 )
@@ -19,17 +20,17 @@ import (
 // run's workspace, and the digest of what was read, which the original
 // must still have at the end of the run (Check).
 type Input struct {
-	Path      string        `json:"path"`
-	Format    string        `json:"format"` // "jsonl" or "folder"
-	SHA256    digest.SHA256 `json:"sha256"` // of the file, or of the folder's sample files
-	Workspace string        `json:"workspace"`
-	WSDigest  digest.SHA256 `json:"workspace_digest"`
-	Samples   int           `json:"samples"`
-	Warnings  []string      `json:"warnings,omitempty"`
-	Set       *SampleSet    `json:"-"`
+	Path      string          `json:"path"`
+	Format    string          `json:"format"` // "jsonl" or "folder"
+	SHA256    digest.SHA256   `json:"sha256"` // of the file, or of the folder's sample files
+	Workspace string          `json:"workspace"`
+	WSDigest  digest.SHA256   `json:"workspace_digest"`
+	Samples   int             `json:"samples"`
+	Warnings  []string        `json:"warnings,omitempty"`
+	Set       *task.SampleSet `json:"-"`
 
 	ws *sandbox.Workspace
-	d  *Dataset
+	d  *task.Dataset
 }
 
 // maxSamplesFile bounds a samples file (the workspace copies at most this).
@@ -42,13 +43,13 @@ type LoadedSamples struct {
 	Path     string
 	Format   string        // "jsonl" or "folder"
 	SHA256   digest.SHA256 // of the file, or of the folder's sample files (folderDigest)
-	Set      *SampleSet
+	Set      *task.SampleSet
 	Warnings []string // the folder's entries that are not samples (the set's own are in Set.Warnings)
 
-	d     *Dataset
-	jsonl []byte       // the file's bytes, with Format "jsonl"
-	files []SampleFile // the folder's sample files, with Format "folder"
-	progs []*Sample    // files[i]'s sample, whose Solution is the file's bytes
+	d     *task.Dataset
+	jsonl []byte            // the file's bytes, with Format "jsonl"
+	files []task.SampleFile // the folder's sample files, with Format "folder"
+	progs []*task.Sample    // files[i]'s sample, whose Solution is the file's bytes
 }
 
 // LoadSamples reads the samples at path once, before anything is created
@@ -58,7 +59,7 @@ type LoadedSamples struct {
 // the one check that every task has a sample. A link is not followed.
 // Every error is a usage error naming the path. What it returns is all a
 // run needs of the samples until Input.Check hashes them again at its end.
-func LoadSamples(path string, d *Dataset, tasks []*Task) (*LoadedSamples, error) {
+func LoadSamples(path string, d *task.Dataset, tasks []*task.Task) (*LoadedSamples, error) {
 	fi, err := samplesKind(path)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func (s *LoadedSamples) loadJSONL(size int64) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
-	if s.Set, err = ReadSamplesJSONL(bytes.NewReader(b), s.Path, s.d); err != nil {
+	if s.Set, err = task.ReadSamplesJSONL(bytes.NewReader(b), s.Path, s.d); err != nil {
 		return err
 	}
 	s.jsonl, s.SHA256 = b, digest.Of(b)
@@ -99,19 +100,19 @@ func (s *LoadedSamples) loadJSONL(size int64) error {
 // loadFolder lists a samples folder and reads each of its programs.
 func (s *LoadedSamples) loadFolder() error {
 	s.Format = "folder"
-	files, warn, err := ListSamplesDir(s.Path, s.d)
+	files, warn, err := task.ListSamplesDir(s.Path, s.d)
 	if err != nil {
 		return err
 	}
 	s.Warnings = warn
-	s.Set = &SampleSet{ByTask: map[string][]*Sample{}}
+	s.Set = &task.SampleSet{ByTask: map[string][]*task.Sample{}}
 	h := digest.NewHash()
 	for _, f := range files {
-		b, err := readSample(f.Path, maxProgram)
+		b, err := readSample(f.Path, task.MaxProgram)
 		if err != nil {
 			return exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
 		}
-		smp, err := addProgram(s.Set, f, b)
+		smp, err := s.Set.AddProgram(f, b)
 		if err != nil {
 			return err
 		}
@@ -181,7 +182,7 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 	if s.Format == "jsonl" {
 		got, err = hashSample(filepath.Join(wsDir, filepath.Base(s.Path)), maxSamplesFile)
 	} else {
-		got, err = folderDigest(s.files, func(f SampleFile) string { return filepath.Join(wsDir, f.Flat) })
+		got, err = folderDigest(s.files, func(f task.SampleFile) string { return filepath.Join(wsDir, f.Flat) })
 	}
 	if err != nil {
 		return nil, err
@@ -210,9 +211,9 @@ func (in *Input) Check() error {
 		now, err = hashSample(in.Path, maxSamplesFile)
 	} else {
 		// Listed afresh, so that an added or removed sample counts too.
-		var files []SampleFile
-		if files, _, err = ListSamplesDir(in.Path, in.d); err == nil {
-			now, err = folderDigest(files, func(f SampleFile) string { return f.Path })
+		var files []task.SampleFile
+		if files, _, err = task.ListSamplesDir(in.Path, in.d); err == nil {
+			now, err = folderDigest(files, func(f task.SampleFile) string { return f.Path })
 		}
 	}
 	if err != nil || now != in.SHA256 {
@@ -242,10 +243,10 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 
 // folderDigest digests the sample files of a folder: one line per file,
 // "<flat name> <sha256>\n", in the listing's order.
-func folderDigest(files []SampleFile, at func(SampleFile) string) (digest.SHA256, error) {
+func folderDigest(files []task.SampleFile, at func(task.SampleFile) string) (digest.SHA256, error) {
 	h := digest.NewHash()
 	for _, f := range files {
-		d, err := hashSample(at(f), maxProgram)
+		d, err := hashSample(at(f), task.MaxProgram)
 		if err != nil {
 			return digest.SHA256{}, fmt.Errorf("sample %q: %v", f.Path, err)
 		}

@@ -286,7 +286,7 @@ func scoreStore(t *testing.T) (*store.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Import(context.Background(), "humanevalplus-mini-v0.1.10", filepath.Join(sharedData(t), miniPin.file), nil); err != nil {
+	if err := st.Import(context.Background(), "humanevalplus-mini-v0.1.10", filepath.Join(sharedData(t), miniPin.File), nil); err != nil {
 		t.Fatal(err)
 	}
 	samples := filepath.Join(t.TempDir(), "samples.jsonl")

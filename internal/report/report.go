@@ -25,6 +25,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
@@ -584,7 +585,7 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
 		over := false
-		for _, p := range []humaneval.Phase{humaneval.Base, humaneval.Plus} {
+		for _, p := range []task.Phase{task.Base, task.Plus} {
 			c := e.Clocks(p)
 			if c == nil {
 				continue
@@ -597,7 +598,7 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 				row.Seconds, row.LimitSeconds, row.SecondsClock = secs, c.CPULimit, clock
 			}
 			st := e.BaseStatus
-			if p == humaneval.Plus && e.PlusStatus != nil {
+			if p == task.Plus && e.PlusStatus != nil {
 				st = *e.PlusStatus
 			}
 			if c.CPULimit > 0 && secs >= 0 && st == humaneval.StatusPass && (row.PassLimitSeconds == 0 || secs/c.CPULimit > row.PassShare()) {

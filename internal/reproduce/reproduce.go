@@ -31,6 +31,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
@@ -277,14 +278,14 @@ func submissionOf(v *runs.Verification, bundle string) (Submission, *submittedRu
 		return bad("its samples have format %q", run.Samples.Format)
 	}
 	if len(rec.Assets) > 0 {
-		for k, c := range humaneval.DatasetChoices {
+		for k, c := range task.DatasetChoices {
 			if c.ID == rec.Assets[0].ID {
 				run.choice = k
 			}
 		}
 	}
 	if run.choice == "" {
-		return bad("it scored no dataset of this repro's catalog (%s)", humaneval.DatasetNames)
+		return bad("it scored no dataset of this repro's catalog (%s)", task.DatasetNames)
 	}
 	run.Label, run.Model = rec.Subject.Label, rec.Subject.Model
 	sub := Submission{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -42,7 +43,7 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 	e0 := sandboxtest.Engine(t)
 	img := sandboxtest.Image(t, e0)
 	d := miniDataset(t)
-	task := d.Task("HumanEval/55")
+	tk := d.Task("HumanEval/55")
 	pinned := humaneval.HarnessDigest
 	t.Cleanup(func() { humaneval.HarnessDigest = pinned })
 	for _, check := range []bool{true, false} {
@@ -59,14 +60,14 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		samples := []*humaneval.Sample{
-			{TaskID: task.ID, ID: 0, Solution: poisonZygote + task.Program(), Origin: "poison"},
-			{TaskID: task.ID, ID: 1, Solution: task.Program() + honestAfterPoison, Origin: "honest"},
+		samples := []*task.Sample{
+			{TaskID: tk.ID, ID: 0, Solution: poisonZygote + tk.Program(), Origin: "poison"},
+			{TaskID: tk.ID, ID: 1, Solution: tk.Program() + honestAfterPoison, Origin: "honest"},
 		}
 		limits := humaneval.DefaultRunLimits()
 		limits.MinTimeLimit, limits.ImportAllowance = 1, 1
 		rep, err := humaneval.Run(context.Background(), humaneval.Config{
-			Dataset: d, Tasks: []*humaneval.Task{task}, Samples: samples, Truth: truth, Limits: limits, Parallel: 1,
+			Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Truth: truth, Limits: limits, Parallel: 1,
 			Launch: humaneval.SandboxLauncher(e, img, dir, humaneval.SupervisorLimits()),
 		})
 		if err != nil {
@@ -124,7 +125,7 @@ func withoutZygoteCheck(t *testing.T, dir string) string {
 }
 
 // miniDataset loads HumanEval+ Mini from the shared data folder.
-func miniDataset(t *testing.T) *humaneval.Dataset {
+func miniDataset(t *testing.T) *task.Dataset {
 	t.Helper()
 	var f *os.File
 	for _, root := range []string{os.Getenv("REPRO_SHARED_DATA"), "../../../shared/data", "../../../../shared/data"} {
@@ -140,7 +141,7 @@ func miniDataset(t *testing.T) *humaneval.Dataset {
 		t.Fatal("shared data not found beside the repository (set REPRO_SHARED_DATA)")
 	}
 	defer f.Close()
-	d, err := humaneval.LoadPlus(f, "humanevalplus-mini-v0.1.10", 57064, digest.MustParse("91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f"))
+	d, err := task.LoadPlus(f, "humanevalplus-mini-v0.1.10", 57064, digest.MustParse("91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f"))
 	if err != nil {
 		t.Fatal(err)
 	}

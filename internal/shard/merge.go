@@ -15,6 +15,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/store"
@@ -88,7 +89,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	if d.ID != p.DatasetID || d.SHA256 != p.DatasetSHA256 || d.MD5 != p.DatasetMD5 {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the dataset in its store is %s %s, the plan's %s %s", dir, d.ID, d.SHA256.Hex(), p.DatasetID, p.DatasetSHA256.Hex())
 	}
-	var tasks []*humaneval.Task
+	var tasks []*task.Task
 	for _, id := range p.Tasks {
 		t := d.Task(id)
 		if t == nil {
@@ -290,11 +291,11 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 
 // resultsOf turns the verdicts of tasks, by task in sample order, into
 // the results Summarize and Rechecks read, as one run holds them.
-func resultsOf(tasks []*humaneval.Task, eval map[string][]humaneval.ResultEntry) []*humaneval.SampleResult {
+func resultsOf(tasks []*task.Task, eval map[string][]humaneval.ResultEntry) []*humaneval.SampleResult {
 	var results []*humaneval.SampleResult
 	for _, t := range tasks {
 		for i, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &humaneval.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
+			r := &humaneval.SampleResult{Sample: &task.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
 			if e.PlusStatus != nil {
 				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
 			}

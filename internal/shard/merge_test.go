@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 )
 
 // unshardedVerdicts are the verdicts one run gives splitPlan's samples:
 // passes and failures in both phases, in an order a split would scramble.
-func unshardedVerdicts(p Plan) ([]*humaneval.Task, map[string][]humaneval.ResultEntry) {
-	var tasks []*humaneval.Task
+func unshardedVerdicts(p Plan) ([]*task.Task, map[string][]humaneval.ResultEntry) {
+	var tasks []*task.Task
 	eval := map[string][]humaneval.ResultEntry{}
 	for i, id := range p.Tasks {
-		tasks = append(tasks, &humaneval.Task{ID: id, Index: i})
+		tasks = append(tasks, &task.Task{ID: id, Index: i})
 		for j := range p.TaskSamples[i] {
 			base, plus := humaneval.StatusPass, humaneval.StatusPass
 			if (i+j)%3 == 0 {

@@ -38,6 +38,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
@@ -389,7 +390,7 @@ func copyFile(src, dst string, perm os.FileMode) (FilePin, error) {
 // fillHome makes the repro home of the nodes: the dataset assets in its
 // store, the image pin and SBOM, the run key, and the cached ground truth
 // of the planned tasks.
-func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks []*humaneval.Task, truth *humaneval.Truth) error {
+func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks []*task.Task, truth *humaneval.Truth) error {
 	nst, err := store.Open(home, st.Catalog())
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package humaneval
+package task_test
 
 import (
 	"bytes"
@@ -11,10 +11,12 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 )
 
 func TestLoadHumanEvalPlus(t *testing.T) {
-	d := testDataset(t, "humanevalplus-v0.1.10")
+	d := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	if len(d.Tasks) != 164 || !d.HasPlus {
 		t.Fatalf("%d tasks, plus %v", len(d.Tasks), d.HasPlus)
 	}
@@ -59,12 +61,12 @@ func TestLoadHumanEvalPlus(t *testing.T) {
 }
 
 func TestLoadMiniAndOriginal(t *testing.T) {
-	mini := testDataset(t, "humanevalplus-mini-v0.1.10")
+	mini := tasktest.Dataset(t, "humanevalplus-mini-v0.1.10")
 	if len(mini.Tasks) != 164 || mini.MD5 != "401e75ad986361dccc7afecb4121e295" {
 		t.Errorf("mini: %d tasks, md5 %s", len(mini.Tasks), mini.MD5)
 	}
-	orig := testDataset(t, "humaneval")
-	plus := testDataset(t, "humanevalplus-v0.1.10")
+	orig := tasktest.Dataset(t, "humaneval")
+	plus := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	if len(orig.Tasks) != 164 || orig.HasPlus || orig.InputsFrom != plus.ID {
 		t.Fatalf("original: %d tasks, plus %v, inputs from %q", len(orig.Tasks), orig.HasPlus, orig.InputsFrom)
 	}
@@ -77,16 +79,16 @@ func TestLoadMiniAndOriginal(t *testing.T) {
 }
 
 func TestLoadRefusesWrongBytes(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(sharedData(t), plusPin.file))
+	raw, err := os.ReadFile(filepath.Join(tasktest.SharedData(t), tasktest.PlusPin.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := digest.MustParse(plusPin.sum)
+	sum := digest.MustParse(tasktest.PlusPin.Sum)
 	// One flipped byte, one byte missing, one byte too many.
 	flipped := bytes.Clone(raw)
 	flipped[1000] ^= 1
 	for name, b := range map[string][]byte{"flipped": flipped, "short": raw[:len(raw)-1], "long": append(bytes.Clone(raw), 0)} {
-		_, err := LoadPlus(bytes.NewReader(b), "x", plusPin.size, sum)
+		_, err := task.LoadPlus(bytes.NewReader(b), "x", tasktest.PlusPin.Size, sum)
 		var mm *digest.MismatchError
 		if !errors.As(err, &mm) {
 			t.Errorf("%s: got %v, want a digest mismatch", name, err)
@@ -118,13 +120,13 @@ func TestLoadPlusErrorsNameTheLine(t *testing.T) {
 		"empty":           {"\n\n", "no tasks"},
 	} {
 		b, n, sum := gz(t, c.text)
-		_, err := LoadPlus(bytes.NewReader(b), "test", n, sum)
+		_, err := task.LoadPlus(bytes.NewReader(b), "test", n, sum)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error with %q", name, err, c.want)
 		}
 	}
 	b, n, sum := gz(t, good+"\n")
-	d, err := LoadPlus(bytes.NewReader(b), "test", n, sum)
+	d, err := task.LoadPlus(bytes.NewReader(b), "test", n, sum)
 	if err != nil || len(d.Tasks) != 1 || string(d.Tasks[0].Plus[0]) != "[2]" {
 		t.Fatalf("good line: %v", err)
 	}
@@ -133,7 +135,7 @@ func TestLoadPlusErrorsNameTheLine(t *testing.T) {
 func TestLoadPlusBoundsDecompression(t *testing.T) {
 	// A gzip bomb: 100 MB of spaces compress to ~100 KB.
 	b, n, sum := gz(t, strings.Repeat(" ", 100<<20))
-	_, err := LoadPlus(bytes.NewReader(b), "bomb", n, sum)
+	_, err := task.LoadPlus(bytes.NewReader(b), "bomb", n, sum)
 	if err == nil || !strings.Contains(err.Error(), "line longer") && !strings.Contains(err.Error(), "decompressed") {
 		t.Fatalf("got %v, want a size error", err)
 	}

@@ -1,4 +1,4 @@
-package humaneval
+package task
 
 import (
 	"strconv"

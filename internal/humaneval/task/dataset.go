@@ -1,4 +1,4 @@
-package humaneval
+package task
 
 import (
 	"bufio"
@@ -96,10 +96,13 @@ func (d *Dataset) Task(id string) *Task {
 // Limits of what a dataset file may hold; the real files are far below.
 const (
 	maxDatasetBytes = 64 << 20 // decompressed
-	maxDatasetLine  = 8 << 20
 	maxTasks        = 1000
 	maxInputs       = 100000 // per task and phase
 )
+
+// MaxDatasetLine is the longest line, in bytes, that a dataset file may
+// hold; a reader of a dataset's lines applies it too.
+const MaxDatasetLine = 8 << 20
 
 // plusLine is one line of HumanEvalPlus.jsonl (and its -Mini variant);
 // "test" and "contract" are not used.
@@ -149,7 +152,7 @@ func LoadBenchmark(gz io.Reader, id string, size int64, sum digest.SHA256, b *Be
 		if err != nil {
 			return err
 		}
-		t.Rules = rulesFor(b, t)
+		t.Rules = b.Rules(t)
 		if t.Base, err = splitInputs(l.BaseInput); err != nil {
 			return fmt.Errorf("base_input: %v", err)
 		}
@@ -222,7 +225,7 @@ func readLines(gz io.Reader, id string, size int64, sum digest.SHA256, d *Datase
 	br := bufio.NewReaderSize(io.TeeReader(lr, h), 1<<20)
 	n := 0
 	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(br, maxDatasetLine)
+		line, err := readLine(br, MaxDatasetLine)
 		if err == io.EOF {
 			break
 		}
@@ -280,7 +283,7 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 func newTask(b *Benchmark, before []*Task, id, prompt, entry, canonical string) (*Task, error) {
 	idx, ok := b.taskNumber(id)
 	if !ok {
-		return nil, fmt.Errorf("task_id %q is not %sN", clipString(id), b.TaskPrefix)
+		return nil, fmt.Errorf("task_id %q is not %sN", Clip(id), b.TaskPrefix)
 	}
 	n := len(before)
 	if b.Dense && idx != n {
@@ -290,7 +293,7 @@ func newTask(b *Benchmark, before []*Task, id, prompt, entry, canonical string) 
 		return nil, fmt.Errorf("task %s out of order: task numbers must ascend after %s", id, before[n-1].ID)
 	}
 	if !isIdentifier(entry) {
-		return nil, fmt.Errorf("task %s: entry_point %q is not a Python identifier", id, clipString(entry))
+		return nil, fmt.Errorf("task %s: entry_point %q is not a Python identifier", id, Clip(entry))
 	}
 	return &Task{ID: id, Index: idx, Prompt: prompt, EntryPoint: entry, Canonical: canonical}, nil
 }
@@ -371,13 +374,15 @@ func splitInputs(raw json.RawMessage) ([]json.RawMessage, error) {
 func parseAtol(raw json.RawMessage) (float64, error) {
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("atol %q is not a non-negative number", clipString(string(raw)))
+		return 0, fmt.Errorf("atol %q is not a non-negative number", Clip(string(raw)))
 	}
 	return f, nil
 }
 
-// clipString shortens s for a message, keeping it valid UTF-8.
-func clipString(s string) string {
+// Clip shortens s for a message to at most 200 bytes and an ellipsis,
+// keeping it valid UTF-8. Text from outside (a task id, a value, what a
+// program printed) goes through it before a message quotes it.
+func Clip(s string) string {
 	const max = 200
 	if len(s) <= max {
 		return s

@@ -1,4 +1,4 @@
-package humaneval
+package task
 
 import (
 	"bufio"
@@ -27,10 +27,13 @@ type Sample struct {
 	Origin   string // where it came from, for messages: "file":line or "path", quoted
 }
 
-// Limits on samples. A program longer than maxProgram is not a plausible
-// HumanEval solution and is refused rather than run.
+// MaxProgram is the longest program, in bytes, that a sample may be: a
+// longer one is not a plausible HumanEval solution and is refused rather
+// than run.
+const MaxProgram = 1 << 20
+
+// Limits on samples files.
 const (
-	maxProgram      = 1 << 20
 	maxSampleLine   = 8 << 20
 	maxSamplesBytes = 512 << 20
 	maxSamples      = 200000
@@ -162,7 +165,7 @@ func parseSampleLine(line []byte, where string, d *Dataset) (*Sample, string, er
 	}
 	t := d.Task(*taskID)
 	if t == nil || t.ID != *taskID {
-		return nil, fmt.Sprintf("%s: task %q is not in dataset %s; skipped", where, clipString(*taskID), d.ID), nil
+		return nil, fmt.Sprintf("%s: task %q is not in dataset %s; skipped", where, Clip(*taskID), d.ID), nil
 	}
 	var prog string
 	if solution != nil {
@@ -170,8 +173,8 @@ func parseSampleLine(line []byte, where string, d *Dataset) (*Sample, string, er
 	} else {
 		prog = t.Prompt + *completion
 	}
-	if len(prog) > maxProgram {
-		return nil, "", badSamples("samples %s: program of %d bytes is over the limit of %d", where, len(prog), maxProgram)
+	if len(prog) > MaxProgram {
+		return nil, "", badSamples("samples %s: program of %d bytes is over the limit of %d", where, len(prog), MaxProgram)
 	}
 	return &Sample{TaskID: t.ID, Solution: prog, Origin: where}, "", nil
 }
@@ -185,7 +188,7 @@ func sampleString(raw json.RawMessage, key, where string) (*string, error) {
 	}
 	var s string
 	if raw[0] != '"' || strictjson.Decode(raw, &s) != nil {
-		return nil, badSamples("samples %s: %s must be a string, not %s", where, key, clipString(string(raw)))
+		return nil, badSamples("samples %s: %s must be a string, not %s", where, key, Clip(string(raw)))
 	}
 	return &s, nil
 }
@@ -274,22 +277,23 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 // ReadSampleFile reads one program of a samples folder, f, from path (f's
 // own or a copy's) into set.
 func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
-	b, err := safefile.ReadFile(path, maxProgram)
+	b, err := safefile.ReadFile(path, MaxProgram)
 	if err != nil {
 		return badSamples("sample %q: %v", f.Path, err)
 	}
-	_, err = addProgram(set, f, b)
+	_, err = set.AddProgram(f, b)
 	return err
 }
 
-// addProgram adds b, the program of f, to set and returns its sample: b
-// must be UTF-8.
-func addProgram(set *SampleSet, f SampleFile, b []byte) (*Sample, error) {
+// AddProgram adds b, the program of f as read by the caller, to the set
+// and returns its sample. b must be UTF-8; an error is a usage error
+// naming f.
+func (s *SampleSet) AddProgram(f SampleFile, b []byte) (*Sample, error) {
 	if !utf8.Valid(b) {
 		return nil, badSamples("sample %q: not valid UTF-8", f.Path)
 	}
 	smp := &Sample{TaskID: f.TaskID, Solution: string(b), Origin: strconv.Quote(f.Path)}
-	if err := set.add(smp); err != nil {
+	if err := s.add(smp); err != nil {
 		return nil, err
 	}
 	return smp, nil

@@ -1,4 +1,4 @@
-package humaneval
+package task_test
 
 import (
 	"bytes"
@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/humaneval/judge"
+	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 )
 
 func TestLoadMBPPPlus(t *testing.T) {
-	d := testDataset(t, "mbppplus-v0.2.0")
+	d := tasktest.Dataset(t, "mbppplus-v0.2.0")
 	if len(d.Tasks) != 378 || d.Tasks[0].ID != "Mbpp/2" || d.Tasks[377].ID != "Mbpp/809" || d.MD5 != "ee43ecabebf20deef4bb776a405ac5b1" {
 		t.Fatalf("%d tasks, %s to %s, md5 %s", len(d.Tasks), d.Tasks[0].ID, d.Tasks[len(d.Tasks)-1].ID, d.MD5)
 	}
@@ -70,7 +72,7 @@ func TestLoadMBPPPlus(t *testing.T) {
 	if d.Task("Mbpp/2").Rules != (judge.TaskRules{Inputs: "tuple_args", Oracle: judge.OracleSetEqual}) {
 		t.Errorf("Mbpp/2: %+v", d.Task("Mbpp/2").Rules)
 	}
-	he := testDataset(t, "humanevalplus-v0.1.10")
+	he := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	for _, task := range he.Tasks {
 		if want := (judge.TaskRules{}); task.ID == "HumanEval/32" {
 			if task.Rules.Oracle != judge.OracleFindZero {
@@ -82,26 +84,6 @@ func TestLoadMBPPPlus(t *testing.T) {
 	}
 }
 
-func TestSelectMBPPTasks(t *testing.T) {
-	d := testDataset(t, "mbppplus-v0.2.0")
-	got, err := SelectTasks(d, "Mbpp/2,3-6,809")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, task := range got {
-		ids = append(ids, task.ID)
-	}
-	if len(ids) != 5 || ids[0] != "Mbpp/2" || ids[1] != "Mbpp/3" || ids[2] != "Mbpp/4" || ids[3] != "Mbpp/6" || ids[4] != "Mbpp/809" {
-		t.Fatalf("selected %v", ids)
-	}
-	for _, bad := range []string{"5", "0", "810", "HumanEval/2", "1-5", "5-3"} {
-		if _, err := SelectTasks(d, bad); err == nil {
-			t.Errorf("--tasks %q accepted", bad)
-		}
-	}
-}
-
 // standardJSON turns Python's Infinity tokens into 1e999 outside strings,
 // refuses NaN, and leaves everything else as it is.
 func FuzzStandardJSON(f *testing.F) {
@@ -109,7 +91,7 @@ func FuzzStandardJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		out, err := standardJSON(line)
+		out, err := task.StandardJSON(line)
 		if err != nil {
 			if !bytes.Contains(line, []byte("NaN")) {
 				t.Fatalf("refused %q without NaN: %v", line, err)
@@ -131,17 +113,17 @@ func TestStandardJSON(t *testing.T) {
 		`["a\"Infinity", Infinity]`:             `["a\"Infinity", 1e999]`,
 		`[1, 2]`:                                `[1, 2]`,
 	} {
-		got, err := standardJSON([]byte(in))
+		got, err := task.StandardJSON([]byte(in))
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %s %v, want %s", in, got, err, want)
 		}
 	}
-	if _, err := standardJSON([]byte(`[NaN]`)); err == nil {
+	if _, err := task.StandardJSON([]byte(`[NaN]`)); err == nil {
 		t.Error("NaN accepted")
 	}
 	// Mbpp/404's infinities reach the program as floats: its inputs are
 	// standard JSON now.
-	d := testDataset(t, "mbppplus-v0.2.0")
+	d := tasktest.Dataset(t, "mbppplus-v0.2.0")
 	n := 0
 	for _, in := range d.Task("Mbpp/404").Plus {
 		if !json.Valid(in) {

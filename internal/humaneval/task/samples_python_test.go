@@ -1,4 +1,4 @@
-package humaneval
+package task_test
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -33,7 +35,7 @@ type evalplusRead struct {
 	Error   string      `json:"error"`
 }
 
-func startEvalPlusReader(tb testing.TB, d *Dataset) *evalplusReader {
+func startEvalPlusReader(tb testing.TB, d *task.Dataset) *evalplusReader {
 	tb.Helper()
 	tree := testenv.Getenv(tb, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	const py = "/usr/bin/python3"
@@ -97,7 +99,7 @@ func (r *evalplusReader) read(tb testing.TB, b []byte) evalplusRead {
 // sameAsEvalPlus returns what differs between set, repro's reading of b,
 // and EvalPlus's: the programs of each task in order, and the samples
 // skipped for tasks the dataset lacks. "" when nothing does.
-func sameAsEvalPlus(set *SampleSet, ep evalplusRead) string {
+func sameAsEvalPlus(set *task.SampleSet, ep evalplusRead) string {
 	if !ep.OK {
 		return "EvalPlus refuses the file: " + ep.Error
 	}
@@ -130,8 +132,8 @@ func sameAsEvalPlus(set *SampleSet, ep evalplusRead) string {
 
 // fuzzDataset is the dataset of the samples fuzz tests: two tasks, so
 // that a sample filed under the wrong one shows.
-func fuzzDataset() *Dataset {
-	return &Dataset{ID: "fuzz", Tasks: []*Task{
+func fuzzDataset() *task.Dataset {
+	return &task.Dataset{ID: "fuzz", Tasks: []*task.Task{
 		{ID: "HumanEval/0", Index: 0, Prompt: "def f():\n", EntryPoint: "f"},
 		{ID: "HumanEval/1", Index: 1, Prompt: "def g():\n", EntryPoint: "g"},
 	}}
@@ -176,7 +178,7 @@ func TestSamplesReadAsEvalPlusReads(t *testing.T) {
 		{"not UTF-8", "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xe9\"}", "not valid UTF-8", false},
 		{"not UTF-8 on a blank line", ok + "\n \xa0\n", "not valid UTF-8", false},
 	} {
-		set, err := ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
 		res := ep.read(t, []byte(c.text))
 		if res.OK != c.evalplus {
 			t.Errorf("%s: EvalPlus read it: %v (%s), want %v", c.name, res.OK, res.Error, c.evalplus)
@@ -205,12 +207,12 @@ func TestRealSamplesReadAsEvalPlusReads(t *testing.T) {
 		{"ldb-seed-gpt-3.5-turbo-0613-he.jsonl", "humanevalplus-v0.1.10"},
 		{"qwen2.5-coder-7b-base-mbpp.jsonl", "mbppplus-v0.2.0"},
 	} {
-		d := testDataset(t, c.dataset)
-		b, err := os.ReadFile(filepath.Join(sharedData(t), "..", "corpus", c.file))
+		d := tasktest.Dataset(t, c.dataset)
+		b, err := os.ReadFile(filepath.Join(tasktest.SharedData(t), "..", "corpus", c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := ReadSamplesJSONL(strings.NewReader(string(b)), c.file, d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), c.file, d)
 		if err != nil {
 			t.Fatal(err)
 		}

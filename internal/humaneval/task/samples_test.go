@@ -1,4 +1,4 @@
-package humaneval
+package task_test
 
 import (
 	"os"
@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 )
 
 func TestReadSamplesJSONL(t *testing.T) {
-	d := testDataset(t, "humanevalplus-v0.1.10")
+	d := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	text := strings.Join([]string{
 		`{"task_id": "HumanEval/0", "solution": "def has_close_elements(n, t):\n    return False\n"}`,
 		`{"task_id": "HumanEval/0", "completion": "    return True\n", "extra": 1}`,
@@ -20,7 +22,7 @@ func TestReadSamplesJSONL(t *testing.T) {
 		`{"task_id": "HumanEval/999", "solution": "x"}`,
 		`{"task_id": "MBPP/1", "solution": "x"}`,
 	}, "\n")
-	set, err := ReadSamplesJSONL(strings.NewReader(text), "s.jsonl", d)
+	set, err := task.ReadSamplesJSONL(strings.NewReader(text), "s.jsonl", d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestReadSamplesJSONL(t *testing.T) {
 }
 
 func TestReadSamplesJSONLErrors(t *testing.T) {
-	d := testDataset(t, "humanevalplus-v0.1.10")
+	d := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	ok := `{"task_id": "HumanEval/0", "solution": "x"}` + "\n"
 	for name, c := range map[string]struct{ text, want string }{
 		"not json":         {ok + "{task_id\n", `"f.jsonl":2: not a JSON object`},
@@ -60,12 +62,12 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 		"not utf-8":        {ok + "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xff\"}", `"f.jsonl":2: not valid UTF-8`},
 		"lone surrogate":   {`{"task_id": "HumanEval/0", "solution": "a\ud800b"}`, "surrogate"},
 		"low surrogate":    {`{"task_id": "HumanEval/0", "solution": "\udc00"}`, "surrogate"},
-		"oversized":        {`{"task_id": "HumanEval/0", "solution": "` + strings.Repeat("x", maxProgram+1) + `"}`, "over the limit"},
+		"oversized":        {`{"task_id": "HumanEval/0", "solution": "` + strings.Repeat("x", task.MaxProgram+1) + `"}`, "over the limit"},
 		"array not obj":    {`[1, 2]`, "not a JSON object"},
-		"overlong line":    {strings.Repeat(" ", maxSampleLine+2), "longer than"},
+		"overlong line":    {strings.Repeat(" ", task.MaxSampleLine+2), "longer than"},
 		"trailing garbage": {`{"task_id": "HumanEval/0", "solution": "x"} x`, "not a JSON object"},
 	} {
-		_, err := ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
+		_, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", name, err, c.want)
 			continue
@@ -79,7 +81,7 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 		`{"task_id": "HumanEval/0", "solution": "\ud83d\ude00"}`,
 		`{"task_id": "HumanEval/0", "solution": "\\ud800"}`,
 	} {
-		set, err := ReadSamplesJSONL(strings.NewReader(line), "f.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(line), "f.jsonl", d)
 		if err != nil {
 			t.Errorf("%s: %v", line, err)
 			continue
@@ -91,7 +93,7 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 }
 
 func TestSamplesDir(t *testing.T) {
-	d := testDataset(t, "humanevalplus-v0.1.10")
+	d := tasktest.Dataset(t, "humanevalplus-v0.1.10")
 	root := t.TempDir()
 	write := func(p, s string) {
 		full := filepath.Join(root, p)
@@ -106,7 +108,7 @@ func TestSamplesDir(t *testing.T) {
 	write("HumanEval_1/0.py", "one")
 	write("eval_results.json", "{}")
 	write("HumanEval_999/0.py", "unknown task")
-	files, warn, err := ListSamplesDir(root, d)
+	files, warn, err := task.ListSamplesDir(root, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +118,9 @@ func TestSamplesDir(t *testing.T) {
 	if len(warn) != 1 || !strings.Contains(warn[0], "HumanEval_999") {
 		t.Errorf("warnings %q", warn)
 	}
-	set := &SampleSet{ByTask: map[string][]*Sample{}}
+	set := &task.SampleSet{ByTask: map[string][]*task.Sample{}}
 	for _, f := range files {
-		if err := ReadSampleFile(set, f, f.Path); err != nil {
+		if err := task.ReadSampleFile(set, f, f.Path); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,20 +129,20 @@ func TestSamplesDir(t *testing.T) {
 	}
 
 	write("HumanEval_2/x.py", "bad name")
-	if _, _, err := ListSamplesDir(root, d); err == nil || exitcode.Of(err) != exitcode.Usage {
+	if _, _, err := task.ListSamplesDir(root, d); err == nil || exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("a .py file not named by a number: %v", err)
 	}
 	os.Remove(filepath.Join(root, "HumanEval_2/x.py"))
 	os.Symlink("/etc/passwd", filepath.Join(root, "HumanEval_2", "0.py"))
-	if _, _, err := ListSamplesDir(root, d); err == nil {
+	if _, _, err := task.ListSamplesDir(root, d); err == nil {
 		t.Error("a link was accepted as a sample")
 	}
 	os.Remove(filepath.Join(root, "HumanEval_2", "0.py"))
 	write("HumanEval_3/0.py", "\xff\xfe")
-	files, _, _ = ListSamplesDir(root, d)
+	files, _, _ = task.ListSamplesDir(root, d)
 	for _, f := range files {
 		if f.TaskID == "HumanEval/3" {
-			if err := ReadSampleFile(set, f, f.Path); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+			if err := task.ReadSampleFile(set, f, f.Path); err == nil || !strings.Contains(err.Error(), "UTF-8") {
 				t.Errorf("non-UTF-8 sample: %v", err)
 			}
 		}
@@ -164,7 +166,7 @@ func FuzzReadSamplesJSONL(f *testing.F) {
 	}
 	ep := startEvalPlusReader(f, d)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		set, err := ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d)
 		if err != nil {
 			if exitcode.Of(err) != exitcode.Usage {
 				t.Fatalf("error without the usage code: %v", err)
