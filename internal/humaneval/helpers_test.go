@@ -11,11 +11,12 @@ import (
 	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // Short names for tasktest's helpers.
 var (
-	sharedData  = tasktest.SharedData
+	sharedData  = testenv.SharedData
 	testDataset = tasktest.Dataset
 	miniPin     = tasktest.MiniPin
 	mbppPin     = tasktest.MBPPPin

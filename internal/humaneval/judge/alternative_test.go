@@ -5,30 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/reprolab/repro/internal/testenv"
 )
-
-// sharedData finds the shared data folder: $REPRO_SHARED_DATA, else
-// shared/data beside the repository (or one level further up, where the
-// repository is a worktree in a folder of worktrees).
-func sharedData(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("REPRO_SHARED_DATA"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	for _, d := range []string{filepath.Join(root, "..", "shared", "data"), filepath.Join(root, "..", "..", "shared", "data")} {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	t.Fatalf("shared data not found beside the repository (set REPRO_SHARED_DATA)")
-	return ""
-}
 
 // alternativeCheck computes EvalPlus's alternative answers
 // (_special_oracle.py's _surface_Area for Mbpp/581, _digit_distance_nums
@@ -68,7 +48,7 @@ func TestMBPPAlternativeAnswersMatchEvalPlus(t *testing.T) {
 	if err := os.WriteFile(script, []byte(alternativeCheck), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-B", "-I", script, tree, filepath.Join(sharedData(t), "mbppplus-v0.2.0", "MbppPlus.jsonl.gz"))
+	cmd := exec.Command(py, "-B", "-I", script, tree, filepath.Join(testenv.SharedData(t), "mbppplus-v0.2.0", "MbppPlus.jsonl.gz"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

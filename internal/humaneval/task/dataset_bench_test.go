@@ -8,12 +8,13 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 // BenchmarkLoadDatasets reads and checks the HumanEval+ and MBPP+ files as
 // a run does (each line through strictjson).
 func BenchmarkLoadDatasets(b *testing.B) {
-	dir := tasktest.SharedData(b)
+	dir := testenv.SharedData(b)
 	for b.Loop() {
 		for _, p := range []tasktest.Pin{tasktest.PlusPin, tasktest.MBPPPin} {
 			f, err := os.Open(filepath.Join(dir, p.File))

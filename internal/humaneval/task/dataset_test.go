@@ -13,6 +13,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
 func TestLoadHumanEvalPlus(t *testing.T) {
@@ -79,7 +80,7 @@ func TestLoadMiniAndOriginal(t *testing.T) {
 }
 
 func TestLoadRefusesWrongBytes(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(tasktest.SharedData(t), tasktest.PlusPin.File))
+	raw, err := os.ReadFile(filepath.Join(testenv.SharedData(t), tasktest.PlusPin.File))
 	if err != nil {
 		t.Fatal(err)
 	}

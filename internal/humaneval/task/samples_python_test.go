@@ -208,7 +208,7 @@ func TestRealSamplesReadAsEvalPlusReads(t *testing.T) {
 		{"qwen2.5-coder-7b-base-mbpp.jsonl", "mbppplus-v0.2.0"},
 	} {
 		d := tasktest.Dataset(t, c.dataset)
-		b, err := os.ReadFile(filepath.Join(tasktest.SharedData(t), "..", "corpus", c.file))
+		b, err := os.ReadFile(filepath.Join(testenv.SharedData(t), "..", "corpus", c.file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,41 +1,22 @@
 // Package tasktest loads the real datasets of package task for tests: the
-// pinned files under ../shared/data beside the repository, each parsed
-// once per test process.
+// pinned files under the shared data folder (testenv.SharedData), each
+// parsed once per test process.
 package tasktest
 
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/testenv"
 )
 
-// SharedData finds the shared data folder: $REPRO_SHARED_DATA, else
-// shared/data beside the repository (or one level further up, where the
-// repository is a worktree in a folder of worktrees).
-func SharedData(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("REPRO_SHARED_DATA"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
-	for _, d := range []string{filepath.Join(root, "..", "shared", "data"), filepath.Join(root, "..", "..", "shared", "data")} {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	t.Fatalf("shared data not found beside the repository (set REPRO_SHARED_DATA)")
-	return ""
-}
-
-// Pin is a dataset file under SharedData with its catalog pin.
+// Pin is a dataset file under testenv.SharedData with its catalog pin.
 type Pin struct {
-	File string // relative to SharedData
+	File string // relative to testenv.SharedData
 	Size int64
 	Sum  string // SHA-256, hex
 }
@@ -64,7 +45,7 @@ func Dataset(t testing.TB, id string) *task.Dataset {
 		return d
 	}
 	open := func(p Pin) *os.File {
-		f, err := os.Open(filepath.Join(SharedData(t), p.File))
+		f, err := os.Open(filepath.Join(testenv.SharedData(t), p.File))
 		if err != nil {
 			t.Fatal(err)
 		}
