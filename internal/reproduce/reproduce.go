@@ -251,7 +251,7 @@ type submittedRun struct {
 	} `json:"summary"`
 
 	Label, Model string `json:"-"`
-	choice       string // the key of humaneval.DatasetChoices
+	choice       string // the key of task.DatasetChoices
 }
 
 // submissionOf reads what the verified record v says of its run.
