@@ -376,9 +376,16 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		defer func() {
 			// A change to the samples voids the run, also a failed one
 			// (and a completed one: this is its last step).
+			// Its scores go from the report, the results file and the
+			// record alike; a run that had already failed keeps its own
+			// error's text.
 			if cerr := input.Check(); cerr != nil {
+				if err != nil {
+					cerr = fmt.Errorf("%w; the run had stopped before: %v", cerr, err)
+				}
 				err = cerr
 				rep.Summary, rep.ResultsFile = nil, ""
+				rec.Summary, rec.Tests = nil, nil
 				os.Remove(filepath.Join(run.Dir, "eval_results.json"))
 			}
 		}()

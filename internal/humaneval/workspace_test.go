@@ -2,6 +2,7 @@ package humaneval
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -357,5 +358,21 @@ func TestScoreVoidsARunWhoseSamplesChanged(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(rep.RunDir, "eval_results.json")); !os.IsNotExist(err) {
 		t.Errorf("the void run kept its results file: %v", err)
+	}
+	// Nor does its signed record keep its scores: no summary in
+	// record.json, no passed or failed tests in its statement.
+	var rec map[string]json.RawMessage
+	if b, err := os.ReadFile(filepath.Join(rep.RunDir, "record.json")); err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("the void run's record: %v", err)
+	}
+	if _, ok := rec["summary"]; ok {
+		t.Errorf("the void run's record keeps a summary: %s", rec["summary"])
+	}
+	var env struct{ Payload []byte }
+	if b, err := os.ReadFile(filepath.Join(rep.RunDir, "record.dsse.json")); err != nil || json.Unmarshal(b, &env) != nil || len(env.Payload) == 0 {
+		t.Fatalf("the void run's envelope: %v", err)
+	}
+	if st := string(env.Payload); strings.Contains(st, "passedTests") || strings.Contains(st, "failedTests") || strings.Contains(st, "pass@") {
+		t.Errorf("the void run's statement keeps its tests or scores: %s", st)
 	}
 }

@@ -39,11 +39,42 @@ const (
 	maxSamples      = 200000
 )
 
+// MaxWarnings is how many skipped lines or folder entries a SampleSet
+// (or a listing) names one by one; the rest are counted in one more
+// warning, so that a file of skipped lines cannot swell what a run keeps
+// of them.
+const MaxWarnings = 100
+
 // SampleSet is the samples of a run, grouped by task in dataset order.
 type SampleSet struct {
-	ByTask   map[string][]*Sample
-	Warnings []string // samples skipped: unknown tasks, files that are not samples
+	ByTask map[string][]*Sample
+	// Warnings names the samples skipped (lines for tasks the dataset
+	// does not have), the first MaxWarnings one by one, then how many
+	// more; Skipped counts them all.
+	Warnings []string
+	Skipped  int
 	Count    int
+}
+
+// warnings keeps the first MaxWarnings of what was skipped and counts
+// the rest.
+type warnings struct {
+	list []string
+	n    int
+}
+
+func (w *warnings) add(msg string) {
+	if w.n++; w.n <= MaxWarnings {
+		w.list = append(w.list, msg)
+	}
+}
+
+// done returns the warnings kept, with one that counts the rest.
+func (w *warnings) done(what string) []string {
+	if w.n > MaxWarnings {
+		return append(w.list, fmt.Sprintf("%d more %s skipped", w.n-MaxWarnings, what))
+	}
+	return w.list
 }
 
 func badSamples(format string, args ...any) error {
@@ -101,6 +132,7 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 	lr := &io.LimitedReader{R: r, N: maxSamplesBytes + 1}
 	br := bufio.NewReaderSize(lr, 1<<20)
 	lineNo := 0
+	var skipped warnings
 	for {
 		chunk, err := readLine(br, maxSampleLine)
 		if err == io.EOF {
@@ -124,7 +156,7 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 			case err != nil:
 				return nil, err
 			case warn != "":
-				set.Warnings = append(set.Warnings, warn)
+				skipped.add(warn)
 			default:
 				if err := set.add(smp); err != nil {
 					return nil, err
@@ -135,6 +167,7 @@ func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) 
 	if lr.N <= 0 {
 		return nil, badSamples("samples %q: larger than %d bytes", name, maxSamplesBytes)
 	}
+	set.Warnings, set.Skipped = skipped.done("lines"), skipped.n
 	return set, nil
 }
 
@@ -226,7 +259,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 		return nil, nil, badSamples("samples folder %q: %v", dir, err)
 	}
 	var files []SampleFile
-	var warn []string
+	var warn warnings
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if e.Type()&os.ModeSymlink != 0 {
@@ -238,7 +271,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 		id := strings.Replace(e.Name(), "_", "/", 1)
 		t := d.Task(id)
 		if t == nil || strings.ReplaceAll(t.ID, "/", "_") != e.Name() {
-			warn = append(warn, fmt.Sprintf("%q: not a task of dataset %s; skipped", p, d.ID))
+			warn.add(fmt.Sprintf("%q: not a task of dataset %s; skipped", p, d.ID))
 			continue
 		}
 		sub, err := os.ReadDir(p)
@@ -271,7 +304,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 		}
 		return a.K < b.K
 	})
-	return files, warn, nil
+	return files, warn.done("folder entries"), nil
 }
 
 // ReadSampleFile reads one program of a samples folder, f, from path (f's

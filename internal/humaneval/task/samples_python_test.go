@@ -124,8 +124,8 @@ func sameAsEvalPlus(set *task.SampleSet, ep evalplusRead) string {
 	for id, progs := range byTask {
 		return fmt.Sprintf("task %s: EvalPlus runs %q, repro nothing", id, progs)
 	}
-	if ep.Skipped != len(set.Warnings) {
-		return fmt.Sprintf("EvalPlus skips %d samples, repro %d", ep.Skipped, len(set.Warnings))
+	if ep.Skipped != set.Skipped {
+		return fmt.Sprintf("EvalPlus skips %d samples, repro %d", ep.Skipped, set.Skipped)
 	}
 	return ""
 }

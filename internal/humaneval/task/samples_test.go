@@ -1,6 +1,7 @@
 package task_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,4 +178,45 @@ func FuzzReadSamplesJSONL(f *testing.F) {
 			t.Fatalf("repro reads %q otherwise than EvalPlus: %s", b, diff)
 		}
 	})
+}
+
+// TestSkippedAreCountedNotListed: a file of lines for tasks the dataset
+// does not have, or a folder of entries that are not tasks, names the
+// first task.MaxWarnings one by one and counts the rest in one more
+// warning, so that what a run keeps of them does not grow with them.
+func TestSkippedAreCountedNotListed(t *testing.T) {
+	d := tasktest.Dataset(t, "humanevalplus-mini-v0.1.10")
+	const n = task.MaxWarnings + 250
+	var b strings.Builder
+	b.WriteString(`{"task_id": "HumanEval/0", "solution": "x"}` + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, `{"task_id": "HumanEval/%d", "solution": "x"}`+"\n", 100000+i)
+	}
+	set, err := task.ReadSamplesJSONL(strings.NewReader(b.String()), "s.jsonl", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Skipped != n || set.Count != 1 || len(set.Warnings) != task.MaxWarnings+1 {
+		t.Fatalf("%d skipped, %d samples, %d warnings; want %d, 1, %d", set.Skipped, set.Count, len(set.Warnings), n, task.MaxWarnings+1)
+	}
+	if last := set.Warnings[task.MaxWarnings]; last != "250 more lines skipped" || !strings.Contains(set.Warnings[0], `"s.jsonl":2`) {
+		t.Errorf("warnings: first %q, last %q", set.Warnings[0], last)
+	}
+
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "HumanEval_0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("HumanEval_%d", 100000+i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, warn, err := task.ListSamplesDir(root, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warn) != task.MaxWarnings+1 || warn[task.MaxWarnings] != "250 more folder entries skipped" {
+		t.Errorf("%d folder warnings, last %q; want %d, the last counting 250", len(warn), warn[len(warn)-1], task.MaxWarnings+1)
+	}
 }
