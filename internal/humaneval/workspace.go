@@ -2,6 +2,7 @@ package humaneval
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,6 +88,9 @@ func (s *LoadedSamples) loadJSONL(size int64) error {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %d bytes is over the limit of %d", s.Path, size, int64(maxSamplesFile))
 	}
 	b, err := readSample(s.Path, maxSamplesFile)
+	if errors.Is(err, safefile.ErrTooLarge) {
+		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
+	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
@@ -109,6 +113,9 @@ func (s *LoadedSamples) loadFolder() error {
 	h := digest.NewHash()
 	for _, f := range files {
 		b, err := readSample(f.Path, task.MaxProgram)
+		if errors.Is(err, safefile.ErrTooLarge) {
+			return exitcode.Errorf(exitcode.Usage, "sample %q: larger than the %d bytes a program may have", f.Path, task.MaxProgram)
+		}
 		if err != nil {
 			return exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
 		}
@@ -144,8 +151,13 @@ func samplesKind(path string) (os.FileInfo, error) {
 // Prepare copies the samples as they were read into wsDir, a new
 // read-only workspace, and checks the copy: a copy that does not hash to
 // s.SHA256 is an integrity error. It reads nothing of the user's samples;
-// the returned Input's Set is s.Set.
+// the returned Input's Set is s.Set. Prepare is called once: a file's
+// bytes (up to 64 MiB) are let go once they are in the workspace, so
+// that a run does not hold them beside what they parsed to.
 func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
+	if s.Format == "jsonl" && s.jsonl == nil {
+		return nil, fmt.Errorf("samples %q were already copied into a workspace", s.Path)
+	}
 	in := &Input{Path: s.Path, Format: s.Format, SHA256: s.SHA256, Workspace: wsDir, Set: s.Set, d: s.d}
 	staging, err := os.MkdirTemp(filepath.Dir(wsDir), ".staging-")
 	if err != nil {
@@ -192,6 +204,7 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 	} else if got != s.SHA256 {
 		return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while they were copied", s.Path)
 	}
+	s.jsonl = nil
 	in.WSDigest = in.ws.Digest()
 	in.Samples = s.Set.Count
 	in.Warnings = append(append([]string(nil), s.Warnings...), s.Set.Warnings...)

@@ -3,6 +3,7 @@ package humaneval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/journal"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
@@ -139,6 +141,12 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 			t.Fatalf("%s: Prepare: %v", c.name, err)
 		}
 		reads("after Prepare", 1)
+		if c.name == "jsonl" {
+			// The file's bytes were let go: a second copy is refused.
+			if _, err := s.Prepare(filepath.Join(t.TempDir(), "workspace")); err == nil {
+				t.Errorf("a second Prepare of a samples file succeeded: the bytes read are still held")
+			}
+		}
 		if in.Set != s.Set || in.Samples != 2 || in.SHA256 != s.SHA256 || in.Format != c.name {
 			t.Errorf("%s: the input %+v is not what was read (%d samples, %s)", c.name, in, s.Set.Count, s.SHA256)
 		}
@@ -167,6 +175,30 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 	}
 	if s, err := LoadSamples(file, d, tasks); err != nil || s.SHA256 != digest.Of(orig) {
 		t.Errorf("the digest of the file is not that of its bytes: %v", err)
+	}
+}
+
+// TestOversizedProgramNamedOnce: a program of a samples folder over the
+// size a program may have is refused before anything is made, naming its
+// file once and the limit.
+func TestOversizedProgramNamedOnce(t *testing.T) {
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	tasks, err := SelectTasks(d, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "HumanEval_0", "0.py")
+	if err := os.Mkdir(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, []byte(strings.Repeat("#", task.MaxProgram+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadSamples(dir, d, tasks)
+	want := fmt.Sprintf("sample %q: larger than the %d bytes a program may have", prog, task.MaxProgram)
+	if exitcode.Of(err) != exitcode.Usage || err.Error() != want {
+		t.Errorf("LoadSamples of a folder with a program of %d bytes: %v, want exit 2 and %q", task.MaxProgram+1, err, want)
 	}
 }
 
