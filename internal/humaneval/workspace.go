@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,7 +251,12 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 	if fi.Size() > max {
 		return digest.SHA256{}, fmt.Errorf("%d bytes is over the limit of %d", fi.Size(), max)
 	}
-	d, _, err := digest.ReaderFrom(f)
+	// A file that grows after the Stat is read no further than max+1
+	// bytes.
+	d, n, err := digest.ReaderFrom(io.LimitReader(f, max+1))
+	if err == nil && n > max {
+		err = fmt.Errorf("over the limit of %d bytes", max)
+	}
 	return d, err
 }
 
