@@ -112,6 +112,7 @@ func (s *LoadedSamples) loadFolder() error {
 	s.Warnings = warn
 	s.Set = &task.SampleSet{ByTask: map[string][]*task.Sample{}}
 	h := digest.NewHash()
+	var total int64
 	for _, f := range files {
 		b, err := readSample(f.Path, task.MaxProgram)
 		if errors.Is(err, safefile.ErrTooLarge) {
@@ -119,6 +120,11 @@ func (s *LoadedSamples) loadFolder() error {
 		}
 		if err != nil {
 			return exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
+		}
+		// A folder holds no more than a samples file may: its programs
+		// stay in memory until the run's workspace has them.
+		if total += int64(len(b)); total > maxSamplesFile {
+			return exitcode.Errorf(exitcode.Usage, "samples folder %q: its programs are over the limit of %d bytes in all", s.Path, int64(maxSamplesFile))
 		}
 		smp, err := s.Set.AddProgram(f, b)
 		if err != nil {

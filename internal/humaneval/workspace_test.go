@@ -202,6 +202,31 @@ func TestOversizedProgramNamedOnce(t *testing.T) {
 	}
 }
 
+// TestSamplesFolderBoundedInAll: a samples folder's programs together
+// hold no more than a samples file may (64 MiB), each within its own
+// bound.
+func TestSamplesFolderBoundedInAll(t *testing.T) {
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	tasks, err := SelectTasks(d, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "HumanEval_0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := []byte(strings.Repeat("#", task.MaxProgram))
+	for k := range maxSamplesFile/task.MaxProgram + 1 {
+		if err := os.WriteFile(filepath.Join(dir, "HumanEval_0", fmt.Sprintf("%d.py", k)), prog, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = LoadSamples(dir, d, tasks)
+	if want := fmt.Sprintf("samples folder %q: its programs are over the limit of %d bytes in all", dir, maxSamplesFile); exitcode.Of(err) != exitcode.Usage || err.Error() != want {
+		t.Errorf("LoadSamples of %d programs of %d bytes: %v, want exit 2 and %q", maxSamplesFile/task.MaxProgram+1, task.MaxProgram, err, want)
+	}
+}
+
 // TestPrepareNamesTheUserFile: a samples file the workspace cannot hold
 // under its name is refused naming the file, not its staged copy.
 func TestPrepareNamesTheUserFile(t *testing.T) {

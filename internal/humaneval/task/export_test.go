@@ -4,3 +4,7 @@ package task
 var StandardJSON = standardJSON
 
 const MaxSampleLine = maxSampleLine
+
+// MaxFolderEntries is the bound on a samples folder's entries, which a
+// test may lower.
+var MaxFolderEntries = &maxFolderEntries

@@ -248,13 +248,45 @@ type SampleFile struct {
 	Flat   string // a flat file name: HumanEval_N-K.py, Mbpp_N-K.py
 }
 
+// maxFolderEntries bounds the entries of one folder of a samples folder
+// (its task folders, the programs of one task), whatever they are, so that
+// listing one holds no more than this many names. (A variable for the
+// tests.)
+var maxFolderEntries = maxSamples
+
+// readDir is os.ReadDir of at most maxFolderEntries entries, read in
+// batches: a folder with more is an error before more are held.
+func readDir(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ents []os.DirEntry
+	for {
+		batch, err := f.ReadDir(1024)
+		ents = append(ents, batch...)
+		if len(ents) > maxFolderEntries {
+			return nil, fmt.Errorf("more than %d entries", maxFolderEntries)
+		}
+		if err == io.EOF || len(batch) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, nil
+}
+
 // ListSamplesDir lists a samples folder in EvalPlus's layout,
 // DIR/HumanEval_N/K.py (DIR/Mbpp_N/K.py), each file a whole program. Entries that are not
 // task folders or .py files are skipped with a warning, as EvalPlus skips
 // them; a .py file not named by a number, a link or a special file is an
 // error. Files come sorted by task and K.
 func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := readDir(dir)
 	if err != nil {
 		return nil, nil, badSamples("samples folder %q: %v", dir, err)
 	}
@@ -274,7 +306,7 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 			warn.add(fmt.Sprintf("%q: not a task of dataset %s; skipped", p, d.ID))
 			continue
 		}
-		sub, err := os.ReadDir(p)
+		sub, err := readDir(p)
 		if err != nil {
 			return nil, nil, badSamples("samples folder %q: %v", p, err)
 		}

@@ -220,3 +220,33 @@ func TestSkippedAreCountedNotListed(t *testing.T) {
 		t.Errorf("%d folder warnings, last %q; want %d, the last counting 250", len(warn), warn[len(warn)-1], task.MaxWarnings+1)
 	}
 }
+
+// TestSamplesFolderEntriesBounded: a folder of a samples folder with more
+// entries than the bound, of any kind, is refused while it is listed.
+func TestSamplesFolderEntriesBounded(t *testing.T) {
+	d := tasktest.Dataset(t, "humanevalplus-mini-v0.1.10")
+	saved := *task.MaxFolderEntries
+	*task.MaxFolderEntries = 1500 // more than one batch of the listing
+	t.Cleanup(func() { *task.MaxFolderEntries = saved })
+	for _, c := range []struct{ name, sub string }{{"top", ""}, {"task", "HumanEval_0"}} {
+		root := t.TempDir()
+		dir := filepath.Join(root, c.sub)
+		if err := os.MkdirAll(filepath.Join(root, "HumanEval_0"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1501 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("note-%d.txt", i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := task.ListSamplesDir(root, d)
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "more than 1500 entries") || !strings.Contains(err.Error(), dir) {
+			t.Errorf("%s: a folder of 1501 entries: %v, want a usage error naming %q", c.name, err, dir)
+		}
+		*task.MaxFolderEntries = 1502
+		if _, _, err := task.ListSamplesDir(root, d); err != nil {
+			t.Errorf("%s: within the bound: %v", c.name, err)
+		}
+		*task.MaxFolderEntries = 1500
+	}
+}
