@@ -131,7 +131,7 @@ func (s *LoadedSamples) loadFolder() error {
 			return err
 		}
 		s.progs = append(s.progs, smp)
-		fmt.Fprintf(h, "%s %s\n", f.Flat, digest.Of(b).Hex())
+		folderLine(h, f, digest.Of(b))
 	}
 	s.files, s.SHA256 = files, h.Digest()
 	return nil
@@ -275,9 +275,14 @@ func folderDigest(files []task.SampleFile, at func(task.SampleFile) string) (dig
 		if err != nil {
 			return digest.SHA256{}, fmt.Errorf("sample %q: %v", f.Path, err)
 		}
-		fmt.Fprintf(h, "%s %s\n", f.Flat, d.Hex())
+		folderLine(h, f, d)
 	}
 	return h.Digest(), nil
+}
+
+// folderLine writes f's line of a folder's digest: "<flat name> <sha256>\n".
+func folderLine(h io.Writer, f task.SampleFile, d digest.SHA256) {
+	fmt.Fprintf(h, "%s %s\n", f.Flat, d.Hex())
 }
 
 // readSample reads a regular file of at most max bytes without following

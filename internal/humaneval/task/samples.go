@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -337,17 +336,6 @@ func ListSamplesDir(dir string, d *Dataset) ([]SampleFile, []string, error) {
 		return a.K < b.K
 	})
 	return files, warn.done("folder entries"), nil
-}
-
-// ReadSampleFile reads one program of a samples folder, f, from path (f's
-// own or a copy's) into set.
-func ReadSampleFile(set *SampleSet, f SampleFile, path string) error {
-	b, err := safefile.ReadFile(path, MaxProgram)
-	if err != nil {
-		return badSamples("sample %q: %v", f.Path, err)
-	}
-	_, err = set.AddProgram(f, b)
-	return err
 }
 
 // AddProgram adds b, the program of f as read by the caller, to the set
