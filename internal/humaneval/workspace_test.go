@@ -74,16 +74,23 @@ func countValidations(t *testing.T, samples ...string) func() int {
 	}
 }
 
+// miniTasks returns HumanEval+ Mini and its tasks that sel selects.
+func miniTasks(t *testing.T, sel string) (*task.Dataset, []*task.Task) {
+	t.Helper()
+	d := testDataset(t, "humanevalplus-mini-v0.1.10")
+	tasks, err := SelectTasks(d, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, tasks
+}
+
 // TestLoadSamplesReadsOnce: a samples file, or each program of a samples
 // folder, is read once by LoadSamples and not at all by Prepare, whose
 // workspace copy is what was read even if the original changed since;
 // Input.Check reads it once more and reports that change.
 func TestLoadSamplesReadsOnce(t *testing.T) {
-	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	tasks, err := SelectTasks(d, "0-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, tasks := miniTasks(t, "0-1")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.jsonl")
 	orig := []byte(`{"task_id": "HumanEval/0", "solution": "a = 0\n"}` + "\n" + `{"task_id": "HumanEval/1", "solution": "b = 1\n"}` + "\n")
@@ -182,11 +189,7 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 // size a program may have is refused before anything is made, naming its
 // file once and the limit.
 func TestOversizedProgramNamedOnce(t *testing.T) {
-	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	tasks, err := SelectTasks(d, "0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, tasks := miniTasks(t, "0")
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "HumanEval_0", "0.py")
 	if err := os.Mkdir(filepath.Dir(prog), 0o755); err != nil {
@@ -195,7 +198,7 @@ func TestOversizedProgramNamedOnce(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(strings.Repeat("#", task.MaxProgram+1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadSamples(dir, d, tasks)
+	_, err := LoadSamples(dir, d, tasks)
 	want := fmt.Sprintf("sample %q: larger than the %d bytes a program may have", prog, task.MaxProgram)
 	if exitcode.Of(err) != exitcode.Usage || err.Error() != want {
 		t.Errorf("LoadSamples of a folder with a program of %d bytes: %v, want exit 2 and %q", task.MaxProgram+1, err, want)
@@ -206,11 +209,7 @@ func TestOversizedProgramNamedOnce(t *testing.T) {
 // hold no more than a samples file may (64 MiB), each within its own
 // bound.
 func TestSamplesFolderBoundedInAll(t *testing.T) {
-	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	tasks, err := SelectTasks(d, "0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, tasks := miniTasks(t, "0")
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "HumanEval_0"), 0o755); err != nil {
 		t.Fatal(err)
@@ -221,7 +220,7 @@ func TestSamplesFolderBoundedInAll(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = LoadSamples(dir, d, tasks)
+	_, err := LoadSamples(dir, d, tasks)
 	if want := fmt.Sprintf("samples folder %q: its programs are over the limit of %d bytes in all", dir, maxSamplesFile); exitcode.Of(err) != exitcode.Usage || err.Error() != want {
 		t.Errorf("LoadSamples of %d programs of %d bytes: %v, want exit 2 and %q", maxSamplesFile/task.MaxProgram+1, task.MaxProgram, err, want)
 	}
@@ -230,11 +229,7 @@ func TestSamplesFolderBoundedInAll(t *testing.T) {
 // TestPrepareNamesTheUserFile: a samples file the workspace cannot hold
 // under its name is refused naming the file, not its staged copy.
 func TestPrepareNamesTheUserFile(t *testing.T) {
-	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	tasks, err := SelectTasks(d, "0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, tasks := miniTasks(t, "0")
 	file := filepath.Join(t.TempDir(), "a:b.jsonl")
 	if err := os.WriteFile(file, []byte(`{"task_id": "HumanEval/0", "solution": "a = 0\n"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
