@@ -31,7 +31,6 @@ import (
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
-	"github.com/reprolab/repro/internal/trust"
 )
 
 // Schema names the JSON form of a report.
@@ -254,10 +253,11 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, sha, envSHA, problems, key, verr := verify(ctx, home, r)
-	if rec == nil {
+	v, verr := verify(ctx, home, r)
+	if v == nil || v.Record == nil {
 		return nil, verr
 	}
+	rec, problems, key := v.Record, v.Problems, v.Key
 	rep := &Report{
 		Schema:   Schema,
 		Verified: verr == nil && len(problems) == 0,
@@ -267,7 +267,7 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 			StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Command: strings.Join(rec.Command, " "),
 		},
 	}
-	rep.recordSHA256, rep.envelopeSHA256 = sha, envSHA
+	rep.recordSHA256, rep.envelopeSHA256 = v.RecordSHA256, v.EnvelopeSHA256
 	if rep.Problems == nil {
 		rep.Problems = []runs.Problem{}
 	}
@@ -307,25 +307,23 @@ func BuildContext(ctx context.Context, home, id string) (*Report, error) {
 
 // verify checks run r against its signed record with home's trust file
 // (or, for a run imported from a bundle, the key it was accepted with; see
-// internal/runimport), as `repro runs verify` does, and returns the record, the SHA-256 of
-// the record's and the envelope's bytes verified ("" when nothing was), the problems and the key that
-// verified; the record is read once. A missing trust file is a problem, not an error:
-// the report is still made, NOT verified; an unreadable record is an
-// error, and so is an interrupted check (ctx done).
-func verify(ctx context.Context, home string, r *runs.Run) (*runs.Record, string, string, []runs.Problem, *trust.Key, error) {
+// internal/runimport), as `repro runs verify` does, and returns what the
+// check found: the record, the SHA-256 of the record's and the envelope's
+// bytes verified ("" when nothing was), the problems and the key that
+// verified; the record is read once. A missing trust file is a problem,
+// not an error: the report is still made, NOT verified (the Verification
+// then holds the record and that problem alone); an unreadable record is
+// an error (a nil Verification), and so is an interrupted check (ctx done).
+func verify(ctx context.Context, home string, r *runs.Run) (*runs.Verification, error) {
 	t, err := runimport.LoadTrust(home, r.ID)
 	if err != nil {
 		rec, _, rerr := r.ReadRecord()
 		if rerr != nil {
-			return nil, "", "", nil, nil, rerr
+			return nil, rerr
 		}
-		return rec, "", "", []runs.Problem{{What: err.Error()}}, nil, err
+		return &runs.Verification{Record: rec, Problems: []runs.Problem{{What: err.Error()}}}, err
 	}
-	v, err := r.VerifyWithContext(ctx, t)
-	if v == nil {
-		return nil, "", "", nil, nil, err
-	}
-	return v.Record, v.RecordSHA256, v.EnvelopeSHA256, v.Problems, v.Key, err
+	return r.VerifyWithContext(ctx, t)
 }
 
 func provenance(rec *runs.Record) Provenance {
