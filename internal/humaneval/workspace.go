@@ -88,7 +88,7 @@ func (s *LoadedSamples) loadJSONL(size int64) error {
 	if size > maxSamplesFile {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %d bytes is over the limit of %d", s.Path, size, int64(maxSamplesFile))
 	}
-	b, err := readSample(s.Path, maxSamplesFile)
+	b, err := readSample("", s.Path, maxSamplesFile)
 	if errors.Is(err, safefile.ErrTooLarge) {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
 	}
@@ -114,7 +114,7 @@ func (s *LoadedSamples) loadFolder() error {
 	h := digest.NewHash()
 	var total int64
 	for _, f := range files {
-		b, err := readSample(f.Path, task.MaxProgram)
+		b, err := readSample(s.Path, f.Path, task.MaxProgram)
 		if errors.Is(err, safefile.ErrTooLarge) {
 			return exitcode.Errorf(exitcode.Usage, "sample %q: larger than the %d bytes a program may have", f.Path, task.MaxProgram)
 		}
@@ -199,9 +199,9 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 	}
 	var got digest.SHA256
 	if s.Format == "jsonl" {
-		got, err = hashSample(filepath.Join(wsDir, filepath.Base(s.Path)), maxSamplesFile)
+		got, err = hashSample("", filepath.Join(wsDir, filepath.Base(s.Path)), maxSamplesFile)
 	} else {
-		got, err = folderDigest(s.files, func(f task.SampleFile) string { return filepath.Join(wsDir, f.Flat) })
+		got, err = folderDigest(wsDir, s.files, func(f task.SampleFile) string { return filepath.Join(wsDir, f.Flat) })
 	}
 	if err != nil {
 		return nil, err
@@ -228,12 +228,12 @@ func (in *Input) Check() error {
 	var now digest.SHA256
 	var err error
 	if in.Format == "jsonl" {
-		now, err = hashSample(in.Path, maxSamplesFile)
+		now, err = hashSample("", in.Path, maxSamplesFile)
 	} else {
 		// Listed afresh, so that an added or removed sample counts too.
 		var files []task.SampleFile
 		if files, _, err = task.ListSamplesDir(in.Path, in.d); err == nil {
-			now, err = folderDigest(files, func(f task.SampleFile) string { return f.Path })
+			now, err = folderDigest(in.Path, files, func(f task.SampleFile) string { return f.Path })
 		}
 	}
 	if err != nil || now != in.SHA256 {
@@ -243,9 +243,9 @@ func (in *Input) Check() error {
 }
 
 // hashSample hashes a regular file of at most max bytes without following
-// a link.
-func hashSample(path string, max int64) (digest.SHA256, error) {
-	f, err := openSample(path)
+// a link (see openSample for root).
+func hashSample(root, path string, max int64) (digest.SHA256, error) {
+	f, err := openSample(root, path)
 	if err != nil {
 		return digest.SHA256{}, err
 	}
@@ -267,11 +267,12 @@ func hashSample(path string, max int64) (digest.SHA256, error) {
 }
 
 // folderDigest digests the sample files of a folder: one line per file,
-// "<flat name> <sha256>\n", in the listing's order.
-func folderDigest(files []task.SampleFile, at func(task.SampleFile) string) (digest.SHA256, error) {
+// "<flat name> <sha256>\n", in the listing's order. at(f) is f's path
+// inside the folder root.
+func folderDigest(root string, files []task.SampleFile, at func(task.SampleFile) string) (digest.SHA256, error) {
 	h := digest.NewHash()
 	for _, f := range files {
-		d, err := hashSample(at(f), task.MaxProgram)
+		d, err := hashSample(root, at(f), task.MaxProgram)
 		if err != nil {
 			return digest.SHA256{}, fmt.Errorf("sample %q: %v", f.Path, err)
 		}
@@ -286,9 +287,10 @@ func folderLine(h io.Writer, f task.SampleFile, d digest.SHA256) {
 }
 
 // readSample reads a regular file of at most max bytes without following
-// a link; a larger file is an error wrapping safefile.ErrTooLarge.
-func readSample(path string, max int64) ([]byte, error) {
-	f, err := openSample(path)
+// a link (see openSample for root); a larger file is an error wrapping
+// safefile.ErrTooLarge.
+func readSample(root, path string, max int64) ([]byte, error) {
+	f, err := openSample(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -297,14 +299,25 @@ func readSample(path string, max int64) ([]byte, error) {
 }
 
 // openSample opens a file of samples (the user's or a workspace copy)
-// without following a link. Every read of the user's samples goes through
-// it (readSample, hashSample), so that a test can count them: if
-// sampleOpened holds a function, it is called with each path first.
-func openSample(path string) (*os.File, error) {
+// without following a link. With root (a samples folder, or a workspace),
+// path is a file inside it, and no element between root and the file is
+// followed if it is a link: a task folder swapped for a link after
+// ListSamplesDir listed it is an error, never a read of another folder.
+// Every read of the user's samples goes through it (readSample,
+// hashSample), so that a test can count them: if sampleOpened holds a
+// function, it is called with each path first.
+func openSample(root, path string) (*os.File, error) {
 	if seen := sampleOpened.Load(); seen != nil {
 		(*seen)(path)
 	}
-	return safefile.OpenRegular(path)
+	if root == "" {
+		return safefile.OpenRegular(path)
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("%q is not inside %q", path, root)
+	}
+	return safefile.OpenBeneath(root, rel)
 }
 
 // sampleOpened is nil but in a test of this package (see openSample).

@@ -3,6 +3,7 @@ package humaneval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,6 +203,51 @@ func TestOversizedProgramNamedOnce(t *testing.T) {
 	want := fmt.Sprintf("sample %q: larger than the %d bytes a program may have", prog, task.MaxProgram)
 	if exitcode.Of(err) != exitcode.Usage || err.Error() != want {
 		t.Errorf("LoadSamples of a folder with a program of %d bytes: %v, want exit 2 and %q", task.MaxProgram+1, err, want)
+	}
+}
+
+// TestSamplesFolderLinkSwapRefused: a task folder swapped for a link
+// between the folder's listing and the read of its programs (a writer
+// racing the run) makes LoadSamples fail naming the program; it never
+// reads the program the link leads to.
+func TestSamplesFolderLinkSwapRefused(t *testing.T) {
+	d, tasks := miniTasks(t, "0-1")
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(dir, "HumanEval_0", "0.py"), filepath.Join(dir, "HumanEval_1", "0.py"), filepath.Join(elsewhere, "HumanEval_1", "0.py")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(dir, "HumanEval_1", "0.py")
+	var swapped error
+	hook := func(path string) {
+		if path != target || swapped != nil {
+			return
+		}
+		swapped = os.Rename(filepath.Join(dir, "HumanEval_1"), filepath.Join(dir, "aside"))
+		if swapped == nil {
+			swapped = os.Symlink(filepath.Join(elsewhere, "HumanEval_1"), filepath.Join(dir, "HumanEval_1"))
+		}
+		if swapped == nil {
+			swapped = errors.New("swapped")
+		}
+	}
+	if !sampleOpened.CompareAndSwap(nil, &hook) {
+		t.Fatal("another test counts the samples' opens")
+	}
+	t.Cleanup(func() { sampleOpened.Store(nil) })
+	s, err := LoadSamples(dir, d, tasks)
+	if swapped == nil || swapped.Error() != "swapped" {
+		t.Fatalf("the folder was not swapped before its program was read: %v", swapped)
+	}
+	if err == nil {
+		t.Fatalf("LoadSamples read %d samples through a task folder swapped for a link; want an error", s.Set.Count)
+	}
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fmt.Sprintf("sample %q", target)) {
+		t.Errorf("LoadSamples through a swapped task folder: %v; want exit 2 naming %s", err, target)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,11 +33,39 @@ func OpenNamed(path string) (*os.File, error) {
 	return open(path, 0)
 }
 
+// OpenBeneath opens rel, a path inside the folder root, like OpenRegular,
+// and also follows no link in any of rel's elements and cannot leave root
+// (the kernel resolves the path under RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS):
+// a folder of rel swapped for a link after it was listed is an error, not
+// a read of the link's target. root itself is opened without following a
+// link. Errors name root joined with rel.
+func OpenBeneath(root, rel string) (*os.File, error) {
+	name := filepath.Join(root, rel)
+	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return regular(os.NewFile(uintptr(fd), name), name)
+}
+
 func open(path string, flags int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// regular returns f if it is a regular file, and closes it otherwise.
+func regular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()

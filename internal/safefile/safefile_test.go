@@ -2,8 +2,10 @@ package safefile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -53,5 +55,65 @@ func TestOpenNamed(t *testing.T) {
 		if _, err := OpenNamed(bad); !errors.Is(err, ErrNotRegular) {
 			t.Errorf("OpenNamed(%q) = %v; want ErrNotRegular", bad, err)
 		}
+	}
+}
+
+// TestOpenBeneath swaps a listed folder for a link, as a concurrent writer
+// of a samples folder could between its listing and its read, and checks
+// that no element of the path is followed and nothing outside root opens.
+func TestOpenBeneath(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(root, "task"), filepath.Join(elsewhere, "task")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "task", "0.py"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(elsewhere, "task", "0.py"), []byte("theirs"), 0o644)
+	os.WriteFile(filepath.Join(elsewhere, "outside.py"), []byte("theirs"), 0o644)
+	f, err := OpenBeneath(root, "task/0.py")
+	if err != nil {
+		t.Fatalf("OpenBeneath of a plain file: %v", err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "mine" {
+		t.Fatalf("read %q; want %q", b, "mine")
+	}
+
+	// The folder, swapped for a link to another folder of the same shape.
+	if err := os.Rename(filepath.Join(root, "task"), filepath.Join(root, "aside")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "task"), filepath.Join(root, "task")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(root, "aside", "0.py"), filepath.Join(root, "aside", "link.py"))
+	os.Symlink(elsewhere, filepath.Join(root, "up"))
+	rel, _ := filepath.Rel(root, filepath.Join(elsewhere, "outside.py"))
+	for _, bad := range []string{"task/0.py", "aside/link.py", "up/outside.py", rel, filepath.Join(elsewhere, "outside.py")} {
+		if f, err := OpenBeneath(root, bad); err == nil {
+			b, _ := io.ReadAll(f)
+			f.Close()
+			t.Errorf("OpenBeneath(root, %q) opened a file holding %q; want an error", bad, b)
+		} else if !strings.Contains(err.Error(), filepath.Join(root, bad)) && !filepath.IsAbs(bad) {
+			t.Errorf("OpenBeneath(root, %q) = %v; want the error to name the path", bad, err)
+		}
+	}
+
+	// What it opens must still be a regular file, and root no link.
+	if err := syscall.Mkfifo(filepath.Join(root, "aside", "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenBeneath(root, "aside/fifo"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenBeneath of a FIFO = %v; want ErrNotRegular", err)
+	}
+	if _, err := OpenBeneath(root, "aside"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenBeneath of a folder = %v; want ErrNotRegular", err)
+	}
+	rootLink := filepath.Join(elsewhere, "rootlink")
+	os.Symlink(root, rootLink)
+	if _, err := OpenBeneath(rootLink, "aside/0.py"); err == nil {
+		t.Error("OpenBeneath followed a link given as its root")
 	}
 }
