@@ -4,10 +4,11 @@
 #
 # go vet and staticcheck run beside the tests, and the tests run in two
 # lanes at once, each one package at a time (-p 1): cmd/repro (the largest
-# package) with internal/handoff and internal/sandbox in one, every other
-# package (internal/humaneval the largest) in the other, which balances the
-# lanes' measured times (CI on a loaded 2-core machine: cmd/repro 2180 s,
-# humaneval 1919 s, handoff 540 s, sandbox 267 s, the rest ~780 s). The lanes
+# package) with internal/handoff, internal/sandbox and internal/release in
+# one, every other package (internal/humaneval the largest) in the other,
+# which balances the lanes' measured times (CI on a 2-core machine, both
+# lanes at once: cmd/repro 1952 s, humaneval 2313 s, release 251 s,
+# sandbox 206 s, handoff 202 s, edm 138 s, the rest ~250 s). The lanes
 # share the Docker engine; every test names its own containers, volumes
 # and labels, so neither lane sees the other's. Each step prints how long
 # it took, so that the next slow step is visible in CI's log.
@@ -78,7 +79,7 @@ echo "== go vet, staticcheck, go test (two lanes)"
 	exit $rc
 ) &
 lint_pid=$!
-first=(github.com/reprolab/repro/cmd/repro github.com/reprolab/repro/internal/handoff github.com/reprolab/repro/internal/sandbox)
+first=(github.com/reprolab/repro/cmd/repro github.com/reprolab/repro/internal/handoff github.com/reprolab/repro/internal/sandbox github.com/reprolab/repro/internal/release)
 mapfile -t others < <(go list ./... | grep -v -x -F "${first[@]/#/-e}")
 lane cmd/repro+ "${first[@]}" &
 lane_a=$!
