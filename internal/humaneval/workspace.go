@@ -155,8 +155,9 @@ func samplesKind(path string) (os.FileInfo, error) {
 	return fi, nil
 }
 
-// Prepare copies the samples as they were read into wsDir, a new
-// read-only workspace, and checks the copy: a copy that does not hash to
+// Prepare writes the samples as they were read into wsDir, a new
+// read-only workspace (sandbox.WriteWorkspace: the bytes go straight into
+// the workspace, with no other copy), and checks the copy: a copy that does not hash to
 // s.SHA256 is an integrity error. It reads nothing of the user's samples;
 // the returned Input's Set is s.Set. Prepare is called once: a file's
 // bytes (up to 64 MiB) are let go once they are in the workspace, so
@@ -166,36 +167,18 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 		return nil, fmt.Errorf("samples %q were already copied into a workspace", s.Path)
 	}
 	in := &Input{Path: s.Path, Format: s.Format, SHA256: s.SHA256, Workspace: wsDir, Set: s.Set, d: s.d}
-	staging, err := os.MkdirTemp(filepath.Dir(wsDir), ".staging-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(staging)
-	var staged, origins []string
-	stage := func(name string, b []byte, origin string) error {
-		p := filepath.Join(staging, name)
-		staged, origins = append(staged, p), append(origins, origin)
-		return os.WriteFile(p, b, 0o444)
-	}
+	var files []sandbox.WorkspaceFile
 	if s.Format == "jsonl" {
-		err = stage(filepath.Base(s.Path), s.jsonl, s.Path)
+		files = []sandbox.WorkspaceFile{{Name: filepath.Base(s.Path), Data: s.jsonl, Origin: s.Path}}
 	} else {
+		files = make([]sandbox.WorkspaceFile, len(s.files))
 		for i, f := range s.files {
-			if err = stage(f.Flat, []byte(s.progs[i].Solution), f.Path); err != nil {
-				break
-			}
+			files[i] = sandbox.WorkspaceFile{Name: f.Flat, Data: []byte(s.progs[i].Solution), Origin: f.Path}
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if in.ws, err = sandbox.NewWorkspace(wsDir, staged); err != nil {
-		// The message names the user's files, not their staged copies.
-		msg := err.Error()
-		for i, p := range staged {
-			msg = strings.ReplaceAll(msg, p, origins[i])
-		}
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %s", s.Path, msg)
+	var err error
+	if in.ws, err = sandbox.WriteWorkspace(wsDir, files); err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
 	var got digest.SHA256
 	if s.Format == "jsonl" {

@@ -41,6 +41,41 @@ type fileState struct {
 // 0444, and hashes them. Sample paths are untrusted: each must be a regular
 // file (links are not followed) of at most 64 MiB.
 func NewWorkspace(dir string, samples []string) (*Workspace, error) {
+	return makeWorkspace(dir, len(samples), func(i int) (string, string, error) {
+		return filepath.Base(samples[i]), samples[i], nil
+	}, func(i int, dst string) error {
+		return copySample(samples[i], dst)
+	})
+}
+
+// WorkspaceFile is one file of WriteWorkspace: its name in the workspace,
+// its bytes, and where they came from, which errors name.
+type WorkspaceFile struct {
+	Name   string
+	Data   []byte
+	Origin string
+}
+
+// WriteWorkspace is NewWorkspace for samples already in memory: each
+// file's Data is written into dir under its Name (names must be unique and
+// usable, files at most 64 MiB), mode 0444, synced, and hashed as
+// NewWorkspace hashes its copies. No other file is read.
+func WriteWorkspace(dir string, files []WorkspaceFile) (*Workspace, error) {
+	return makeWorkspace(dir, len(files), func(i int) (string, string, error) {
+		if n := int64(len(files[i].Data)); n > maxSampleSize {
+			return "", "", fmt.Errorf("sample %s: %d bytes, more than the %d allowed", files[i].Origin, n, int64(maxSampleSize))
+		}
+		return files[i].Name, files[i].Origin, nil
+	}, func(i int, dst string) error {
+		return writeSample(dst, files[i].Data, files[i].Origin)
+	})
+}
+
+// makeWorkspace makes dir a workspace of n files: file(i) names the i-th
+// (its name in the workspace, and its origin for errors), put(i, dst)
+// writes it at dst. The names are checked (usable, unique) before each is
+// written; the folder is then made read-only and scanned.
+func makeWorkspace(dir string, n int, file func(i int) (name, origin string, err error), put func(i int, dst string) error) (*Workspace, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("failed to create workspace: %w", err)
 	}
@@ -50,16 +85,19 @@ func NewWorkspace(dir string, samples []string) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace %s is not empty", dir)
 	}
 	seen := make(map[string]bool)
-	for _, src := range samples {
-		base := filepath.Base(src)
-		if !validName(base) {
-			return nil, fmt.Errorf("sample %s: unusable file name", src)
+	for i := range n {
+		name, origin, err := file(i)
+		if err != nil {
+			return nil, err
 		}
-		if seen[base] {
-			return nil, fmt.Errorf("sample %s: another sample has the same name %s", src, base)
+		if !validName(name) {
+			return nil, fmt.Errorf("sample %s: unusable file name", origin)
 		}
-		seen[base] = true
-		if err := copySample(src, filepath.Join(dir, base)); err != nil {
+		if seen[name] {
+			return nil, fmt.Errorf("sample %s: another sample has the same name %s", origin, name)
+		}
+		seen[name] = true
+		if err := put(i, filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
 	}
@@ -71,6 +109,25 @@ func NewWorkspace(dir string, samples []string) (*Workspace, error) {
 		return nil, err
 	}
 	return &Workspace{dir: dir, files: files}, nil
+}
+
+// writeSample writes data as a new file dst, mode 0444, and syncs it.
+func writeSample(dst string, data []byte, origin string) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return fmt.Errorf("failed to copy sample %s: %w", origin, err)
+	}
+	_, err = out.Write(data)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("failed to copy sample %s: %w", origin, err)
+	}
+	return nil
 }
 
 func validName(n string) bool {

@@ -108,3 +108,42 @@ func TestNewWorkspaceRefuses(t *testing.T) {
 		t.Error("the same samples give different digests")
 	}
 }
+
+// TestWriteWorkspace: samples given as bytes make the same workspace as
+// the same bytes copied from files, and are refused for the same names,
+// each refusal naming the sample's origin.
+func TestWriteWorkspace(t *testing.T) {
+	mk := func(files ...WorkspaceFile) (*Workspace, error) {
+		return WriteWorkspace(filepath.Join(t.TempDir(), "ws"), files)
+	}
+	ws, err := mk(WorkspaceFile{"a.py", []byte("def f():\n    return 'a.py'\n"), "/u/a.py"},
+		WorkspaceFile{"b.py", []byte("def f():\n    return 'b.py'\n"), "/u/b.py"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Digest() != newTestWorkspace(t).Digest() {
+		t.Error("the same samples as bytes and as files give different workspaces")
+	}
+	if err := ws.Check(); err != nil {
+		t.Errorf("fresh workspace: %v", err)
+	}
+	for _, n := range ws.Files() {
+		fi, err := os.Lstat(filepath.Join(ws.Dir(), n))
+		if err != nil || fi.Mode() != 0o444 {
+			t.Errorf("%s: %v, mode %v; want a regular file of mode 0444", n, err, fi.Mode())
+		}
+	}
+	for name, c := range map[string]struct {
+		files []WorkspaceFile
+		want  string
+	}{
+		"unusable":  {[]WorkspaceFile{{"a:b.jsonl", nil, "/u/a:b.jsonl"}}, "sample /u/a:b.jsonl: unusable file name"},
+		"dot-dot":   {[]WorkspaceFile{{"..", nil, "/u/x"}}, "sample /u/x: unusable file name"},
+		"duplicate": {[]WorkspaceFile{{"a.py", nil, "/u/a.py"}, {"a.py", nil, "/v/a.py"}}, "sample /v/a.py: another sample has the same name a.py"},
+		"too large": {[]WorkspaceFile{{"a.py", make([]byte, maxSampleSize+1), "/u/a.py"}}, "sample /u/a.py: 67108865 bytes, more than the"},
+	} {
+		if _, err := mk(c.files...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error with %q", name, err, c.want)
+		}
+	}
+}
