@@ -45,6 +45,16 @@ var allowed = map[string][]string{
 	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
 }
 
+// subAllowed lists, for the sub-packages whose place docs/ARCHITECTURE.md
+// states, the repro packages (by path below internal/) each may import;
+// other sub-packages, test helpers, are not checked. The supervisor wire
+// never imports the scoring that uses it.
+var subAllowed = map[string][]string{
+	"humaneval/judge": {},
+	"humaneval/task":  {"digest", "exitcode", "humaneval/judge", "safefile", "strictjson"},
+	"humaneval/wire":  {"atomicfile", "digest", "exitcode", "humaneval/task", "sandbox", "strictjson"},
+}
+
 // TestLayering checks the import graph of internal/ against the layers in
 // docs/ARCHITECTURE.md.
 func TestLayering(t *testing.T) {
@@ -63,8 +73,12 @@ func TestLayering(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimPrefix(p.ImportPath, prefix)
-		if name == p.ImportPath || strings.Contains(name, "/") {
-			continue // not a top-level internal package (sub-packages are test helpers)
+		if name == p.ImportPath {
+			continue
+		}
+		if strings.Contains(name, "/") {
+			checkSubPackage(t, name, p.Imports)
+			continue
 		}
 		ok := map[string]bool{}
 		for _, a := range allowed[name] {
@@ -79,6 +93,26 @@ func TestLayering(t *testing.T) {
 			if !ok[dep] && dep != name { // a package may import its own sub-packages
 				t.Errorf("internal/%s imports internal/%s, which its layer does not allow", name, dep)
 			}
+		}
+	}
+}
+
+// checkSubPackage checks the repro imports of the sub-package name
+// against subAllowed, if it is listed there.
+func checkSubPackage(t *testing.T, name string, imports []string) {
+	t.Helper()
+	list, listed := subAllowed[name]
+	if !listed {
+		return // a test helper
+	}
+	ok := map[string]bool{}
+	for _, a := range list {
+		ok[a] = true
+	}
+	for _, imp := range imports {
+		dep, isOurs := strings.CutPrefix(imp, "github.com/reprolab/repro/internal/")
+		if isOurs && !ok[dep] {
+			t.Errorf("internal/%s imports internal/%s, which its layer does not allow", name, dep)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"
@@ -57,7 +57,7 @@ could serve instead; repro builds its own so that no registry is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
-			opts := sandbox.BuildOptions{Mirror: o.mirror, Fresh: o.fresh, Trees: humaneval.SBOMTrees()}
+			opts := sandbox.BuildOptions{Mirror: o.mirror, Fresh: o.fresh, Trees: wire.SBOMTrees()}
 			if log := t.Log(); log != nil {
 				opts.Progress = log
 			}
@@ -134,7 +134,7 @@ same content as SPDX 2.3 JSON. A pin made before SBOMs gets one now, from the
 cached layer or the image in the engine; nothing is rebuilt or run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := sandbox.PinnedSBOMAs(cmd.Context(), g.home, humaneval.SBOMTrees(), o.format)
+			out, err := sandbox.PinnedSBOMAs(cmd.Context(), g.home, wire.SBOMTrees(), o.format)
 			if err != nil {
 				return err
 			}
@@ -185,7 +185,7 @@ differs from its pin.`,
 			}
 			t := g.term
 			st, path, err := imagetrust.ScanPinned(cmd.Context(), g.home, imagetrust.ScanOptions{
-				FeedDir: o.feedDir, WaiversPath: o.waivers, Trees: humaneval.SBOMTrees(), Now: time.Now().UTC(),
+				FeedDir: o.feedDir, WaiversPath: o.waivers, Trees: wire.SBOMTrees(), Now: time.Now().UTC(),
 			})
 			if err != nil {
 				return err
@@ -258,7 +258,7 @@ pin.`,
 			if o.key == "" {
 				return exitcode.Errorf(exitcode.Usage, "--key FILE is required: the image key (openssl genpkey -algorithm ed25519 -out FILE)")
 			}
-			s, err := imagetrust.SignPinned(cmd.Context(), g.home, o.key, humaneval.SBOMTrees(), time.Now())
+			s, err := imagetrust.SignPinned(cmd.Context(), g.home, o.key, wire.SBOMTrees(), time.Now())
 			if err != nil {
 				return err
 			}

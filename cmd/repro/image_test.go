@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -40,7 +40,7 @@ func TestImageSBOMCommand(t *testing.T) {
 	}
 	harness := false
 	for _, c := range *bom.Components {
-		if c.Hashes != nil && (*c.Hashes)[0].Value == humaneval.HarnessDigest.Hex() {
+		if c.Hashes != nil && (*c.Hashes)[0].Value == wire.HarnessDigest.Hex() {
 			harness = true
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -86,7 +86,7 @@ where the policy requires one.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := g.term
 			rep, admitted, err := imagetrust.CheckSandbox(cmd.Context(), g.home,
-				imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: o.runtime},
+				imagetrust.Options{TrustPath: g.trust, Trees: wire.SBOMTrees(), Runtime: o.runtime},
 				func(n string) { t.Notef("%s", n) }, func(w string) { t.Warnf("%s", w) })
 			if rep == nil {
 				return err
@@ -135,7 +135,7 @@ Exit status 0 when the program exited 0 within its deadline, 1 otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := g.term
 			o, err := imagetrust.RunProgram(cmd.Context(), g.home, imagetrust.RunRequest{
-				Options: imagetrust.Options{TrustPath: g.trust, Trees: humaneval.SBOMTrees(), Runtime: opts.runtime},
+				Options: imagetrust.Options{TrustPath: g.trust, Trees: wire.SBOMTrees(), Runtime: opts.runtime},
 				Cmd:     args, Deadline: opts.deadline, Note: func(n string) { t.Notef("%s", n) },
 			})
 			if o == nil {

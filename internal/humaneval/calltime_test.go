@@ -1,6 +1,10 @@
 package humaneval
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval/wire"
+)
 
 // TestCallTimesOnlyWhereAsked: the child measures each call's own CPU time
 // only for a job that asks (the ground truth, whose limits EvalPlus derives
@@ -9,8 +13,8 @@ import "testing"
 // every task the minimum limit.
 func TestCallTimesOnlyWhereAsked(t *testing.T) {
 	launch, _, _ := testSandbox(t)
-	w := &worker{launch: launch}
-	defer w.close()
+	w := wire.NewWorker(launch)
+	defer w.Close()
 	const spin = 0.05
 	program := `
 import time
@@ -51,8 +55,8 @@ def spin(s):
 // is exact (runc; under gVisor every CPU clock counts in 10 ms ticks).
 func TestCallTimesAreExact(t *testing.T) {
 	launch, _, _ := testSandbox(t)
-	w := &worker{launch: launch}
-	defer w.close()
+	w := wire.NewWorker(launch)
+	defer w.Close()
 	// About 0.3 ms of arithmetic and no system call: nothing in the call
 	// brings the group timer up to date.
 	program := `

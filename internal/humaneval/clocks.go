@@ -1,6 +1,10 @@
 package humaneval
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/reprolab/repro/internal/humaneval/wire"
+)
 
 // The runs a phase's verdict can come from (PhaseClocks.Run).
 const (
@@ -37,8 +41,8 @@ type PhaseClocks struct {
 	// ContainerCPU is the container's CPU seconds from the L frame to the
 	// end of the job as the host read its cgroup, the supervisor's own work
 	// for the job included; ContainerBudget is what the host allows
-	// (the job's own limit plus hostClockSlack). Both 0 where the host had
-	// no clock of the container.
+	// (the job's own limit plus package wire's hostClockSlack).
+	// Both 0 where the host had no clock of the container.
 	ContainerCPU    float64 `json:"container_cpu_s,omitempty"`
 	ContainerBudget float64 `json:"container_cpu_budget_s,omitempty"`
 	// Wall is the run's wall seconds on the supervisor's monotonic clock,
@@ -49,7 +53,7 @@ type PhaseClocks struct {
 
 // clocksOf are the clocks of one run that ended with end, under the list
 // limit limit.
-func clocksOf(run string, end jobEnd, limit float64) *PhaseClocks {
+func clocksOf(run string, end wire.JobEnd, limit float64) *PhaseClocks {
 	return &PhaseClocks{
 		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit,
 		ContainerCPU: end.HostCPU, ContainerBudget: end.HostBudget, Wall: end.Elapsed,

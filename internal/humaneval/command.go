@@ -18,6 +18,7 @@ import (
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
@@ -283,7 +284,7 @@ func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, s
 	// The image is admitted by the trust file's policy, under the runtime
 	// the engine runs containers with, before any container (ground truth,
 	// self-check, candidates) starts.
-	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: SBOMTrees(), Runtime: o.Runtime})
+	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: wire.SBOMTrees(), Runtime: o.Runtime})
 	if err != nil {
 		return nil, err
 	}
@@ -318,8 +319,8 @@ func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, s
 	rec := run.Record
 	rec.Assets = assets
 	rec.Image = img
-	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": SupervisorLimits(), "large_supervisor_limits": LargeLimits(),
-		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), LargeLimits().Pids), "image_verification": admitted}
+	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": wire.SupervisorLimits(), "large_supervisor_limits": wire.LargeLimits(),
+		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), wire.SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), wire.LargeLimits().Pids), "image_verification": admitted}
 	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted, Subject: o.Subject, Reaped: reaped}
 	if rep.Label == "" {
 		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
@@ -350,11 +351,11 @@ type runInputs struct {
 
 func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, rep *RunReport, in runInputs) (err error) {
 	d, tasks, rec := in.dataset, in.tasks, run.Record
-	harnessDir, err := WriteHarness(filepath.Join(run.Dir, "harness"))
+	harnessDir, err := wire.WriteHarness(filepath.Join(run.Dir, "harness"))
 	if err != nil {
 		return err
 	}
-	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
+	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": wire.HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
 
 	var samples []*task.Sample
 	if in.samples != nil {
@@ -391,7 +392,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		}()
 	}
 
-	key := TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: in.image.ID, Harness: HarnessDigest, CPU: runs.CPUModel()}
+	key := TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: in.image.ID, Harness: wire.HarnessDigest, CPU: runs.CPUModel()}
 	truth, err := OpenTruth(in.cacheDir, key)
 	if err != nil {
 		return err
@@ -403,7 +404,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			samples = CanonicalSamples(tasks)
 		}
 		id := RunIdentity{Dataset: d.ID, DatasetSHA256: d.SHA256.Hex(), Samples: absPath(o.Samples), Canonical: o.Canonical, BaseOnly: o.BaseOnly,
-			Engine: o.Engine, Image: in.image.ID, Runtime: string(in.engine.Runtime()), Harness: HarnessDigest.String(), Limits: o.Limits,
+			Engine: o.Engine, Image: in.image.ID, Runtime: string(in.engine.Runtime()), Harness: wire.HarnessDigest.String(), Limits: o.Limits,
 			CPUModel: key.CPU, Repro: o.Version}
 		if o.Samples == "" {
 			id.Samples = ""
@@ -445,8 +446,8 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	} else {
 		report, err = Run(ctx, Config{
 			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
-			Launch:      SandboxLauncher(in.engine, in.image, harnessDir, SupervisorLimits()),
-			LaunchLarge: SandboxLauncher(in.engine, in.image, harnessDir, LargeLimits()),
+			Launch:      wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.SupervisorLimits()),
+			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -98,11 +99,11 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 		listed[k.Set+" "+k.Task] = k
 	}
 	launch, e, img := testSandbox(t)
-	harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	harness, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	large := SandboxLauncher(e, img, harness, LargeLimits())
+	large := wire.SandboxLauncher(e, img, harness, wire.LargeLimits())
 	for _, cs := range corpusSets {
 		t.Run(cs.name, func(t *testing.T) {
 			d := testDataset(t, cs.dataset)

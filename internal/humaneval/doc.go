@@ -6,5 +6,6 @@
 // task.Task EvalPlus's rules for it (judge.TaskRules: the input rebuild,
 // the special oracle), so that one scoring path serves both benchmarks.
 // Ground truth is computed in the sandbox and cached; a canonical-solution
-// self-check runs before any candidate.
+// self-check runs before any candidate. The supervisor, and the protocol
+// the host speaks with it, are package wire.
 package humaneval

@@ -9,35 +9,36 @@ import (
 
 	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/humaneval/judge/judgetest"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 )
 
 // runProgram runs a program's entry point on inputs in the sandbox through
 // a supervisor and returns the records.
-func runProgram(t *testing.T, w *worker, entry, program string, inputs []string) []record {
+func runProgram(t *testing.T, w *wire.Worker, entry, program string, inputs []string) []wire.Record {
 	t.Helper()
 	return runJob(t, w, programJob(entry, program, inputs))
 }
 
 // programJob is the job of a program's entry point on inputs, each with a
 // limit far beyond what the tests' programs take.
-func programJob(entry, program string, inputs []string) *job {
+func programJob(entry, program string, inputs []string) *wire.Job {
 	raw := make([]json.RawMessage, len(inputs))
 	limits := make([]float64, len(inputs))
 	for i, in := range inputs {
 		raw[i] = json.RawMessage(in)
 		limits[i] = 30
 	}
-	return &job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: raw, Limits: limits,
+	return &wire.Job{ID: nextJobID(), EntryPoint: entry, Program: []byte(program), Inputs: raw, Limits: limits,
 		FirstExtra: 30, PhaseLimit: 600, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 26,
 		Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
 }
 
 // runJob runs j through w, requires it to end done, and returns its
 // records.
-func runJob(t *testing.T, w *worker, j *job) []record {
+func runJob(t *testing.T, w *wire.Worker, j *wire.Job) []wire.Record {
 	t.Helper()
-	var recs []record
-	end, err := w.run(context.Background(), j, func(k int, r record) bool {
+	var recs []wire.Record
+	end, err := w.Run(context.Background(), j, func(k int, r wire.Record) bool {
 		r.Data = append([]byte(nil), r.Data...)
 		recs = append(recs, r)
 		return true
@@ -57,8 +58,8 @@ func runJob(t *testing.T, w *worker, j *job) []record {
 // for a and b, must give the table's answer.
 func TestEqualityTableInPython(t *testing.T) {
 	launch, _, _ := testSandbox(t)
-	w := &worker{launch: launch}
-	defer w.close()
+	w := wire.NewWorker(launch)
+	defer w.Close()
 	table := judgetest.EqualityTable()
 	var prog strings.Builder
 	prog.WriteString("PAIRS = [\n")
@@ -103,8 +104,8 @@ func TestEqualityTableInPython(t *testing.T) {
 // item-by-item ones, through Equal and canonical keys.
 func TestEncoderFastPaths(t *testing.T) {
 	launch, _, _ := testSandbox(t)
-	w := &worker{launch: launch}
-	defer w.close()
+	w := wire.NewWorker(launch)
+	defer w.Close()
 	prog := `
 import math
 CASES = [

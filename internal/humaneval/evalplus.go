@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
@@ -52,7 +53,7 @@ const EvalPlusWeakness = "verdicts are EvalPlus's own (evalplus@26d6d00 untruste
 type EvalPlusConfig struct {
 	Engine      *sandbox.Engine
 	Image       sandbox.Image
-	HarnessDir  string // checked with CheckHarness
+	HarnessDir  string // checked with wire.CheckHarness
 	TreeDir     string // an EvalPlus checkout, an absolute path; its EvalPlusPackage folder is checked against TreeDigest before it is mounted
 	TreeDigest  digest.SHA256
 	DatasetFile string // the decompressed dataset's JSON lines (EvalPlus hashes these bytes)
@@ -73,7 +74,7 @@ func (cfg EvalPlusConfig) packageDir() string { return filepath.Join(cfg.TreeDir
 // code: it keeps a task's expected outputs in memory (EvalPlus keeps all of
 // them) and forks a process per sample and input list.
 func EvalPlusLimits() sandbox.Limits {
-	l := SupervisorLimits()
+	l := wire.SupervisorLimits()
 	l.Memory = 2 << 30
 	l.Pids = 128
 	l.OutputCap = 64 << 20
@@ -101,7 +102,7 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 	if !filepath.IsAbs(cfg.TreeDir) {
 		return nil, exitcode.Errorf(exitcode.Usage, "the EvalPlus tree %s is not an absolute path, which the sandbox needs to mount it", cfg.TreeDir)
 	}
-	if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+	if err := wire.CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 		return nil, err
 	}
 	plus := !cfg.BaseOnly
@@ -236,12 +237,12 @@ func (p *evalplusPass) run(ctx context.Context, samples []*task.Sample) ([]*Samp
 	p.st = ScoreStats{Jobs: len(samples), Supervisors: workpool.Size(p.cfg.Parallel, len(samples))}
 	var peak peakMemory
 	launch := p.launcher()
-	err := workpool.Run(ctx, p.cfg.Parallel, idx, workpool.Worker[*worker, int]{
-		Start: func() *worker { return &worker{launch: launch} },
-		Do: func(ctx context.Context, w *worker, i int) error {
+	err := workpool.Run(ctx, p.cfg.Parallel, idx, workpool.Worker[*wire.Worker, int]{
+		Start: func() *wire.Worker { return wire.NewWorker(launch) },
+		Do: func(ctx context.Context, w *wire.Worker, i int) error {
 			return p.score(ctx, w, results[i], len(samples))
 		},
-		Stop: func(w *worker) { peak.note(w.close()) },
+		Stop: func(w *wire.Worker) { peak.note(w.Close()) },
 	})
 	st := p.st
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
@@ -253,13 +254,13 @@ func (p *evalplusPass) run(ctx context.Context, samples []*task.Sample) ([]*Samp
 
 // launcher starts a supervisor whose container also holds EvalPlus's
 // package, checked against its tree digest before every start.
-func (p *evalplusPass) launcher() Launcher {
+func (p *evalplusPass) launcher() wire.Launcher {
 	cfg := p.cfg
-	return func(ctx context.Context) (Transport, error) {
-		if err := CheckHarness(cfg.HarnessDir); err != nil {
+	return func(ctx context.Context) (wire.Transport, error) {
+		if err := wire.CheckHarness(cfg.HarnessDir); err != nil {
 			return nil, err
 		}
-		if err := CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
+		if err := wire.CheckTree(cfg.packageDir(), "EvalPlus package "+EvalPlusCatalogID, cfg.TreeDigest); err != nil {
 			return nil, err
 		}
 		env := map[string]string{"REPRO_SANDBOX": "1", "REPRO_EVALPLUS_TREE": EvalPlusTarget}
@@ -268,10 +269,10 @@ func (p *evalplusPass) launcher() Launcher {
 		}
 		c, err := cfg.Engine.Start(ctx, sandbox.Spec{
 			Image: cfg.Image,
-			Cmd:   supervisorCmd,
+			Cmd:   wire.SupervisorCmd(),
 			Env:   env,
 			ReadOnly: []sandbox.Mount{
-				{Source: cfg.HarnessDir, Target: HarnessTarget},
+				{Source: cfg.HarnessDir, Target: wire.HarnessTarget},
 				{Source: cfg.packageDir(), Target: path.Join(EvalPlusTarget, EvalPlusPackage)},
 			},
 			Limits: evalplusLimitsFor(cfg.Dataset.Bench()),
@@ -281,17 +282,15 @@ func (p *evalplusPass) launcher() Launcher {
 		if err != nil {
 			return nil, err
 		}
-		t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
-		go t.drainStderr()
-		return t, nil
+		return wire.NewTransport(c), nil
 	}
 }
 
 // score runs one sample as one job and sets its result.
-func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, total int) error {
+func (p *evalplusPass) score(ctx context.Context, w *wire.Worker, res *SampleResult, total int) error {
 	s := res.Sample
 	tk := p.cfg.Dataset.Task(s.TaskID)
-	hdr := &evalplusHeader{Kind: "evalplus", Dataset: p.cfg.Dataset.Bench().Name, BaseOnly: p.cfg.BaseOnly,
+	hdr := &wire.EvalPlusHeader{Kind: "evalplus", Dataset: p.cfg.Dataset.Bench().Name, BaseOnly: p.cfg.BaseOnly,
 		MinTimeLimit: p.cfg.Limits.MinTimeLimit, Factor: p.cfg.Limits.TimeFactor, WallLimit: evalplusWall.Seconds()}
 	set := func(pr PhaseResult) {
 		res.Base = pr
@@ -303,17 +302,17 @@ func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		j := &job{ID: nextJobID(), Program: []byte(s.Solution), Body: p.lines[s.TaskID], EvalPlus: hdr,
+		j := &wire.Job{ID: nextJobID(), Program: []byte(s.Solution), Body: p.lines[s.TaskID], EvalPlus: hdr,
 			PhaseLimit: evalplusWall.Seconds()/20 + 30, FSize: evalplusLimitsFor(p.cfg.Dataset.Bench()).FSize}
-		end, err := w.run(ctx, j, func(int, record) bool { return true })
+		end, err := w.Run(ctx, j, func(int, wire.Record) bool { return true })
 		if err != nil {
 			return err
 		}
-		if end.Last || end.Status == endLost {
+		if end.Last || end.Status == wire.EndLost {
 			p.count(func(st *ScoreStats) { st.Retired++ })
 		}
 		switch end.Status {
-		case endDone:
+		case wire.EndDone:
 			r, err := parseEvalPlusResult(end.Result, res.Plus != nil)
 			switch {
 			case err != nil:
@@ -328,14 +327,14 @@ func (p *evalplusPass) score(ctx context.Context, w *worker, res *SampleResult, 
 					*res.Plus = evalplusPhase(tk, task.Plus, r.PlusStatus, r.PlusFail)
 				}
 			}
-		case endTimeout:
+		case wire.EndTimeout:
 			set(PhaseResult{Status: StatusTimeout, FailInput: -1, Reason: "EvalPlus's driver did not end in time: " + end.Detail})
-		case endSetup:
+		case wire.EndSetup:
 			if setups == 0 {
 				continue // once more, in a fresh container
 			}
 			return fmt.Errorf("the sandbox could not start EvalPlus's driver for %s: %s", s.TaskID, end.Detail)
-		case endLost:
+		case wire.EndLost:
 			st := StatusFail
 			if end.Detail == "the supervisor did not finish the job in time" {
 				st = StatusTimeout

@@ -19,6 +19,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
@@ -59,7 +60,7 @@ type phaseTruth struct {
 	Encode []float64 `json:"encode"`
 	// PeakKB is the child's peak resident memory over the phase (KiB).
 	PeakKB int64 `json:"peak_kb"`
-	// Large: the canonical solution needed the large sandbox (LargeLimits).
+	// Large: the canonical solution needed the large sandbox (wire.LargeLimits).
 	Large bool `json:"large,omitempty"`
 }
 
@@ -86,9 +87,9 @@ func (t *taskTruth) phase(p task.Phase) *phaseTruth {
 type Truth struct {
 	Key TruthKey
 	// Large, if set, launches supervisors in the large sandbox
-	// (LargeLimits): a phase whose canonical solution fails in the
+	// (wire.LargeLimits): a phase whose canonical solution fails in the
 	// ordinary one is computed again there.
-	Large Launcher
+	Large wire.Launcher
 
 	dir  string
 	mu   sync.Mutex
@@ -193,7 +194,7 @@ type TruthStats struct {
 // (and, if plus, plus) inputs in the sandbox, parallel supervisors at once,
 // and caches outputs and times. A canonical solution that raises or returns
 // something other than plain data is recorded as the task's error.
-func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*task.Task, plus bool, parallel int, rl RunLimits) (TruthStats, error) {
+func (t *Truth) Compute(ctx context.Context, launch wire.Launcher, tasks []*task.Task, plus bool, parallel int, rl RunLimits) (TruthStats, error) {
 	st := TruthStats{Tasks: len(tasks)}
 	if len(tasks) == 0 {
 		return st, nil
@@ -202,9 +203,9 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*task.Task
 		mu   sync.Mutex
 		peak peakMemory
 	)
-	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*worker, *task.Task]{
-		Start: func() *worker { return &worker{launch: launch} },
-		Do: func(ctx context.Context, w *worker, tk *task.Task) error {
+	err := workpool.Run(ctx, parallel, tasks, workpool.Worker[*wire.Worker, *task.Task]{
+		Start: func() *wire.Worker { return wire.NewWorker(launch) },
+		Do: func(ctx context.Context, w *wire.Worker, tk *task.Task) error {
 			tt, err := t.computeTask(ctx, w, tk, plus, rl)
 			if err != nil {
 				return err
@@ -216,13 +217,13 @@ func (t *Truth) Compute(ctx context.Context, launch Launcher, tasks []*task.Task
 			}
 			return nil
 		},
-		Stop: func(w *worker) { peak.note(w.close()) },
+		Stop: func(w *wire.Worker) { peak.note(w.Close()) },
 	})
 	st.PeakMemory = peak.max()
 	return st, err
 }
 
-func (t *Truth) computeTask(ctx context.Context, w *worker, tk *task.Task, plus bool, rl RunLimits) (*taskTruth, error) {
+func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, plus bool, rl RunLimits) (*taskTruth, error) {
 	tt := &taskTruth{Task: tk.ID}
 	phases := []task.Phase{task.Base}
 	if plus {
@@ -233,7 +234,7 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, tk *task.Task, plus 
 		if err != nil {
 			return nil, err
 		}
-		if lw := w.largeWorker(t.Large); why != "" && lw != nil {
+		if lw := w.LargeWorker(t.Large); why != "" && lw != nil {
 			// Perhaps it only needs more memory than the ordinary
 			// sandbox has.
 			if pt, why, err = t.computePhase(ctx, w, tk, p, rl, lw); err != nil {
@@ -266,13 +267,13 @@ func (t *Truth) computeTask(ctx context.Context, w *worker, tk *task.Task, plus 
 // computePhase runs one phase and writes its record file. why is set when
 // the canonical solution failed.
 // With lw set, the phase runs in lw, w's companion in the large sandbox.
-func (t *Truth) computePhase(ctx context.Context, w *worker, tk *task.Task, p task.Phase, rl RunLimits, lw *worker) (pt *phaseTruth, why string, err error) {
+func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task, p task.Phase, rl RunLimits, lw *wire.Worker) (pt *phaseTruth, why string, err error) {
 	inputs := tk.Inputs(p)
 	limits := make([]float64, len(inputs))
 	for i := range limits {
 		limits[i] = truthInputLimit
 	}
-	j := &job{
+	j := &wire.Job{
 		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(tk.Program()),
 		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, FirstExtra: truthInputLimit, PhaseLimit: truthPhaseLimit, WallFactor: 2,
 		RecordCap: truthRecordCap, ByteCap: truthByteCap, Memory: rl.ChildMemory, FSize: rl.ChildFSize,
@@ -281,22 +282,22 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, tk *task.Task, p ta
 		Exact: true,
 		Times: true,
 	}
-	run := w.run
+	run := w.Run
 	if lw != nil {
 		j.Memory = largeTruthChildMemory
-		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
-			return w.runLarge(ctx, lw, j, onRecord)
+		run = func(ctx context.Context, j *wire.Job, onRecord func(int, wire.Record) bool) (wire.JobEnd, error) {
+			return w.RunLarge(ctx, lw, j, onRecord)
 		}
 	}
 	pt = &phaseTruth{N: len(inputs), Times: make([]float64, 0, len(inputs)), Large: lw != nil}
 	h := digest.NewHash()
-	var end jobEnd
+	var end wire.JobEnd
 	var runErr error
 	path := t.binPath(tk, p)
 	werr := atomicfile.Write(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
-		end, runErr = run(ctx, j, func(k int, r record) bool {
+		end, runErr = run(ctx, j, func(k int, r wire.Record) bool {
 			if tk.Rules.NotNone && (r.Kind == 'V' || r.Kind == 'U') {
 				// EvalPlus records whether the output is not None, as a
 				// bool, for these tasks (get_groundtruth's output_not_none).
@@ -359,9 +360,9 @@ func (t *Truth) computePhase(ctx context.Context, w *worker, tk *task.Task, p ta
 		os.Remove(path)
 		return nil, why, nil
 	}
-	if end.Status != endDone || len(pt.Times) != pt.N {
+	if end.Status != wire.EndDone || len(pt.Times) != pt.N {
 		os.Remove(path)
-		if end.Status == endLost || end.Status == endSetup {
+		if end.Status == wire.EndLost || end.Status == wire.EndSetup {
 			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", tk.ID, p, end.Detail)
 		}
 		return nil, fmt.Sprintf("%s after %d of %d inputs: %s", end.Status, end.Records, pt.N, end.Detail), nil
@@ -450,26 +451,6 @@ func (e *expected) close() { e.f.Close() }
 
 func (e *expected) corrupt(why string) error {
 	return exitcode.Errorf(exitcode.Integrity, "ground truth %s is corrupt (%s): remove the folder to recompute it", e.path, why)
-}
-
-// joinInputs builds the JSON array of argument lists the supervisor gets,
-// and the length of each, by which it cuts the array into windows.
-func joinInputs(in []json.RawMessage) ([]byte, []int) {
-	n := 2
-	lens := make([]int, len(in))
-	for i, m := range in {
-		n += len(m) + 1
-		lens[i] = len(m)
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, m := range in {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, m...)
-	}
-	return append(b, ']'), lens
 }
 
 var jobCounter struct {

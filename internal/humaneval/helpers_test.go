@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/humaneval/judge"
-	"github.com/reprolab/repro/internal/humaneval/judge/judgetest"
 	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
@@ -24,25 +24,25 @@ var (
 
 // testSandbox returns a launcher for supervisors in the real evaluator
 // image. It fails in CI without an engine and skips elsewhere.
-func testSandbox(t testing.TB) (Launcher, *sandbox.Engine, sandbox.Image) {
+func testSandbox(t testing.TB) (wire.Launcher, *sandbox.Engine, sandbox.Image) {
 	t.Helper()
 	return testSandboxOn(t, sandboxtest.Engine(t))
 }
 
 // testSandboxOn is testSandbox with the engine e (and its runtime).
-func testSandboxOn(t testing.TB, e *sandbox.Engine) (Launcher, *sandbox.Engine, sandbox.Image) {
+func testSandboxOn(t testing.TB, e *sandbox.Engine) (wire.Launcher, *sandbox.Engine, sandbox.Image) {
 	t.Helper()
 	img := sandboxtest.Image(t, e)
-	dir, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	dir, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SandboxLauncher(e, img, dir, SupervisorLimits()), e, img
+	return wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()), e, img
 }
 
 func testTruth(t testing.TB, d *task.Dataset, img sandbox.Image) *Truth {
 	t.Helper()
-	tr, err := OpenTruth(t.TempDir(), TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: HarnessDigest, CPU: "test"})
+	tr, err := OpenTruth(t.TempDir(), TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: wire.HarnessDigest, CPU: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,20 +50,6 @@ func testTruth(t testing.TB, d *task.Dataset, img sandbox.Image) *Truth {
 }
 
 var _ = context.Background
-
-// testOracle is the oracle of a task of benchmark b with the given atol
-// and entry point.
-func testOracle(b *task.Benchmark, atol float64, entry string) *judge.Oracle {
-	t := &task.Task{Atol: atol, EntryPoint: entry}
-	t.Rules = b.Rules(t)
-	return judge.NewOracle(t.Atol, t.Rules.Oracle)
-}
-
-// Short names for judgetest's builders.
-var (
-	intv   = judgetest.Int
-	floatv = judgetest.Float
-)
 
 func mustParse(t testing.TB, b []byte) judge.Value {
 	t.Helper()

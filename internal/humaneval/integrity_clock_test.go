@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -136,7 +136,7 @@ func TestClockIntegritySuite(t *testing.T) {
 // runClockCase runs c and returns what broke: the attacker's verdict not
 // among c.want, the honest sample not passing, or its clocks missing or
 // over a limit.
-func runClockCase(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, c clockCase) (broke []string) {
+func runClockCase(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Truth, c clockCase) (broke []string) {
 	t.Helper()
 	tk := d.Task(integrityTask)
 	samples := []*task.Sample{
@@ -177,7 +177,7 @@ func runClockCase(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, 
 			broke = append(broke, fmt.Sprintf("honest sample after the attacker: status %s (%s), want pass", pr.Status, pr.Reason))
 			continue
 		}
-		if why := honestClocks(pr, hostClockOn); why != "" {
+		if why := honestClocks(pr, wire.HostClockOn); why != "" {
 			broke = append(broke, "honest sample's clocks: "+why)
 		}
 	}
@@ -214,7 +214,7 @@ var clockControls = []struct {
 	edits         [][2]string
 	runtime       sandbox.Runtime
 	host          *bool
-	// scaled sets forceClockScale: the supervisor applies its load and
+	// scaled sets wire.ForceClockScale: the supervisor applies its load and
 	// list limits as it does under gVisor.
 	scaled bool
 }{
@@ -232,12 +232,13 @@ var clockControls = []struct {
 		{"    # No input is released before the load mark (G): loading runs under\n", "    if n:\n        release(1)\n    # (No input is released before the load mark: taken out.)\n"},
 	}},
 	// Under runc the supervisor's clock is the container's cgroup too.
-	{control: "host's clock bounded by the job's own limits", test: "CPU hidden from the supervisor past the list's limit", runtime: sandbox.Runsc, host: &hostBudgetOwnLimits},
+	{control: "host's clock bounded by the job's own limits", test: "CPU hidden from the supervisor past the list's limit", runtime: sandbox.Runsc, host: &wire.HostBudgetOwnLimits},
 	// Under gVisor the supervisor applies the load allowance only eight
-	// times over (clockScale): the host's clock of the loading holds it.
+	// times over (package wire's clockScale): the host's clock of the
+	// loading holds it.
 	// The row scales the limits under runc, whose job clock is the
 	// cgroup's, so that a loaded machine does not change what it shows.
-	{control: "the host's clock of the loading", test: "9.5 CPU-s of loading, against an allowance of 3 s", host: &hostLoadClockOn, scaled: true},
+	{control: "the host's clock of the loading", test: "9.5 CPU-s of loading, against an allowance of 3 s", host: &wire.HostLoadClockOn, scaled: true},
 }
 
 // TestClockControlsAreNeeded takes one clock control out at a time and
@@ -246,14 +247,14 @@ func TestClockControlsAreNeeded(t *testing.T) {
 	e0 := sandboxtest.Engine(t)
 	img := sandboxtest.Image(t, e0)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	pinned := HarnessDigest
-	t.Cleanup(func() { HarnessDigest = pinned })
+	pinned := wire.HarnessDigest
+	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range clockControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
 			e := controlRow(t, e0, m.runtime, m.host)
 			if m.scaled {
-				forceClockScale = true
-				t.Cleanup(func() { forceClockScale = false })
+				wire.ForceClockScale = true
+				t.Cleanup(func() { wire.ForceClockScale = false })
 			}
 			idx := slices.IndexFunc(clockCases(), func(c clockCase) bool { return c.name == m.test })
 			if idx < 0 {
@@ -272,9 +273,9 @@ func TestClockControlsAreNeeded(t *testing.T) {
 // editedHarness writes the harness with edits applied to supervisor.py
 // (each old text must be there once), pins its digest for the test and
 // returns a launcher of it on e.
-func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][2]string) Launcher {
+func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][2]string) wire.Launcher {
 	t.Helper()
-	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	src, err := fs.ReadFile(wire.HarnessTree(), "supervisor.py")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,11 +290,11 @@ func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err = fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+	err = fs.WalkDir(wire.HarnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(harnessTree(), p)
+		b, err := fs.ReadFile(wire.HarnessTree(), p)
 		if p == "supervisor.py" {
 			b = []byte(code)
 		}
@@ -309,58 +310,6 @@ func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][
 	if err != nil {
 		t.Fatal(err)
 	}
-	HarnessDigest = tree.Digest()
-	return SandboxLauncher(e, img, dir, SupervisorLimits())
-}
-
-// TestHostBudgetIsTheJobsOwnLimit: the host allows a job its own limit
-// (the list's, loading included, or the load allowance and the inputs'
-// limits where smaller) plus the stated slack, and never the load
-// allowance on top of the list's limit: a one-input list at the defaults
-// (4 s, 4 s load allowance, a list limit of 5 s) gets 6 s, not 9.3 s.
-func TestHostBudgetIsTheJobsOwnLimit(t *testing.T) {
-	rl := DefaultRunLimits()
-	for _, c := range []struct {
-		limits []float64
-		want   time.Duration
-	}{
-		{[]float64{4}, 6 * time.Second},                                // min(5, 8) + 0.5 + 0.5
-		{[]float64{4, 4, 4}, 14*time.Second + 800*time.Millisecond},    // min(13, 16) + 0.5 + 1.3
-		{make([]float64, 0), 1600 * time.Millisecond},                  // min(1, 4): loading alone, under the list's limit, + 0.5 + 0.1
-		{[]float64{30, 30, 30}, 67*time.Second + 600*time.Millisecond}, // min(61, 94) + 0.5 + 6.1
-		{[]float64{0.5, 0.5}, 2*time.Second + 700*time.Millisecond},    // (limits below the minimum, as a test sets them) min(2, 5)
-	} {
-		j := &job{Limits: c.limits, FirstExtra: rl.ImportAllowance, PhaseLimit: rl.PhaseLimit(c.limits)}
-		got := hostBudget(j)
-		if d := got - c.want; d < -time.Millisecond || d > time.Millisecond {
-			t.Errorf("limits %v: budget %v, want %v", c.limits, got, c.want)
-		}
-		if own := time.Duration(j.PhaseLimit * float64(time.Second)); got > own+hostClockSlack(own) {
-			t.Errorf("limits %v: budget %v is over the list's limit %v and its slack", c.limits, got, own)
-		}
-	}
-}
-
-// TestHostLoadBudgetAndClockScale: the host holds the loading to the load
-// allowance plus its slack (an EvalPlus job, which has no load mark, to
-// nothing of the kind), and the supervisor scales its load and list limits
-// only where its clock is gVisor's and the host's clock holds the job.
-func TestHostLoadBudgetAndClockScale(t *testing.T) {
-	rl := DefaultRunLimits()
-	j := &job{Limits: []float64{4}, FirstExtra: rl.ImportAllowance, PhaseLimit: rl.PhaseLimit([]float64{4})}
-	if got, want := hostLoadBudget(j), 4900*time.Millisecond; got != want { // 4 + 0.5 + 0.4
-		t.Errorf("load budget %v, want %v", got, want)
-	}
-	if got := hostLoadBudget(&job{EvalPlus: &evalplusHeader{Kind: "evalplus"}, FirstExtra: 4}); got != 0 {
-		t.Errorf("an EvalPlus job's load budget is %v, want none", got)
-	}
-	for _, c := range []struct {
-		clock string
-		host  bool
-		want  float64
-	}{{"proc", true, procClockScale}, {"proc", false, 1}, {"cgroup", true, 1}, {"", true, 1}} {
-		if got := clockScale(c.clock, c.host); got != c.want {
-			t.Errorf("clock %q, host clock %v: scale %v, want %v", c.clock, c.host, got, c.want)
-		}
-	}
+	wire.HarnessDigest = tree.Digest()
+	return wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 	"github.com/reprolab/repro/internal/testenv"
@@ -81,7 +82,7 @@ func TestEvalPlusIntegrity(t *testing.T) {
 	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
 		img := sandboxtest.Image(t, e)
-		harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+		harness, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,11 +167,11 @@ func TestEvalPlusControlsAreNeeded(t *testing.T) {
 	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	e := sandboxtest.Engine(t)
 	img := sandboxtest.Image(t, e)
-	pinned := HarnessDigest
-	t.Cleanup(func() { HarnessDigest = pinned })
+	pinned := wire.HarnessDigest
+	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range evalplusControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			src, err := fs.ReadFile(harnessTree(), m.file)
+			src, err := fs.ReadFile(wire.HarnessTree(), m.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,11 +186,11 @@ func TestEvalPlusControlsAreNeeded(t *testing.T) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			err = fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+			err = fs.WalkDir(wire.HarnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
 				if err != nil || de.IsDir() {
 					return err
 				}
-				b, err := fs.ReadFile(harnessTree(), p)
+				b, err := fs.ReadFile(wire.HarnessTree(), p)
 				if p == m.file {
 					b = []byte(code)
 				}
@@ -205,7 +206,7 @@ func TestEvalPlusControlsAreNeeded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			HarnessDigest = h.Digest()
+			wire.HarnessDigest = h.Digest()
 			idx := slices.IndexFunc(evalplusAttacks(), func(c evalplusAttack) bool { return c.name == m.test })
 			if idx < 0 {
 				t.Fatalf("no case %q", m.test)
@@ -243,7 +244,7 @@ func BenchmarkEvalPlusEngine(b *testing.B) {
 		b.Run(string(rt), func(b *testing.B) {
 			e := sandboxtest.EngineRuntime(b, rt)
 			img := sandboxtest.Image(b, e)
-			harness, err := WriteHarness(filepath.Join(b.TempDir(), "harness"))
+			harness, err := wire.WriteHarness(filepath.Join(b.TempDir(), "harness"))
 			if err != nil {
 				b.Fatal(err)
 			}

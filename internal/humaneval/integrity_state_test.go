@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -64,7 +65,7 @@ var stateCode = map[string]string{stateLeaker: socketLeakCase, stateHonest: hone
 // time, and returns the report. (Base alone: a second phase would be a
 // later job of the same container, whose counters the first moved, a
 // channel the suite does not claim closed.)
-func runStateCases(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, names ...string) *Report {
+func runStateCases(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Truth, names ...string) *Report {
 	t.Helper()
 	tk := d.Task(integrityTask)
 	var samples []*task.Sample
@@ -158,8 +159,8 @@ func TestStateControlsAreNeeded(t *testing.T) {
 	e0 := sandboxtest.Engine(t)
 	img := sandboxtest.Image(t, e0)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
-	pinned := HarnessDigest
-	t.Cleanup(func() { HarnessDigest = pinned })
+	pinned := wire.HarnessDigest
+	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range stateControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
 			e := controlRow(t, e0, m.runtime, m.host)

@@ -1,12 +1,9 @@
 package humaneval
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -152,7 +150,7 @@ func baseFib(t *testing.T, tk *task.Task) string {
 
 // runAttackThenHonest runs the self-check, the attacker and the honest
 // sample in one run on one supervisor.
-func runAttackThenHonest(t *testing.T, launch Launcher, d *task.Dataset, truth *Truth, tk *task.Task, code string) (att, hon *SampleResult) {
+func runAttackThenHonest(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Truth, tk *task.Task, code string) (att, hon *SampleResult) {
 	t.Helper()
 	fill := func(s string) string {
 		s = strings.ReplaceAll(s, "{canon}", tk.Program())
@@ -200,7 +198,7 @@ var harnessControls = []struct {
 	// that hides its work in input 0's call alone: the forks a /proc
 	// clock sees pass it; the case that hides a little in every input
 	// stays under each input's limit by that clock.)
-	{control: "host's job clock", test: "CPU in workers nobody waits for, a little in every input", runtime: sandbox.Runsc, host: &hostClockOn},
+	{control: "host's job clock", test: "CPU in workers nobody waits for, a little in every input", runtime: sandbox.Runsc, host: &wire.HostClockOn},
 	// The sweep of round 2 passed over processes in state Z; the process
 	// table after the job is what shows one that still runs.
 	{control: "process table after each job", test: "a process whose first thread exited, left for the next job", edits: [][2]string{
@@ -240,7 +238,7 @@ class LocalZygote:
 	// The supervisor's whole-job clock and the host's clock both stop this
 	// case (under runc both read the container's cgroup): the row takes
 	// out both, and the row above shows the host's clock alone.
-	{control: "CPU time of the whole job", test: "CPU work in grandchildren while the child waits at nice 19", host: &hostClockOn, edits: [][2]string{
+	{control: "CPU time of the whole job", test: "CPU work in grandchildren while the child waits at nice 19", host: &wire.HostClockOn, edits: [][2]string{
 		{"                c = clock()\n", "                c = child_cpu(pid)\n"},
 		{"            c = clock()\n", "            c = child_cpu(pid)\n"},
 		{"\n\n# The inode of the initial PID namespace", `
@@ -273,12 +271,12 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 	img := sandboxtest.Image(t, e0)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	task := d.Task(integrityTask)
-	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	src, err := fs.ReadFile(wire.HarnessTree(), "supervisor.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned := HarnessDigest
-	t.Cleanup(func() { HarnessDigest = pinned })
+	pinned := wire.HarnessDigest
+	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range harnessControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
 			e := controlRow(t, e0, m.runtime, m.host)
@@ -293,11 +291,11 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			err := fs.WalkDir(harnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
+			err := fs.WalkDir(wire.HarnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
 				if err != nil || de.IsDir() {
 					return err
 				}
-				b, err := fs.ReadFile(harnessTree(), p)
+				b, err := fs.ReadFile(wire.HarnessTree(), p)
 				if p == "supervisor.py" {
 					b = []byte(code)
 				}
@@ -313,8 +311,8 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			HarnessDigest = tree.Digest()
-			launch := SandboxLauncher(e, img, dir, SupervisorLimits())
+			wire.HarnessDigest = tree.Digest()
+			launch := wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits())
 			idx := slices.IndexFunc(integrityCases(), func(c integrityCase) bool { return c.name == m.test })
 			if idx < 0 {
 				t.Fatalf("no integrity case %q", m.test)
@@ -339,33 +337,6 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 			}
 			t.Logf("with %s removed, %q fails as it must: %v", m.control, m.test, broke)
 		})
-	}
-}
-
-// TestSupervisorWantsTheKeyFirst: a real supervisor whose first frame from
-// the host is not the channel key stops at once, before any zygote or job,
-// with a fatal frame that carries a tag of zeros (it has no key to tag it
-// with), which the host reports as such.
-func TestSupervisorWantsTheKeyFirst(t *testing.T) {
-	launch, _, _ := testSandbox(t)
-	tr, err := launch(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	hdr := []byte(`{"job": 1}`)
-	if _, err := tr.Write(append(binary.BigEndian.AppendUint32([]byte{'J'}, uint32(len(hdr))), hdr...)); err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(io.LimitReader(tr, 1<<16))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := "the host's first frame is not the channel key"
-	want := append(binary.BigEndian.AppendUint32([]byte{'F'}, uint32(len(msg))), msg...)
-	want = append(want, make([]byte, tagSize)...)
-	if !bytes.Equal(out, want) {
-		t.Fatalf("the supervisor answered %q, want %q", out, want)
 	}
 }
 
@@ -407,7 +378,7 @@ print(json.dumps(out))
 // would discard unseen): on a loaded host, "stop the zygote" once passed
 // that way.
 func TestStopPendingSeesAQueuedStop(t *testing.T) {
-	harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	harness, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
 		t.Fatal(err)
 	}

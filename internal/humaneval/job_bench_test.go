@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -19,8 +20,8 @@ func BenchmarkJob(b *testing.B) {
 	for _, rt := range []sandbox.Runtime{sandbox.Runc, sandbox.Runsc} {
 		b.Run(string(rt), func(b *testing.B) {
 			launch, _, _ := testSandboxOn(b, sandboxtest.EngineRuntime(b, rt))
-			w := &worker{launch: launch}
-			defer w.close()
+			w := wire.NewWorker(launch)
+			defer w.Close()
 			for _, n := range []int{1, 1000} {
 				inputs := make([]json.RawMessage, n)
 				limits := make([]float64, n)
@@ -28,11 +29,11 @@ func BenchmarkJob(b *testing.B) {
 					inputs[i], limits[i] = json.RawMessage(`[1]`), 1
 				}
 				run := func() {
-					j := &job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"), Inputs: inputs,
+					j := &wire.Job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"), Inputs: inputs,
 						Limits: limits, FirstExtra: 10, PhaseLimit: 100, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 24,
 						Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
-					end, err := w.run(context.Background(), j, func(int, record) bool { return true })
-					if err != nil || end.Status != endDone || end.Retired != "" {
+					end, err := w.Run(context.Background(), j, func(int, wire.Record) bool { return true })
+					if err != nil || end.Status != wire.EndDone || end.Retired != "" {
 						// (A retired container would put a container's
 						// start into the figure: honest jobs leave none.)
 						b.Fatalf("%d inputs: %+v, %v", n, end, err)

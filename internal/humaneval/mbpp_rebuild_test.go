@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -75,7 +76,7 @@ func TestMBPPInputRebuildsMatchEvalPlus(t *testing.T) {
 		}
 	}
 	rb, _ := json.Marshal(rules)
-	harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	harness, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package humaneval
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reprolab/repro/internal/humaneval/wire"
 )
 
 // DefaultNearLimitMargin is the default RunLimits.NearLimitMargin: a pass
@@ -133,7 +135,7 @@ type cpuTally struct {
 	over string
 }
 
-func newCPUTally(j *job) *cpuTally {
+func newCPUTally(j *wire.Job) *cpuTally {
 	return &cpuTally{limits: j.Limits, firstExtra: j.FirstExtra, worst: NearLimit{Input: -1}}
 }
 
@@ -155,8 +157,8 @@ func (c *cpuTally) add(k int, cpu float64) {
 // measure returns the measurement of a phase that ended with res, under
 // the list limit phaseLimit: the input, the load or the list that came
 // nearest its limit, or the limit a timeout exceeded.
-func (c *cpuTally) measure(res PhaseResult, end jobEnd, phaseLimit float64) NearLimit {
-	if end.Status == endTimeout {
+func (c *cpuTally) measure(res PhaseResult, end wire.JobEnd, phaseLimit float64) NearLimit {
+	if end.Status == wire.EndTimeout {
 		k := end.Records
 		n := NearLimit{Status: res.Status, Input: -1, CPU: phaseLimit, Limit: phaseLimit, AtLimit: true}
 		switch {
@@ -185,14 +187,14 @@ func (c *cpuTally) measure(res PhaseResult, end jobEnd, phaseLimit float64) Near
 // near returns the NearLimit of a phase that ended with res, under the
 // list limit phaseLimit, or nil where the verdict does not depend on the
 // limit: a pass below share of its limit, or a failure on its output.
-func (c *cpuTally) near(res PhaseResult, end jobEnd, phaseLimit, share float64) *NearLimit {
+func (c *cpuTally) near(res PhaseResult, end wire.JobEnd, phaseLimit, share float64) *NearLimit {
 	n := c.measure(res, end, phaseLimit)
 	switch {
 	case res.Status == StatusPass:
 		if n.Limit <= 0 || n.CPU/n.Limit < share {
 			return nil
 		}
-	case end.Status != endTimeout:
+	case end.Status != wire.EndTimeout:
 		return nil
 	}
 	n.AtLimit = false

@@ -8,37 +8,38 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
 func TestNearLimit(t *testing.T) {
-	j := &job{Limits: []float64{4, 4, 4}, FirstExtra: 4}
+	j := &wire.Job{Limits: []float64{4, 4, 4}, FirstExtra: 4}
 	for _, c := range []struct {
 		name  string
 		gaps  []float64
 		res   PhaseResult
-		end   jobEnd
+		end   wire.JobEnd
 		want  string
 		limit float64
 	}{
-		{"fast pass", []float64{0.1, 0.2, 0.1}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone}, "", 13},
-		{"input near its limit", []float64{0.1, 3.3, 0.1}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone},
+		{"fast pass", []float64{0.1, 0.2, 0.1}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone}, "", 13},
+		{"input near its limit", []float64{0.1, 3.3, 0.1}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone},
 			"passed near the limit: input 1 used 3.30 of 4.00 CPU s (82%)", 13},
-		{"input 0 has its own limit, not the load allowance", []float64{3.5, 0.1, 0.1}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone, LoadCPU: 0.2},
+		{"input 0 has its own limit, not the load allowance", []float64{3.5, 0.1, 0.1}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone, LoadCPU: 0.2},
 			"passed near the limit: input 0 used 3.50 of 4.00 CPU s (88%)", 13},
-		{"loading near the load allowance", []float64{0.1, 0.1, 0.1}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone, LoadCPU: 3.6},
+		{"loading near the load allowance", []float64{0.1, 0.1, 0.1}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone, LoadCPU: 3.6},
 			"passed near the limit: loading the program used 3.60 of 4.00 CPU s (90%)", 13},
-		{"the list counts the loading", []float64{2, 2, 2}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone, LoadCPU: 3, CPU: 9.2},
+		{"the list counts the loading", []float64{2, 2, 2}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone, LoadCPU: 3, CPU: 9.2},
 			"passed near the limit: the list used 9.20 of 10.00 CPU s (92%)", 10},
-		{"load allowance", nil, PhaseResult{Status: StatusTimeout}, jobEnd{Status: endTimeout, Detail: "loading the program used more than 4.00 s of CPU time"},
+		{"load allowance", nil, PhaseResult{Status: StatusTimeout}, wire.JobEnd{Status: wire.EndTimeout, Detail: "loading the program used more than 4.00 s of CPU time"},
 			"stopped at the limit: loading the program used more than 4.00 CPU s", 13},
-		{"list near its limit", []float64{3, 3, 3}, PhaseResult{Status: StatusPass}, jobEnd{Status: endDone},
+		{"list near its limit", []float64{3, 3, 3}, PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone},
 			"passed near the limit: the list used 9.00 of 10.00 CPU s (90%)", 10},
-		{"per-input limit", []float64{0.1}, PhaseResult{Status: StatusFail}, jobEnd{Status: endTimeout, Records: 1, Detail: "input 1 used more than 4.00 s of CPU time"},
+		{"per-input limit", []float64{0.1}, PhaseResult{Status: StatusFail}, wire.JobEnd{Status: wire.EndTimeout, Records: 1, Detail: "input 1 used more than 4.00 s of CPU time"},
 			"stopped at the limit: input 1 used more than 4.00 CPU s", 13},
-		{"list limit", []float64{3, 3}, PhaseResult{Status: StatusTimeout}, jobEnd{Status: endTimeout, Records: 2, Detail: "the list used more than 10.0 s of CPU time"},
+		{"list limit", []float64{3, 3}, PhaseResult{Status: StatusTimeout}, wire.JobEnd{Status: wire.EndTimeout, Records: 2, Detail: "the list used more than 10.0 s of CPU time"},
 			"stopped at the limit: the list used more than 10.00 CPU s", 10},
-		{"fail", []float64{3.9}, PhaseResult{Status: StatusFail}, jobEnd{Status: "stopped"}, "", 13},
+		{"fail", []float64{3.9}, PhaseResult{Status: StatusFail}, wire.JobEnd{Status: "stopped"}, "", 13},
 	} {
 		tl := newCPUTally(j)
 		for k, g := range c.gaps {
@@ -57,18 +58,18 @@ func TestNearLimit(t *testing.T) {
 
 func TestTimeoutStatus(t *testing.T) {
 	for _, c := range []struct {
-		end  jobEnd
+		end  wire.JobEnd
 		want Status
 	}{
-		{jobEnd{Records: 3, Detail: "input 3 used more than 4.00 s of CPU time"}, StatusFail},
-		{jobEnd{Records: 3, Detail: "input 3 was idle (sleeping or blocked) for more than 12.0 s"}, StatusFail},
-		{jobEnd{Records: 0, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusTimeout},
-		{jobEnd{Records: 0, Called: true, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusFail},
-		{jobEnd{Records: 0, Called: true, Detail: "input 0 was idle (sleeping or blocked) for more than 24.0 s"}, StatusFail},
-		{jobEnd{Records: 0, Called: true, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
-		{jobEnd{Records: 0, Called: true, Detail: "the job used 70.00 s of CPU time as the host measures its container, over the 69.00 s its limits allow"}, StatusTimeout},
-		{jobEnd{Records: 3, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
-		{jobEnd{Records: 3, Detail: "input 2 used more than 4.00 s of CPU time"}, StatusTimeout},
+		{wire.JobEnd{Records: 3, Detail: "input 3 used more than 4.00 s of CPU time"}, StatusFail},
+		{wire.JobEnd{Records: 3, Detail: "input 3 was idle (sleeping or blocked) for more than 12.0 s"}, StatusFail},
+		{wire.JobEnd{Records: 0, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusTimeout},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusFail},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 was idle (sleeping or blocked) for more than 24.0 s"}, StatusFail},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "the job used 70.00 s of CPU time as the host measures its container, over the 69.00 s its limits allow"}, StatusTimeout},
+		{wire.JobEnd{Records: 3, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
+		{wire.JobEnd{Records: 3, Detail: "input 2 used more than 4.00 s of CPU time"}, StatusTimeout},
 	} {
 		if got := timeoutStatus(c.end); got != c.want {
 			t.Errorf("%q: %s, want %s", c.end.Detail, got, c.want)

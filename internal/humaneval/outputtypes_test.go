@@ -17,6 +17,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/humaneval/task/tasktest"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/testenv"
 )
 
@@ -93,7 +94,7 @@ func (c outputType) program(d *task.Dataset) string {
 func TestOutputTypesAsEvalPlus(t *testing.T) {
 	tree := testenv.Getenv(t, "REPRO_TEST_EVALPLUS_TREE", "a checkout of evalplus at 26d6d00 (scripts/test.sh uses ../shared/engines/evalplus-26d6d00)")
 	launch, e, img := testSandbox(t)
-	harness, err := WriteHarness(filepath.Join(t.TempDir(), "harness"))
+	harness, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 	if err != nil {
 		t.Fatal(err)
 	}

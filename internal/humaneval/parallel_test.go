@@ -1,6 +1,10 @@
 package humaneval
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval/wire"
+)
 
 func TestParallelFor(t *testing.T) {
 	const gib = 1 << 30
@@ -15,7 +19,7 @@ func TestParallelFor(t *testing.T) {
 		{4, 100 << 20, 1}, // less than one container's worth: still one
 		{256, 1024 * gib, 64},
 	} {
-		if got := parallelFor(c.cores, c.memory, SupervisorLimits().Memory); got != c.want {
+		if got := parallelFor(c.cores, c.memory, wire.SupervisorLimits().Memory); got != c.want {
 			t.Errorf("parallelFor(%d cores, %d MiB) = %d, want %d", c.cores, c.memory>>20, got, c.want)
 		}
 	}

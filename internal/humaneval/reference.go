@@ -7,6 +7,7 @@ import (
 
 	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
@@ -63,7 +64,7 @@ var (
 // pins) and the evaluator image home pins. What cannot be read is named in
 // Missing, with the command that provides it. It writes nothing under home.
 func LoadReference(home, dataset string) *Reference {
-	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: HarnessDigest.Hex(), Limits: DefaultRunLimits()}
+	ref := &Reference{Dataset: dataset, Engine: EngineRepro, Harness: wire.HarnessDigest.Hex(), Limits: DefaultRunLimits()}
 	var choice *task.DatasetChoice
 	for _, c := range task.DatasetChoices {
 		if strings.EqualFold(c.ID, dataset) {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/humaneval/wire"
 )
 
 // TestLoadReferenceOfAnEmptyHome: a REPRO_HOME without the dataset or an
@@ -12,7 +14,7 @@ import (
 func TestLoadReferenceOfAnEmptyHome(t *testing.T) {
 	home := t.TempDir()
 	ref := LoadReference(home, "HumanEvalPlus-Mini-v0.1.10")
-	if ref.Dataset != "humanevalplus-mini-v0.1.10" || ref.Engine != EngineRepro || ref.Harness != HarnessDigest.Hex() || ref.Limits != DefaultRunLimits() {
+	if ref.Dataset != "humanevalplus-mini-v0.1.10" || ref.Engine != EngineRepro || ref.Harness != wire.HarnessDigest.Hex() || ref.Limits != DefaultRunLimits() {
 		t.Errorf("reference %+v", ref)
 	}
 	if len(ref.Missing) != 2 || !strings.Contains(ref.Missing[0], "repro fetch humanevalplus-mini-v0.1.10") || !strings.Contains(ref.Missing[1], "repro image build") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 )
 
 // Config is one scoring run.
@@ -16,10 +17,10 @@ type Config struct {
 	Tasks     []*task.Task   // the tasks to score, in dataset order
 	Samples   []*task.Sample // the candidates; ignored when Canonical is set
 	Canonical bool           // score the canonical solutions as if they were candidates
-	Launch    Launcher
-	// LaunchLarge starts supervisors in the large sandbox (LargeLimits)
+	Launch    wire.Launcher
+	// LaunchLarge starts supervisors in the large sandbox (wire.LargeLimits)
 	// for what the ordinary one cannot hold; nil means none.
-	LaunchLarge Launcher
+	LaunchLarge wire.Launcher
 	Truth       *Truth
 	Limits      RunLimits
 	BaseOnly    bool

@@ -13,6 +13,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval/judge"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/workpool"
 )
 
@@ -167,10 +168,10 @@ var freshRecheckContainer = true
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
 type Scorer struct {
-	Launch Launcher
-	// LaunchLarge starts supervisors in the large sandbox (LargeLimits),
+	Launch wire.Launcher
+	// LaunchLarge starts supervisors in the large sandbox (wire.LargeLimits),
 	// where the phases whose ground truth was computed there run.
-	LaunchLarge Launcher
+	LaunchLarge wire.Launcher
 	Dataset     *task.Dataset
 	Truth       *Truth
 	Limits      RunLimits
@@ -203,11 +204,11 @@ type Scorer struct {
 	Keep bool
 
 	mu   sync.Mutex
-	idle []*worker
+	idle []*wire.Worker
 }
 
 // take returns a kept supervisor, or a new worker.
-func (s *Scorer) take() *worker {
+func (s *Scorer) take() *wire.Worker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n := len(s.idle); n > 0 {
@@ -215,19 +216,19 @@ func (s *Scorer) take() *worker {
 		s.idle = s.idle[:n-1]
 		return w
 	}
-	return &worker{launch: s.Launch}
+	return wire.NewWorker(s.Launch)
 }
 
 // give keeps w if s.Keep is set, or closes it; it returns the highest
 // container peak memory w has seen so far.
-func (s *Scorer) give(w *worker) int64 {
+func (s *Scorer) give(w *wire.Worker) int64 {
 	if !s.Keep {
-		return w.close()
+		return w.Close()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.idle = append(s.idle, w)
-	return w.peak
+	return w.Peak()
 }
 
 // Close ends the kept supervisors and returns their highest peak memory.
@@ -244,7 +245,7 @@ func (s *Scorer) Close() int64 {
 	)
 	for _, w := range idle {
 		wg.Add(1)
-		go func() { defer wg.Done(); peak.note(w.close()) }()
+		go func() { defer wg.Done(); peak.note(w.Close()) }()
 	}
 	wg.Wait()
 	return peak.max()
@@ -333,10 +334,10 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 	for _, j := range jobs {
 		st.Shared += len(j.also)
 	}
-	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*worker, *scoreJob]{
+	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*wire.Worker, *scoreJob]{
 		Start: s.take,
-		Do: func(ctx context.Context, w *worker, j *scoreJob) error {
-			retired := w.retiredCount()
+		Do: func(ctx context.Context, w *wire.Worker, j *scoreJob) error {
+			retired := w.RetiredCount()
 			pr, _, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 			if err != nil {
 				return err
@@ -349,7 +350,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 				// the container, kernel counters included, the re-run
 				// cannot find. (A large phase's container is never kept.)
 				if freshRecheckContainer {
-					w.end(false)
+					w.End(false)
 				}
 				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
 				if err != nil {
@@ -358,7 +359,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 				pr = combineRecheck(pr, again, m)
 			}
 			mu.Lock()
-			st.Retired += w.retiredCount() - retired
+			st.Retired += w.RetiredCount() - retired
 			if pr.Exact {
 				st.ExactRuns++
 			}
@@ -390,7 +391,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 			}
 			return nil
 		},
-		Stop: func(w *worker) { peak.note(s.give(w)) },
+		Stop: func(w *wire.Worker) { peak.note(s.give(w)) },
 	})
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {
@@ -445,7 +446,7 @@ func (rl RunLimits) PhaseLimit(limits []float64) float64 {
 // The measurement is the CPU time of the input (or list) that came nearest
 // its limit, or the limit a timeout exceeded, whether or not the verdict
 // is time-sensitive.
-func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *task.Task, p task.Phase) (PhaseResult, NearLimit, error) {
+func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample, tk *task.Task, p task.Phase) (PhaseResult, NearLimit, error) {
 	tt, err := s.Truth.Get(tk)
 	if err != nil {
 		return PhaseResult{}, NearLimit{}, err
@@ -471,21 +472,21 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 	// Outputs of a correct program are about as large as the expected ones;
 	// the caps leave wide room and stop floods early.
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
-	j := &job{
+	j := &wire.Job{
 		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(smp.Solution),
 		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
 	}
-	run := w.run
+	run := w.Run
 	if pt.Large {
-		lw := w.largeWorker(s.LaunchLarge)
+		lw := w.LargeWorker(s.LaunchLarge)
 		if lw == nil {
 			return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", tk.ID, p)
 		}
 		j.Memory = largeChildMemory(pt.PeakKB, s.Limits.ChildMemory)
-		run = func(ctx context.Context, j *job, onRecord func(int, record) bool) (jobEnd, error) {
-			return w.runLarge(ctx, lw, j, onRecord)
+		run = func(ctx context.Context, j *wire.Job, onRecord func(int, wire.Record) bool) (wire.JobEnd, error) {
+			return w.RunLarge(ctx, lw, j, onRecord)
 		}
 	}
 	exp, err := s.Truth.open(tk, p)
@@ -498,7 +499,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 	var m NearLimit
 	var fatal error
 	tally := newCPUTally(j)
-	decide := func(k int, r record) bool {
+	decide := func(k int, r wire.Record) bool {
 		if r.Kind != 'M' {
 			tally.add(k, r.Gap)
 		}
@@ -571,7 +572,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 			break
 		}
 		switch end.Status {
-		case endDone:
+		case wire.EndDone:
 			if end.Records == len(inputs) {
 				res.Status = StatusPass
 				if tally.over != "" {
@@ -583,9 +584,9 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 			} else {
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}
-		case endTimeout:
+		case wire.EndTimeout:
 			res.Status, res.FailInput, res.Reason = timeoutStatus(end), end.Records, end.Detail
-		case endSetup:
+		case wire.EndSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
 			if setups == 0 {
@@ -596,7 +597,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 				continue
 			}
 			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, tk.ID, end.Detail)
-		case endInexact:
+		case wire.EndInexact:
 			// A result within its own limit, but not within the limit of
 			// the time since its window was released: the program may
 			// have held it back or run ahead. Run the job again, from a
@@ -611,7 +612,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 				continue
 			}
 			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, "the supervisor found a window open in an exact run: "+end.Detail
-		case endLost:
+		case wire.EndLost:
 			if s.EngineUp != nil {
 				if err := s.EngineUp(ctx); err != nil {
 					return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, tk.ID, end.Detail, err)
@@ -652,7 +653,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *worker, smp *task.Sample, tk *
 // (end.Called). A program can send that mark itself, at load; it then
 // turns its own timeout into a fail and never into a pass, so the mark
 // needs no trust.
-func timeoutStatus(end jobEnd) Status {
+func timeoutStatus(end wire.JobEnd) Status {
 	if !strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
 		return StatusTimeout
 	}

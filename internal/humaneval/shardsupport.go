@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/store"
 )
@@ -25,10 +26,10 @@ func OpenDataset(ctx context.Context, st *store.Store, name string) (*task.Datas
 
 // DefaultParallel is the number of sandbox containers this machine can
 // hold at once: one per core, but no more than the available memory
-// allows at the per-container memory limit (SupervisorLimits), and at
+// allows at the per-container memory limit (wire.SupervisorLimits), and at
 // least one.
 func DefaultParallel() int {
-	return parallelFor(runtime.NumCPU(), memAvailable(), SupervisorLimits().Memory)
+	return parallelFor(runtime.NumCPU(), memAvailable(), wire.SupervisorLimits().Memory)
 }
 
 // parallelFor is DefaultParallel's rule: min(cores, memory/limit), within
@@ -72,7 +73,7 @@ func CachedTruth(st *store.Store, d *task.Dataset, imageID string) (*Truth, erro
 	if err != nil {
 		return nil, err
 	}
-	return OpenTruth(dir, TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: imageID, Harness: HarnessDigest, CPU: runs.CPUModel()})
+	return OpenTruth(dir, TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: imageID, Harness: wire.HarnessDigest, CPU: runs.CPUModel()})
 }
 
 // CachedSeconds returns the canonical solution's measured seconds over

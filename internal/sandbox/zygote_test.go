@@ -10,6 +10,7 @@ import (
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -44,19 +45,19 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 	img := sandboxtest.Image(t, e0)
 	d := miniDataset(t)
 	tk := d.Task("HumanEval/55")
-	pinned := humaneval.HarnessDigest
-	t.Cleanup(func() { humaneval.HarnessDigest = pinned })
+	pinned := wire.HarnessDigest
+	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, check := range []bool{true, false} {
 		e := sandboxtest.Engine(t)
 		sandbox.RemoveControl(e, "seccomp caller-only arguments")
-		dir, err := humaneval.WriteHarness(filepath.Join(t.TempDir(), "harness"))
+		dir, err := wire.WriteHarness(filepath.Join(t.TempDir(), "harness"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !check {
 			dir = withoutZygoteCheck(t, dir)
 		}
-		truth, err := humaneval.OpenTruth(t.TempDir(), humaneval.TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: humaneval.HarnessDigest, CPU: "test"})
+		truth, err := humaneval.OpenTruth(t.TempDir(), humaneval.TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: wire.HarnessDigest, CPU: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 		limits.MinTimeLimit, limits.ImportAllowance = 1, 1
 		rep, err := humaneval.Run(context.Background(), humaneval.Config{
 			Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Truth: truth, Limits: limits, Parallel: 1,
-			Launch: humaneval.SandboxLauncher(e, img, dir, humaneval.SupervisorLimits()),
+			Launch: wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()),
 		})
 		if err != nil {
 			t.Fatalf("run: %v", err)
@@ -120,7 +121,7 @@ func withoutZygoteCheck(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	humaneval.HarnessDigest = m.Digest()
+	wire.HarnessDigest = m.Digest()
 	return out
 }
 

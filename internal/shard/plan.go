@@ -39,6 +39,7 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
@@ -258,7 +259,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	}
 	// The image shipped to the nodes is the one this REPRO_HOME's trust
 	// file admits (imagetrust; the nodes check it again as they score).
-	e, img, _, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{Trees: humaneval.SBOMTrees()})
+	e, img, _, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{Trees: wire.SBOMTrees()})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +284,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	}
 	p := &Plan{
 		Format: Format, Dataset: o.Dataset, DatasetID: d.ID, DatasetSHA256: d.SHA256, DatasetMD5: d.MD5, Assets: assets,
-		Subset: len(tasks) < len(d.Tasks), Harness: humaneval.HarnessDigest, Limits: o.Limits, BaseOnly: o.BaseOnly,
+		Subset: len(tasks) < len(d.Tasks), Harness: wire.HarnessDigest, Limits: o.Limits, BaseOnly: o.BaseOnly,
 		Samples: SamplesPin{Path: o.Samples, Format: input.Format, SHA256: input.SHA256, Count: 0},
 		Image:   ImagePin{ID: img.ID, ManifestDigest: img.ManifestDigest},
 	}

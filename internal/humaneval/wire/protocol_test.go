@@ -1,4 +1,4 @@
-package humaneval
+package wire
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"regexp"
@@ -93,20 +94,20 @@ func hello() []byte {
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
-func endFrame(job, records int, status endStatus) []byte {
-	return endFrameOf(jobEnd{Job: job, Status: status, Records: records})
+func endFrame(job, records int, status EndStatus) []byte {
+	return endFrameOf(JobEnd{Job: job, Status: status, Records: records})
 }
-func endFrameOf(end jobEnd) []byte {
+func endFrameOf(end JobEnd) []byte {
 	b, _ := json.Marshal(end)
 	return frameOf('E', b)
 }
 
-func testJob(n int) *job {
+func testJob(n int) *Job {
 	limits := make([]float64, n)
 	for i := range limits {
 		limits[i] = 1
 	}
-	return &job{ID: 7, EntryPoint: "f", Program: []byte("x"), Limits: limits,
+	return &Job{ID: 7, EntryPoint: "f", Program: []byte("x"), Limits: limits,
 		FirstExtra: 1, PhaseLimit: 10, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 22, Memory: 1 << 28, FSize: 1}
 }
 
@@ -115,9 +116,9 @@ func TestWorkerReadsAJob(t *testing.T) {
 	stream = append(stream, frameOf('P', nil)...)
 	stream = append(stream, recordFrame('V', intv(2))...)
 	stream = append(stream, endFrame(7, 2, "done")...)
-	w := &worker{launch: streamOf(stream)}
+	w := &Worker{launch: streamOf(stream)}
 	var got []string
-	end, err := w.run(context.Background(), testJob(2), func(k int, r record) bool {
+	end, err := w.Run(context.Background(), testJob(2), func(k int, r Record) bool {
 		got = append(got, string(r.Data))
 		return true
 	})
@@ -137,8 +138,8 @@ func TestWorkerLosesABrokenSupervisor(t *testing.T) {
 		"fatal":                frameOf('F', []byte("boom")),
 		"record of bad kind":   recordFrame('Z', intv(1)),
 	} {
-		w := &worker{launch: streamOf(append(hello(), tail...))}
-		end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return true })
+		w := &Worker{launch: streamOf(append(hello(), tail...))}
+		end, err := w.Run(context.Background(), testJob(1), func(int, Record) bool { return true })
 		if err != nil || end.Status != "lost" {
 			t.Errorf("%s: end %+v, err %v; want the supervisor lost", name, end, err)
 		}
@@ -156,9 +157,9 @@ func FuzzSupervisorStream(f *testing.F) {
 	f.Add([]byte{})
 	exp := mustParse(f, floatv(math.Pi))
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		w := &worker{launch: streamOf(stream)}
+		w := &Worker{launch: streamOf(stream)}
 		o := testOracle(task.HumanEvalPlus, 0, "f")
-		w.run(context.Background(), testJob(3), func(k int, r record) bool {
+		w.Run(context.Background(), testJob(3), func(k int, r Record) bool {
 			if r.Kind != 'V' {
 				return false
 			}
@@ -178,10 +179,10 @@ func TestChannelKeyComesFirst(t *testing.T) {
 	var keys [][]byte
 	for range 2 {
 		stream := append(hello(), recordFrame('V', intv(1))...)
-		stream = append(stream, endFrameOf(jobEnd{Job: 7, Status: "stopped", Records: 1, Cancels: 1})...)
+		stream = append(stream, endFrameOf(JobEnd{Job: 7, Status: "stopped", Records: 1, Cancels: 1})...)
 		s := &supervisorStream{frames: stream}
-		w := &worker{launch: launcherOf(s)}
-		end, err := w.run(context.Background(), testJob(2), func(int, record) bool { return false })
+		w := &Worker{launch: launcherOf(s)}
+		end, err := w.Run(context.Background(), testJob(2), func(int, Record) bool { return false })
 		if err != nil || end.Status != "stopped" {
 			t.Fatalf("end %+v, err %v", end, err)
 		}
@@ -246,14 +247,14 @@ func TestWorkerRefusesFramesNotTagged(t *testing.T) {
 		},
 	} {
 		s := &supervisorStream{frames: hello()}
-		w := &worker{launch: launcherOf(s)}
+		w := &Worker{launch: launcherOf(s)}
 		if err := w.ensure(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		edit(s)
 		s.tagAll(append(append(rec1, rec2...), end...))
-		got, err := w.run(context.Background(), testJob(2), func(int, record) bool { return true })
-		if err != nil || got.Status != endLost || !strings.Contains(got.Detail, "is not the supervisor's") && !strings.Contains(got.Detail, "stream ended") {
+		got, err := w.Run(context.Background(), testJob(2), func(int, Record) bool { return true })
+		if err != nil || got.Status != EndLost || !strings.Contains(got.Detail, "is not the supervisor's") && !strings.Contains(got.Detail, "stream ended") {
 			t.Errorf("%s: end %+v, err %v; want the supervisor lost", name, got, err)
 		}
 		if w.t != nil {
@@ -270,9 +271,9 @@ func TestBarrierAfterALateCancel(t *testing.T) {
 		stream := append(hello(), recordFrame('V', intv(1))...)
 		stream = append(stream, endFrame(7, 1, "done")...)
 		s := &supervisorStream{frames: stream, lie: lie}
-		w := &worker{launch: launcherOf(s)}
-		end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return false })
-		if err != nil || end.Status != endDone {
+		w := &Worker{launch: launcherOf(s)}
+		end, err := w.Run(context.Background(), testJob(1), func(int, Record) bool { return false })
+		if err != nil || end.Status != EndDone {
 			t.Fatalf("end %+v, err %v", end, err)
 		}
 		last := s.written[len(s.written)-1]
@@ -292,19 +293,19 @@ func TestSupervisorFailingBeforeTheKey(t *testing.T) {
 	untagged := append(frameOf('F', []byte("cannot make the supervisor non-dumpable")), make([]byte, tagSize)...)
 	s := &supervisorStream{}
 	s.out.Write(untagged)
-	w := &worker{launch: launcherOf(s)}
+	w := &Worker{launch: launcherOf(s)}
 	err := w.ensure(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "before it had the channel key: cannot make the supervisor non-dumpable") {
 		t.Fatalf("ensure: %v", err)
 	}
 	s = &supervisorStream{frames: hello()}
-	w = &worker{launch: launcherOf(s)}
+	w = &Worker{launch: launcherOf(s)}
 	if err := w.ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s.out.Write(untagged)
-	end, err := w.run(context.Background(), testJob(1), func(int, record) bool { return true })
-	if err != nil || end.Status != endLost || strings.Contains(end.Detail, "non-dumpable") {
+	end, err := w.Run(context.Background(), testJob(1), func(int, Record) bool { return true })
+	if err != nil || end.Status != EndLost || strings.Contains(end.Detail, "non-dumpable") {
 		t.Errorf("a zero-tagged fatal frame after the hello: end %+v, err %v", end, err)
 	}
 }
@@ -334,11 +335,11 @@ func TestHostClockHoldsTheJob(t *testing.T) {
 	if b := hostBudget(j); b != 3800*time.Millisecond {
 		t.Fatalf("budget %v", b)
 	}
-	run := func(step time.Duration, frames []byte) jobEnd {
+	run := func(step time.Duration, frames []byte) JobEnd {
 		t.Helper()
 		s := &clockedStream{supervisorStream: supervisorStream{frames: append(hello(), frames...)}, step: step}
-		w := &worker{launch: launcherOf(s)}
-		end, err := w.run(context.Background(), testJob(2), func(int, record) bool { return true })
+		w := &Worker{launch: launcherOf(s)}
+		end, err := w.Run(context.Background(), testJob(2), func(int, Record) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,15 +348,15 @@ func TestHostClockHoldsTheJob(t *testing.T) {
 	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
 	job = append(job, recordFrame('V', intv(2))...)
 	job = append(job, endFrame(7, 2, "done")...)
-	if end := run(10*time.Millisecond, job); end.Status != endDone {
+	if end := run(10*time.Millisecond, job); end.Status != EndDone {
 		t.Errorf("within the budget: %+v", end)
 	}
 	// Each read finds 1 s more: by the end the job has used about 6 s.
-	if end := run(time.Second, job); end.Status != endTimeout || !strings.Contains(end.Detail, "as the host measures") {
+	if end := run(time.Second, job); end.Status != EndTimeout || !strings.Contains(end.Detail, "as the host measures") {
 		t.Errorf("over the budget: %+v", end)
 	}
 	noL := append(recordFrame('V', intv(1)), recordFrame('V', intv(2))...)
-	if end := run(time.Millisecond, append(noL, endFrame(7, 2, "done")...)); end.Status != endLost {
+	if end := run(time.Millisecond, append(noL, endFrame(7, 2, "done")...)); end.Status != EndLost {
 		t.Errorf("records before L: %+v", end)
 	}
 }
@@ -385,19 +386,96 @@ func TestFrameClockReadsAtMostOncePerRefresh(t *testing.T) {
 // than MAX_HEADER bytes, as supervisor.py sets it) fails on the host before
 // anything is sent, naming the cause.
 func TestJobHeaderCap(t *testing.T) {
-	src, err := fs.ReadFile(harnessTree(), "supervisor.py")
+	src, err := fs.ReadFile(HarnessTree(), "supervisor.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`(?m)^MAX_HEADER = 1 << 20\b`).Match(src) || maxJobHeader != 1<<20 {
 		t.Fatalf("supervisor.py's MAX_HEADER and maxJobHeader (%d) disagree", maxJobHeader)
 	}
-	w := &worker{launch: streamOf(hello())}
-	_, err = w.run(context.Background(), testJob(600000), func(int, record) bool { return true })
+	w := &Worker{launch: streamOf(hello())}
+	_, err = w.Run(context.Background(), testJob(600000), func(int, Record) bool { return true })
 	if err == nil || !strings.Contains(err.Error(), "too long for one job") {
 		t.Fatalf("a header over the cap: %v; want the job refused", err)
 	}
-	if _, err := w.run(context.Background(), testJob(1000), func(int, record) bool { return true }); err != nil && strings.Contains(err.Error(), "too long") {
+	if _, err := w.Run(context.Background(), testJob(1000), func(int, Record) bool { return true }); err != nil && strings.Contains(err.Error(), "too long") {
 		t.Fatalf("1,000 inputs, the most of a HumanEval+ list: %v", err)
+	}
+}
+
+// TestHostBudgetIsTheJobsOwnLimit: the host allows a job its own limit
+// (the list's, loading included, or the load allowance and the inputs'
+// limits where smaller) plus the stated slack, and never the load
+// allowance on top of the list's limit: a one-input list at the defaults
+// (4 s, 4 s load allowance, a list limit of 5 s) gets 6 s, not 9.3 s.
+func TestHostBudgetIsTheJobsOwnLimit(t *testing.T) {
+	for _, c := range []struct {
+		limits []float64
+		want   time.Duration
+	}{
+		{[]float64{4}, 6 * time.Second},                                // min(5, 8) + 0.5 + 0.5
+		{[]float64{4, 4, 4}, 14*time.Second + 800*time.Millisecond},    // min(13, 16) + 0.5 + 1.3
+		{make([]float64, 0), 1600 * time.Millisecond},                  // min(1, 4): loading alone, under the list's limit, + 0.5 + 0.1
+		{[]float64{30, 30, 30}, 67*time.Second + 600*time.Millisecond}, // min(61, 94) + 0.5 + 6.1
+		{[]float64{0.5, 0.5}, 2*time.Second + 700*time.Millisecond},    // (limits below the minimum, as a test sets them) min(2, 5)
+	} {
+		j := &Job{Limits: c.limits, FirstExtra: importAllowance, PhaseLimit: phaseLimit(c.limits)}
+		got := hostBudget(j)
+		if d := got - c.want; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("limits %v: budget %v, want %v", c.limits, got, c.want)
+		}
+		if own := time.Duration(j.PhaseLimit * float64(time.Second)); got > own+hostClockSlack(own) {
+			t.Errorf("limits %v: budget %v is over the list's limit %v and its slack", c.limits, got, own)
+		}
+	}
+}
+
+// TestHostLoadBudgetAndClockScale: the host holds the loading to the load
+// allowance plus its slack (an EvalPlus job, which has no load mark, to
+// nothing of the kind), and the supervisor scales its load and list limits
+// only where its clock is gVisor's and the host's clock holds the job.
+func TestHostLoadBudgetAndClockScale(t *testing.T) {
+	j := &Job{Limits: []float64{4}, FirstExtra: importAllowance, PhaseLimit: phaseLimit([]float64{4})}
+	if got, want := hostLoadBudget(j), 4900*time.Millisecond; got != want { // 4 + 0.5 + 0.4
+		t.Errorf("load budget %v, want %v", got, want)
+	}
+	if got := hostLoadBudget(&Job{EvalPlus: &EvalPlusHeader{Kind: "evalplus"}, FirstExtra: 4}); got != 0 {
+		t.Errorf("an EvalPlus job's load budget is %v, want none", got)
+	}
+	for _, c := range []struct {
+		clock string
+		host  bool
+		want  float64
+	}{{"proc", true, procClockScale}, {"proc", false, 1}, {"cgroup", true, 1}, {"", true, 1}} {
+		if got := clockScale(c.clock, c.host); got != c.want {
+			t.Errorf("clock %q, host clock %v: scale %v, want %v", c.clock, c.host, got, c.want)
+		}
+	}
+}
+
+// TestSupervisorWantsTheKeyFirst: a real supervisor whose first frame from
+// the host is not the channel key stops at once, before any zygote or job,
+// with a fatal frame that carries a tag of zeros (it has no key to tag it
+// with), which the host reports as such.
+func TestSupervisorWantsTheKeyFirst(t *testing.T) {
+	launch := testSandbox(t)
+	tr, err := launch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	hdr := []byte(`{"job": 1}`)
+	if _, err := tr.Write(append(binary.BigEndian.AppendUint32([]byte{'J'}, uint32(len(hdr))), hdr...)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(io.LimitReader(tr, 1<<16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "the host's first frame is not the channel key"
+	want := append(binary.BigEndian.AppendUint32([]byte{'F'}, uint32(len(msg))), msg...)
+	want = append(want, make([]byte, tagSize)...)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("the supervisor answered %q, want %q", out, want)
 	}
 }

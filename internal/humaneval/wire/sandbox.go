@@ -1,4 +1,4 @@
-package humaneval
+package wire
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // SupervisorLimits are the sandbox limits of one supervisor container. Each
 // program's own process gets tighter limits from the supervisor (see
-// RunLimits); these bound the container as a whole.
+// humaneval.RunLimits); these bound the container as a whole.
 func SupervisorLimits() sandbox.Limits {
 	return sandbox.Limits{
 		NanoCPUs:      1e9,
@@ -31,33 +31,24 @@ func SupervisorLimits() sandbox.Limits {
 // that runs what the ordinary one cannot hold: a task whose canonical
 // solution fails in SupervisorLimits gets its ground truth computed again
 // here, and is then scored here, its programs' memory limit derived from
-// the canonical solution's measured peak (see largeChildMemory). MBPP+'s
-// Mbpp/255 builds a list of 1.66 M tuples (about 1.1 GB) for one input.
-// 4 GiB is EvalPlus's own memory limit.
+// the canonical solution's measured peak (package humaneval's
+// largeChildMemory). MBPP+'s Mbpp/255 builds a list of 1.66 M tuples
+// (about 1.1 GB) for one input. 4 GiB is EvalPlus's own memory limit.
 func LargeLimits() sandbox.Limits {
 	l := SupervisorLimits()
 	l.Memory = 4 << 30
 	return l
 }
 
-// largeTruthChildMemory is the address-space limit of a canonical
-// solution computing ground truth in the large sandbox.
-const largeTruthChildMemory = 3584 << 20
-
-// largeChildMemory is the address-space limit of a program scored in the
-// large sandbox: twice the canonical solution's peak resident memory plus
-// 256 MiB (for the interpreter's own mappings), at least the ordinary
-// limit and at most largeTruthChildMemory.
-func largeChildMemory(peakKB, ordinary int64) int64 {
-	return min(largeTruthChildMemory, max(ordinary, 2*peakKB<<10+256<<20))
-}
-
 // largeSlot lets one large job run at a time in this process.
 var largeSlot = make(chan struct{}, 1)
 
-// supervisorCmd starts the supervisor: isolated mode ignores PYTHON*
-// variables and keeps the current folder off sys.path.
-var supervisorCmd = []string{"/usr/bin/python3", "-I", HarnessTarget + "/supervisor.py"}
+// SupervisorCmd is the command that starts the supervisor from the harness
+// mounted at HarnessTarget: isolated mode ignores PYTHON* variables and
+// keeps the current folder off sys.path.
+func SupervisorCmd() []string {
+	return []string{"/usr/bin/python3", "-I", HarnessTarget + "/supervisor.py"}
+}
 
 // SandboxLauncher returns a Launcher that starts each supervisor in a fresh
 // container of the evaluator image, with the harness folder (already
@@ -76,7 +67,7 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		}
 		c, err := e.Start(ctx, sandbox.Spec{
 			Image:    img,
-			Cmd:      supervisorCmd,
+			Cmd:      SupervisorCmd(),
 			Env:      env,
 			ReadOnly: []sandbox.Mount{{Source: harnessDir, Target: HarnessTarget}},
 			Limits:   lim,
@@ -86,8 +77,7 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		if err != nil {
 			return nil, err
 		}
-		t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
-		go t.drainStderr()
+		t := newSandboxTransport(c)
 		// The host's clock of every job (see cpuClock) must be readable:
 		// without it no job runs.
 		if _, err := c.CPUUsage(); err != nil {
@@ -97,6 +87,17 @@ func SandboxLauncher(e *sandbox.Engine, img sandbox.Image, harnessDir string, li
 		}
 		return t, nil
 	}
+}
+
+// NewTransport returns the Transport of a supervisor started in c (with
+// SupervisorCmd), for a launcher whose containers mount more than
+// SandboxLauncher's; it keeps the start of the supervisor's stderr.
+func NewTransport(c *sandbox.Container) Transport { return newSandboxTransport(c) }
+
+func newSandboxTransport(c *sandbox.Container) *sandboxTransport {
+	t := &sandboxTransport{c: c, stderrDone: make(chan struct{})}
+	go t.drainStderr()
+	return t
 }
 
 type sandboxTransport struct {

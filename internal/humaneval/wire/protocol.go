@@ -1,4 +1,4 @@
-package humaneval
+package wire
 
 import (
 	"bufio"
@@ -59,11 +59,6 @@ type cpuClock interface {
 	CPUUsage() (time.Duration, error)
 }
 
-// hostClockOn: the host holds jobs to their limits by its own clock. Only
-// TestHarnessControlsAreNeeded turns it off, to show that the integrity
-// suite needs it.
-var hostClockOn = true
-
 // hostClockSlack is what the host's clock allows a job beyond its own
 // limits: the supervisor's and the zygote's work for the job (relaying
 // records, the sweep), and the job's first milliseconds before the L frame
@@ -71,14 +66,6 @@ var hostClockOn = true
 func hostClockSlack(budget time.Duration) time.Duration {
 	return 500*time.Millisecond + budget/10
 }
-
-// clockRefresh is how old a reading of the container's CPU usage may be
-// when the host judges a frame by it: the frames of one batch arrive
-// within microseconds, and reading the cgroup for each of them cost the
-// host more CPU than all its judging. A job gains at most clockRefresh of
-// wall time per CPU of CPU time from it, far inside hostClockSlack. (A
-// variable for the tests, whose fake clock runs faster than wall time.)
-var clockRefresh = time.Millisecond
 
 // frameClock reads the container's CPU usage at most once per
 // clockRefresh, unless a reading must be fresh (the job's start).
@@ -105,12 +92,12 @@ func (c *frameClock) read(now time.Time, fresh bool) (time.Duration, error) {
 // counts from the L frame, loading included, or, where smaller, the load
 // allowance (which ends at the load mark) and the sum of its inputs'
 // limits.
-func jobCPULimit(j *job) float64 {
+func jobCPULimit(j *Job) float64 {
 	sum := j.FirstExtra
 	for _, l := range j.Limits {
 		sum += l
 	}
-	if !hostBudgetOwnLimits {
+	if !HostBudgetOwnLimits {
 		// The allowance before the limits were bounded: the load
 		// allowance on top of the list's limit.
 		return j.FirstExtra + min(j.PhaseLimit, sum-j.FirstExtra)
@@ -118,15 +105,10 @@ func jobCPULimit(j *job) float64 {
 	return min(j.PhaseLimit, sum)
 }
 
-// hostBudgetOwnLimits: the host's clock allows a job no more than its own
-// limits do (jobCPULimit). Only TestClockControlsAreNeeded turns it off,
-// to show that the integrity suite needs it.
-var hostBudgetOwnLimits = true
-
 // hostBudget is the CPU time the host's clock allows a job from its L
 // frame to its end: its own limit (jobCPULimit), plus hostClockSlack for
 // the supervisor's work, which the container's clock counts too.
-func hostBudget(j *job) time.Duration {
+func hostBudget(j *Job) time.Duration {
 	b := time.Duration(jobCPULimit(j) * float64(time.Second))
 	return b + hostClockSlack(b)
 }
@@ -147,29 +129,18 @@ const procClockScale = 8
 // named clock, where the host reads the container's CPU usage (hostClock):
 // procClockScale for gVisor's clock with the host's clock on, else 1.
 func clockScale(clock string, hostClock bool) float64 {
-	if (clock == "proc" || forceClockScale) && hostClock {
+	if (clock == "proc" || ForceClockScale) && hostClock {
 		return procClockScale
 	}
 	return 1
 }
 
-// forceClockScale scales the supervisor's load and list limits whatever its
-// clock: only TestClockControlsAreNeeded sets it, to show under runc (whose
-// job clock is the cgroup's, so that the case does not depend on the
-// host's load) what the host's load clock holds under gVisor.
-var forceClockScale = false
-
-// hostLoadClockOn: the host holds a job's loading to the load allowance by
-// its own clock (hostLoadBudget), as it must where the supervisor scales
-// its limits (clockScale). Only TestClockControlsAreNeeded turns it off.
-var hostLoadClockOn = true
-
 // hostLoadBudget is the CPU time the host's clock allows a job from its L
 // frame to its load mark (the G frame): the load allowance, plus
 // hostClockSlack; 0 where the host does not hold the loading (an EvalPlus
 // job, which has no load mark, or a job without an allowance).
-func hostLoadBudget(j *job) time.Duration {
-	if j.EvalPlus != nil || j.FirstExtra <= 0 || !hostLoadClockOn {
+func hostLoadBudget(j *Job) time.Duration {
+	if j.EvalPlus != nil || j.FirstExtra <= 0 || !HostLoadClockOn {
 		return 0
 	}
 	b := time.Duration(j.FirstExtra * float64(time.Second))
@@ -194,12 +165,12 @@ type Hello struct {
 }
 
 // job is one run of one program on one input list.
-type job struct {
+type Job struct {
 	ID         int
 	EntryPoint string
 	Program    []byte
 	Inputs     []json.RawMessage // the argument list of each input, as JSON
-	Rebuild    string            // the harness's rebuild of the inputs (TaskRules.Inputs), "" for none
+	Rebuild    string            // the harness's rebuild of the inputs (judge.TaskRules.Inputs), "" for none
 	Limits     []float64         // seconds per input
 	// Expect is, per input, the CPU seconds the canonical solution took
 	// (nil where unknown): the supervisor sizes windows by it too, since
@@ -216,10 +187,11 @@ type job struct {
 	// previous one's result came: every result is then charged exactly the
 	// CPU time from its own input's release (see the supervisor's
 	// release of windows). The supervisor ends a job "inexact" where a
-	// larger window leaves that open; runPhase then runs it again so.
+	// larger window leaves that open; humaneval's runPhase then runs it
+	// again so.
 	Exact bool
 	// Times asks the child for its own measure of each call's CPU time
-	// (record.Time), which only the ground truth keeps; elsewhere the
+	// (Record.Time), which only the ground truth keeps; elsewhere the
 	// child reports 0 and spends no clock read on it (under gVisor each
 	// read of a process clock is a system call).
 	Times bool
@@ -227,12 +199,12 @@ type job struct {
 	// supervisor's job kind "evalplus"): Program is the sample, Body the
 	// task's line of EvalPlus's dataset file, and Inputs and Limits are
 	// empty. Its verdict comes in the end's Result.
-	EvalPlus *evalplusHeader
+	EvalPlus *EvalPlusHeader
 	Body     []byte
 }
 
-// evalplusHeader is what an EvalPlus job's header holds beyond a job's.
-type evalplusHeader struct {
+// EvalPlusHeader is what an EvalPlus job's header holds beyond a job's.
+type EvalPlusHeader struct {
 	Kind         string  `json:"kind"` // "evalplus"
 	Dataset      string  `json:"dataset"`
 	BaseOnly     bool    `json:"base_only"`
@@ -261,45 +233,46 @@ type jobHeader struct {
 	ByteCap    int64     `json:"byte_cap"`
 	Mem        int64     `json:"mem"`
 	FSize      int64     `json:"fsize"`
-	*evalplusHeader
+	*EvalPlusHeader
 }
 
 // record is one result of a child, as the supervisor forwarded it.
-type record struct {
+type Record struct {
 	Gap     float64 // CPU seconds of the child since the previous record, measured by the supervisor
 	WallGap float64 // wall seconds since the previous record
 	Kind    byte    // 'V' value, 'X' raised, 'U' unencodable, 'M' program failed
-	Time    float64 // the child's own measure of the call's CPU time, on its thread's clock, where job.Times (not for 'M'), else 0
+	Time    float64 // the child's own measure of the call's CPU time, on its thread's clock, where Job.Times (not for 'M'), else 0
 	Data    []byte  // the encoded value, or a message
 }
 
-// endStatus is how a job ended, as the supervisor reports it (or lost, when
+// EndStatus is how a job ended, as the supervisor reports it (or lost, when
 // Go lost the supervisor). Statuses not named here end the job as a
 // failure.
-type endStatus string
+type EndStatus string
 
 const (
-	endDone    endStatus = "done"    // every input ran
-	endTimeout endStatus = "timeout" // the per-input or phase limit struck
-	endStopped endStatus = "stopped" // a record failed the job (raised, unencodable)
-	endSetup   endStatus = "setup"   // the sandbox failed before the program ran
-	// endInexact: a result came within its limit of the previous one but
-	// not of its window's release (job.Exact tells).
-	endInexact endStatus = "inexact"
-	endLost    endStatus = "lost" // Go lost the supervisor
+	EndDone    EndStatus = "done"    // every input ran
+	EndTimeout EndStatus = "timeout" // the per-input or phase limit struck
+	EndStopped EndStatus = "stopped" // a record failed the job (raised, unencodable)
+	EndSetup   EndStatus = "setup"   // the sandbox failed before the program ran
+	// EndInexact: a result came within its limit of the previous one but
+	// not of its window's release (Job.Exact tells).
+	EndInexact EndStatus = "inexact"
+	EndLost    EndStatus = "lost" // Go lost the supervisor
 )
 
-// jobEnd is the supervisor's account of a job, or Go's when the supervisor
+// JobEnd is the supervisor's account of a job, or Go's when the supervisor
 // was lost.
-type jobEnd struct {
+type JobEnd struct {
 	Job     int       `json:"job"`
-	Status  endStatus `json:"status"` // done stopped timeout exited toolarge protocol channel cancelled setup zygote hostgone, or lost
+	Status  EndStatus `json:"status"` // done stopped timeout exited toolarge protocol channel cancelled setup zygote hostgone, or lost
 	Detail  string    `json:"detail"`
 	Records int       `json:"records"`
 	// Called: the job's child said the program had run (its code
 	// executed, the entry point found) and input 0's call began. The
 	// program can send that record itself; it only ever turns a timeout
-	// into a fail (timeoutStatus), so forging it gains nothing.
+	// into a fail (humaneval's timeoutStatus), so forging it gains
+	// nothing.
 	Called bool `json:"called"`
 	// Elapsed is the job's wall time, on the supervisor's monotonic
 	// clock, from the child's start to the job's end.
@@ -340,9 +313,10 @@ type jobEnd struct {
 	Outlived int    `json:"outlived"`
 }
 
-// worker drives one supervisor at a time, starting a fresh one whenever
-// the last one was lost, misbehaved or streamed too much.
-type worker struct {
+// Worker drives one supervisor at a time, starting a fresh one whenever
+// the last one was lost, misbehaved or streamed too much. A Worker serves
+// one goroutine at a time.
+type Worker struct {
 	launch   Launcher
 	t        Transport
 	r        *bufio.Reader
@@ -357,27 +331,35 @@ type worker struct {
 	grace time.Duration
 	// large runs this worker's large jobs (see LargeLimits); nil until
 	// the first.
-	large *worker
+	large *Worker
 	// retired counts the supervisors this worker replaced because a job
-	// left their container changed (jobEnd.Retired).
+	// left their container changed (JobEnd.Retired).
 	retired int
 }
 
-// largeWorker returns the worker's companion in the large sandbox, or nil
+// NewWorker returns a worker whose supervisors launch starts; none is
+// started before its first job.
+func NewWorker(launch Launcher) *Worker { return &Worker{launch: launch} }
+
+// Peak is the highest container peak memory the worker has seen so far
+// (its large companion's counted once it is closed).
+func (w *Worker) Peak() int64 { return w.peak }
+
+// LargeWorker returns the worker's companion in the large sandbox, or nil
 // if launch is nil.
-func (w *worker) largeWorker(launch Launcher) *worker {
+func (w *Worker) LargeWorker(launch Launcher) *Worker {
 	if launch == nil {
 		return nil
 	}
 	if w.large == nil {
-		w.large = &worker{launch: launch, grace: w.grace}
+		w.large = &Worker{launch: launch, grace: w.grace}
 	}
 	return w.large
 }
 
-// retiredCount is how many containers w and its large companion replaced
+// RetiredCount is how many containers w and its large companion replaced
 // because a job left them changed.
-func (w *worker) retiredCount() int {
+func (w *Worker) RetiredCount() int {
 	n := w.retired
 	if w.large != nil {
 		n += w.large.retired
@@ -385,17 +367,17 @@ func (w *worker) retiredCount() int {
 	return n
 }
 
-// runLarge runs j in the large sandbox, one large job at a time.
-func (w *worker) runLarge(ctx context.Context, lw *worker, j *job, onRecord func(k int, r record) bool) (jobEnd, error) {
+// RunLarge runs j in the large sandbox, one large job at a time.
+func (w *Worker) RunLarge(ctx context.Context, lw *Worker, j *Job, onRecord func(k int, r Record) bool) (JobEnd, error) {
 	select {
 	case largeSlot <- struct{}{}:
 	case <-ctx.Done():
-		return jobEnd{}, ctx.Err()
+		return JobEnd{}, ctx.Err()
 	}
 	defer func() { <-largeSlot }()
-	end, err := lw.run(ctx, j, onRecord)
+	end, err := lw.Run(ctx, j, onRecord)
 	// The large container is not kept: its memory goes back at once.
-	lw.end(false)
+	lw.End(false)
 	return end, err
 }
 
@@ -425,11 +407,11 @@ const helloTimeout = 60 * time.Second
 // maxControlFrame bounds the H, E and F frames.
 const maxControlFrame = 1 << 20
 
-func (w *worker) ensure(ctx context.Context) error {
+func (w *Worker) ensure(ctx context.Context) error {
 	if w.t != nil && w.streamed < rotateAfter && time.Since(w.started) < rotateAge {
 		return nil
 	}
-	w.end(false)
+	w.End(false)
 	t, err := w.launch(ctx)
 	if err != nil {
 		return err
@@ -465,11 +447,11 @@ func (w *worker) ensure(ctx context.Context) error {
 }
 
 // stop kills the current supervisor, if any.
-func (w *worker) stop() { w.end(true) }
+func (w *Worker) stop() { w.End(true) }
 
-// end ends the current supervisor: killed at once if abort is set, else by
+// End ends the current supervisor: killed at once if abort is set, else by
 // closing its stdin, which it reads as the end of the run.
-func (w *worker) end(abort bool) {
+func (w *Worker) End(abort bool) {
 	if w.t == nil {
 		return
 	}
@@ -484,7 +466,7 @@ func (w *worker) end(abort bool) {
 
 // frame reads one frame of at most max bytes and checks its tag: it must
 // be the supervisor's next frame.
-func (w *worker) frame(max int) (byte, []byte, error) {
+func (w *Worker) frame(max int) (byte, []byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(w.r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -519,7 +501,7 @@ func (w *worker) frame(max int) (byte, []byte, error) {
 
 // hostFrame is a frame for the supervisor: kind, the length of head, head,
 // the rest (a job's program and inputs), and the tag over all of it.
-func (w *worker) hostFrame(kind byte, head []byte, rest ...[]byte) []byte {
+func (w *Worker) hostFrame(kind byte, head []byte, rest ...[]byte) []byte {
 	size := 5 + len(head) + tagSize
 	for _, r := range rest {
 		size += len(r)
@@ -540,7 +522,7 @@ func (w *worker) hostFrame(kind byte, head []byte, rest ...[]byte) []byte {
 // barrier makes sure nothing is left of a C frame in the supervisor's
 // stdin: it sends a barrier and waits for its answer, and stops the
 // supervisor if that does not come back whole.
-func (w *worker) barrier() {
+func (w *Worker) barrier() {
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
 	t := w.t
@@ -556,13 +538,13 @@ func (w *worker) barrier() {
 	}
 }
 
-// run sends j and hands each record to onRecord, which returns false to stop
+// Run sends j and hands each record to onRecord, which returns false to stop
 // the job early. It returns the job's end. A supervisor that dies, breaks the
 // protocol or overruns the job's limits is killed and reported as status
 // "lost" with the records seen; the next job gets a fresh supervisor.
-func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record) bool) (jobEnd, error) {
+func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record) bool) (JobEnd, error) {
 	if err := w.ensure(ctx); err != nil {
-		return jobEnd{}, err
+		return JobEnd{}, err
 	}
 	inputs, lens := joinInputs(j.Inputs)
 	if j.EvalPlus != nil {
@@ -570,19 +552,19 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	}
 	t := w.t
 	clk, _ := t.(cpuClock)
-	if !hostClockOn {
+	if !HostClockOn {
 		clk = nil
 	}
-	hdr, err := json.Marshal(jobHeader{evalplusHeader: j.EvalPlus, ClockScale: clockScale(w.hello.Clock, clk != nil),
+	hdr, err := json.Marshal(jobHeader{EvalPlusHeader: j.EvalPlus, ClockScale: clockScale(w.hello.Clock, clk != nil),
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
 	})
 	if err != nil {
-		return jobEnd{}, err
+		return JobEnd{}, err
 	}
 	if len(hdr) > maxJobHeader {
-		return jobEnd{}, fmt.Errorf("job %d: its header for %d inputs is %d bytes, over the %d the supervisor takes: the input list is too long for one job", j.ID, len(j.Limits), len(hdr), maxJobHeader)
+		return JobEnd{}, fmt.Errorf("job %d: its header for %d inputs is %d bytes, over the %d the supervisor takes: the input list is too long for one job", j.ID, len(j.Limits), len(hdr), maxJobHeader)
 	}
 	// The watchdog kills the container if the supervisor does not end the
 	// job in a wall time far beyond its CPU limits: a wedged supervisor
@@ -651,14 +633,14 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 		return <-sendErr
 	}
 
-	lost := func(k int, why string) (jobEnd, error) {
+	lost := func(k int, why string) (JobEnd, error) {
 		mu.Lock()
 		if expired {
 			why = "the supervisor did not finish the job in time"
 		}
 		mu.Unlock()
 		w.stop()
-		return jobEnd{Job: j.ID, Status: endLost, Detail: why, Records: k}, nil
+		return JobEnd{Job: j.ID, Status: EndLost, Detail: why, Records: k}, nil
 	}
 	k := 0
 	cancelled := false
@@ -704,12 +686,12 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			}
 			if cpuUsed = u - cpuStart; cpuUsed > budget && kind != 'E' {
 				w.stop()
-				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overBudget(), Records: k, Last: true,
+				return JobEnd{Job: j.ID, Status: EndTimeout, Detail: overBudget(), Records: k, Last: true,
 					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
 			}
 			if loadOver() && kind != 'E' {
 				w.stop()
-				return jobEnd{Job: j.ID, Status: endTimeout, Detail: overLoad(), Records: k, Last: true,
+				return JobEnd{Job: j.ID, Status: EndTimeout, Detail: overLoad(), Records: k, Last: true,
 					HostCPU: cpuUsed.Seconds(), HostBudget: budget.Seconds()}, nil
 			}
 		}
@@ -736,7 +718,7 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			if len(body) < 17 {
 				return lost(k, "short record frame")
 			}
-			rec := record{
+			rec := Record{
 				Gap:     math.Float64frombits(binary.BigEndian.Uint64(body)),
 				WallGap: math.Float64frombits(binary.BigEndian.Uint64(body[8:])),
 				Kind:    body[16],
@@ -773,26 +755,26 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 			if err := waitSent(); err != nil {
 				return lost(k, fmt.Sprintf("cannot send the job: %v", err))
 			}
-			var end jobEnd
+			var end JobEnd
 			if err := strictjson.DecodeOpen(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
 			}
 			if loaded && clk != nil {
 				end.HostCPU, end.HostBudget = cpuUsed.Seconds(), budget.Seconds()
 			}
-			if loaded && clk != nil && cpuUsed > budget && (end.Status == endDone || end.Status == endStopped) {
+			if loaded && clk != nil && cpuUsed > budget && (end.Status == EndDone || end.Status == EndStopped) {
 				// Every record came within the supervisor's clock, but not
 				// within the host's: the job hid CPU time.
-				end.Status, end.Detail = endTimeout, overBudget()
-			} else if loaded && clk != nil && loadOver() && (end.Status == endDone || end.Status == endStopped) {
+				end.Status, end.Detail = EndTimeout, overBudget()
+			} else if loaded && clk != nil && loadOver() && (end.Status == EndDone || end.Status == EndStopped) {
 				// The program ended (or failed) while loading, past its
 				// allowance by the host's clock.
-				end.Status, end.Detail = endTimeout, overLoad()
+				end.Status, end.Detail = EndTimeout, overLoad()
 			}
 			if end.Retired != "" {
 				w.retired++
 			}
-			if end.Status == endSetup || end.Last || end.Retired != "" {
+			if end.Status == EndSetup || end.Last || end.Retired != "" {
 				// The supervisor stops after this job: the next one gets a
 				// fresh container.
 				w.stop()
@@ -812,12 +794,32 @@ func (w *worker) run(ctx context.Context, j *job, onRecord func(k int, r record)
 	}
 }
 
-// close ends the worker's supervisor and returns the highest container peak
+// joinInputs builds the JSON array of argument lists the supervisor gets,
+// and the length of each, by which it cuts the array into windows.
+func joinInputs(in []json.RawMessage) ([]byte, []int) {
+	n := 2
+	lens := make([]int, len(in))
+	for i, m := range in {
+		n += len(m) + 1
+		lens[i] = len(m)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range in {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']'), lens
+}
+
+// Close ends the worker's supervisor and returns the highest container peak
 // memory seen.
-func (w *worker) close() int64 {
-	w.end(false)
+func (w *Worker) Close() int64 {
+	w.End(false)
 	if w.large != nil {
-		w.peak = max(w.peak, w.large.close())
+		w.peak = max(w.peak, w.large.Close())
 	}
 	return w.peak
 }

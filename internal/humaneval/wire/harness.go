@@ -1,4 +1,4 @@
-package humaneval
+package wire
 
 import (
 	"embed"
@@ -27,8 +27,9 @@ var HarnessDigest = digest.MustParse("sha256:24d0cd2936954fa4ff056e47b72a8ad1edb
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
 
-// harnessTree returns the embedded tree rooted at harness/.
-func harnessTree() fs.FS {
+// HarnessTree returns the embedded tree rooted at harness/ (read-only;
+// the integrity tests run edited copies of it).
+func HarnessTree() fs.FS {
 	sub, err := fs.Sub(harnessFS, "harness")
 	if err != nil {
 		panic(err)
@@ -40,7 +41,7 @@ func harnessTree() fs.FS {
 // makes it read-only, and checks that what is on disk has the pinned digest.
 // It returns the folder to mount.
 func WriteHarness(dir string) (string, error) {
-	tree := harnessTree()
+	tree := HarnessTree()
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("failed to create the harness folder: %w", err)
 	}

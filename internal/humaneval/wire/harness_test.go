@@ -1,4 +1,4 @@
-package humaneval
+package wire
 
 import (
 	"os"
