@@ -223,13 +223,13 @@ var clockControls = []struct {
 	// own limit then still refuses the pass (settlePass), but as a timeout,
 	// where EvalPlus's per-input alarm fails the call: the case notices.
 	{control: "the load allowance ends at the load mark", test: "1.5 CPU-s in input 0's call, against its limit of 1 s", edits: [][2]string{
-		{"                            cpu_limit = cpu_cap = limits[0]\n", "                            cpu_limit += limits[0]\n                            cpu_cap += limits[0]\n"},
-		{"                        wall_last, cpu_last, idle_input = now, c, 0.0\n", "                        wall_last, idle_input = now, 0.0\n"},
+		{"            self.cpu_limit = self.cpu_cap = self.limits[0]\n", "            self.cpu_limit += self.limits[0]\n            self.cpu_cap += self.limits[0]\n"},
+		{"        self.wall_last, self.cpu_last, self.idle_input = now, c, 0.0\n", "        self.wall_last, self.idle_input = now, 0.0\n"},
 	}},
 	// Input 0 in the child's pipe from the start, as before the load mark
 	// ended the allowance.
 	{control: "no input before the load mark", test: "input 0's work done while loading, then the load mark", edits: [][2]string{
-		{"    # No input is released before the load mark (G): loading runs under\n", "    if n:\n        release(1)\n    # (No input is released before the load mark: taken out.)\n"},
+		{"        self.cancels = 0\n        self.push()\n", "        self.cancels = 0\n        if self.n:\n            self.release(1)\n        # (No input is released before the load mark: taken out.)\n        self.push()\n"},
 	}},
 	// Under runc the supervisor's clock is the container's cgroup too.
 	{control: "host's clock bounded by the job's own limits", test: "CPU hidden from the supervisor past the list's limit", runtime: sandbox.Runsc, host: &wire.HostBudgetOwnLimits},

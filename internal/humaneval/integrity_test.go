@@ -239,8 +239,8 @@ class LocalZygote:
 	// case (under runc both read the container's cgroup): the row takes
 	// out both, and the row above shows the host's clock alone.
 	{control: "CPU time of the whole job", test: "CPU work in grandchildren while the child waits at nice 19", host: &wire.HostClockOn, edits: [][2]string{
-		{"                c = clock()\n", "                c = child_cpu(pid)\n"},
-		{"            c = clock()\n", "            c = child_cpu(pid)\n"},
+		{"        now = time.monotonic()\n        c = self.clock()\n", "        now = time.monotonic()\n        c = child_cpu(self.ch.pid)\n"},
+		{"        c = self.clock()\n", "        c = child_cpu(self.ch.pid)\n"},
 		{"\n\n# The inode of the initial PID namespace", `
 
 def child_cpu(pid):
@@ -257,7 +257,7 @@ def child_cpu(pid):
 	// host bounds a job by its own limits, the held-back case still fails
 	// without the windows, so the row no longer shows that control alone.
 	{control: "no result before its input's release", test: "a result for an input not yet released, sent with the one before", edits: [][2]string{
-		{"                        if buf:\n", "                        if False:\n"},
+		{"        if self.buf:\n", "        if False:\n"},
 	}},
 	{control: "stopped zygote fails the job", test: "stop the zygote", edits: [][2]string{
 		{"        if st is None or st[0] not in (b\"S\", b\"R\", b\"D\") or pending:\n            return None\n", ""},

@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:24d0cd2936954fa4ff056e47b72a8ad1edb662debb856d0e138300eba7372b17")
+var HarnessDigest = digest.MustParse("sha256:7b1e732d882f3a31c931b8e5e70838afc12166fbf94a08e56651471e691bb4dd")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

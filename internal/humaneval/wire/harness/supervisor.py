@@ -740,7 +740,7 @@ def _deep_tuple(v):
 
 
 # The rebuilds of JSON inputs that EvalPlus applies to MBPP+ tasks (the host
-# names one per job, see mbpp.go): JSON holds no tuples, sets or complex
+# names one per job, see judge/rules.go): JSON holds no tuples, sets or complex
 # numbers. Each maps one argument list to the arguments of the call.
 REBUILD = {
     "tuple_args": lambda a: [tuple(x) for x in a],
@@ -1566,11 +1566,12 @@ class Out:
 #
 # Every job, of either kind, goes through the same phases, each with one
 # place here: Child starts it (the zygote forks the job's child holding
-# three fresh pipes), the job's own loop runs it (run_job: the limits and
-# the record protocol; run_evalplus_job: EvalPlus's driver) and reads the
-# host's stdin through host_during, stop_job ends every process of it and
-# checks what must hold after any job, and send_end empties /tmp, checks
-# the container's state and sends the E frame.
+# three fresh pipes), the job's own loop runs it (run_job, through the
+# phases of JobRun: the limits and the record protocol; run_evalplus_job:
+# EvalPlus's driver) and reads the host's stdin through host_during,
+# stop_job ends every process of it and checks what must hold after any
+# job, and send_end empties /tmp, checks the container's state and sends
+# the E frame.
 
 
 class Child:
@@ -1717,371 +1718,502 @@ def over_limit(k, limit):
 
 
 def run_job(job, body, zyg, clock):
-    """Runs one job; body is the program and the inputs."""
-    jid = job["job"]
-    n = int(job["n"])
-    limits = job["limits"]
-    if len(limits) != n:
-        fatal("job %s: %d limits for %d inputs" % (jid, len(limits), n))
-    first_extra = float(job["first_extra"])
-    phase_limit = float(job["phase_limit"])
-    # The load allowance and the list's limit as this process applies them
-    # (see the module comment): the host holds them by its own clock.
-    clock_scale = float(job["clock_scale"])
-    if not 1.0 <= clock_scale <= 64.0:
-        fatal("job %s: clock_scale %r" % (jid, clock_scale))
-    phase_cap = phase_limit * clock_scale
-    wall_factor = float(job["wall_factor"])
-    record_cap = int(job["record_cap"])
-    byte_cap = int(job["byte_cap"])
-    exact = bool(job.get("exact"))
-    lens = job["input_lens"]
-    expect = job.get("expect") or [0.0] * n
-    program_len = int(job["program_len"])
-    if len(lens) != n or len(expect) != n or program_len > len(body):
-        fatal("job %s: %d input lengths and %d expected times for %d inputs" % (jid, len(lens), len(expect), n))
-    # The job's program and inputs, read and checked by the supervisor so
-    # that no child ever holds this process's standard input, are passed on
-    # through the child's own pipe: header and program first, then the
-    # inputs a window at a time (see the module comment).
-    inputs = memoryview(body)[program_len:]
-    starts = []
-    pos = 1
-    for ln in lens:
-        starts.append(pos)
-        pos += int(ln) + 1
-    if len(inputs) != max(pos, 2) or inputs[:1] != b"[":
-        fatal("job %s: the input lengths do not add up to the inputs" % jid)
-    # The child's header holds only what the child reads, not the limits,
-    # lengths and times that are the supervisor's to use.
-    header = json.dumps({k: job[k] for k in CHILD_KEYS if k in job}, separators=(",", ":")).encode()
-    pending = memoryview(U32.pack(len(header)) + header + body[:program_len])
-    released = 0  # inputs released to the child
-    win_n = 0  # inputs in the latest window
-    win_cpu = 0.0  # the job's CPU time when it was released
+    """Runs one job; body is the program and the inputs. Each phase is a
+    method of JobRun, which holds the job's running state, and enforces
+    its own part of the module comment."""
+    run = JobRun(job, body, clock)
+    run.start(zyg)
+    run.watch()
+    run.end(zyg)
 
-    def window(size):
-        # The frame of the next size inputs: a JSON array of their
-        # argument lists, cut from the host's array at the item bounds.
-        end = released + size
-        part = inputs[starts[released] : starts[end - 1] + int(lens[end - 1])]
+
+class JobRun:
+    """One job of a program and its list of inputs (run_job's kind), and
+    its running state: its limits, its child and the job pipe, the clocks
+    its limits run on and what it has sent the host. Its phases, in the
+    order run_job calls them: the header (the constructor), start, watch
+    (until the job's status is decided, taking the child's records through
+    on_job_read, on_load_mark and on_result) and end. status is None while
+    the job goes on; the phase that decides it sets status and detail."""
+
+    # -------------------------------------------------------- the header
+
+    def __init__(self, job, body, clock):
+        """Reads and checks the job's header before anything of the job
+        exists: the limits as this process applies them (see the module
+        comment: the host holds the load allowance and the list's limit by
+        its own clock, and this process at clock_scale times their value)
+        and the bounds of every input in body. A header that does not add
+        up stops this supervisor."""
+        jid = job["job"]
+        n = int(job["n"])
+        limits = job["limits"]
+        if len(limits) != n:
+            fatal("job %s: %d limits for %d inputs" % (jid, len(limits), n))
+        first_extra = float(job["first_extra"])
+        phase_limit = float(job["phase_limit"])
+        # The load allowance and the list's limit as this process applies them
+        # (see the module comment): the host holds them by its own clock.
+        clock_scale = float(job["clock_scale"])
+        if not 1.0 <= clock_scale <= 64.0:
+            fatal("job %s: clock_scale %r" % (jid, clock_scale))
+        phase_cap = phase_limit * clock_scale
+        wall_factor = float(job["wall_factor"])
+        record_cap = int(job["record_cap"])
+        byte_cap = int(job["byte_cap"])
+        exact = bool(job.get("exact"))
+        lens = job["input_lens"]
+        expect = job.get("expect") or [0.0] * n
+        program_len = int(job["program_len"])
+        if len(lens) != n or len(expect) != n or program_len > len(body):
+            fatal("job %s: %d input lengths and %d expected times for %d inputs" % (jid, len(lens), len(expect), n))
+        # The job's program and inputs, read and checked by the supervisor so
+        # that no child ever holds this process's standard input, are passed on
+        # through the child's own pipe: header and program first, then the
+        # inputs a window at a time (see the module comment).
+        inputs = memoryview(body)[program_len:]
+        starts = []
+        pos = 1
+        for ln in lens:
+            starts.append(pos)
+            pos += int(ln) + 1
+        if len(inputs) != max(pos, 2) or inputs[:1] != b"[":
+            fatal("job %s: the input lengths do not add up to the inputs" % jid)
+        # The child's header holds only what the child reads, not the limits,
+        # lengths and times that are the supervisor's to use.
+        header = json.dumps({k: job[k] for k in CHILD_KEYS if k in job}, separators=(",", ":")).encode()
+        self.jid, self.n, self.limits, self.expect = jid, n, limits, expect
+        self.first_extra, self.phase_limit, self.clock_scale, self.phase_cap = first_extra, phase_limit, clock_scale, phase_cap
+        self.wall_factor, self.record_cap, self.byte_cap, self.exact = wall_factor, record_cap, byte_cap, exact
+        self.clock = clock
+        self.inputs, self.lens, self.starts = inputs, lens, starts
+        self.pending = memoryview(U32.pack(len(header)) + header + body[:program_len])
+        self.released = 0  # inputs released to the child
+        self.win_n = 0  # inputs in the latest window
+        self.win_cpu = 0.0  # the job's CPU time when it was released
+        self.jw_watched = False
+
+    # ------------------------------------------------------ the job pipe
+
+    def window(self, size):
+        """The frame of the next size inputs: a JSON array of their
+        argument lists, cut from the host's array at the item bounds."""
+        end = self.released + size
+        part = self.inputs[self.starts[self.released] : self.starts[end - 1] + int(self.lens[end - 1])]
         return U32.pack(len(part) + 2) + b"[" + part + b"]"
 
-    def release(size):
-        # Queues the next size inputs for the child (push writes them).
-        nonlocal pending, released, win_n
-        pending = memoryview(bytes(pending) + window(size))
-        released += size
-        win_n = size
+    def release(self, size):
+        """Queues the next size inputs for the child (push writes them).
+        It is called at the load mark, for input 0, and by refill, for each
+        later window: never before the load mark."""
+        self.pending = memoryview(bytes(self.pending) + self.window(size))
+        self.released += size
+        self.win_n = size
 
-    def next_size(cpu):
-        # The window after one of win_n inputs that took cpu seconds: up to
-        # WINDOW_GROWTH times as many, as many as use at most WINDOW_SHARE
-        # of the smallest limit among them both at the last window's pace
-        # and by the canonical solution's times; one where exact. The pace
-        # counts the clock's resolution as used (under gVisor's clock of
-        # ticks a fast window reads 0), and the canonical times show the
-        # heavy inputs that a list often holds at its end.
-        if exact:
+    def next_size(self, cpu):
+        """The window after one of win_n inputs that took cpu seconds: up
+        to WINDOW_GROWTH times as many, as many as use at most WINDOW_SHARE
+        of the smallest limit among them both at the last window's pace
+        and by the canonical solution's times; one where exact. The pace
+        counts the clock's resolution as used (under gVisor's clock of
+        ticks a fast window reads 0), and the canonical times show the
+        heavy inputs that a list often holds at its end."""
+        if self.exact:
             return 1
-        per = (cpu + clock.resolution) / win_n
-        size = min(WINDOW_GROWTH * win_n, WINDOW_MAX, n - released)
+        per = (cpu + self.clock.resolution) / self.win_n
+        size = min(WINDOW_GROWTH * self.win_n, WINDOW_MAX, self.n - self.released)
         while size > 1:
-            end = released + size
-            if max(per * size, sum(expect[released:end])) <= WINDOW_SHARE * min(limits[released:end]):
+            end = self.released + size
+            if max(per * size, sum(self.expect[self.released:end])) <= WINDOW_SHARE * min(self.limits[self.released:end]):
                 break
             size //= 2
         return size
 
-    ch = Child(jid, zyg)
-    pid, rfd, skip = ch.pid, ch.rfd, ch.skip
-    # No input is released before the load mark (G): loading runs under
-    # the load allowance alone, with no input to work on, and input 0's call
-    # under its own limit from the mark (see the module comment).
-
-    out = Out()
-    start = time.monotonic()
-    status = None
-    detail = ""
-    loaded = False
-    called = False  # the child's G record came: input 0's call has begun
-    cpu_now = 0.0  # the highest reading of the job's clock (under gVisor it can go back)
-    cpu_loaded = None  # the job's clock at the load mark
-    records = 0
-    total = 0
-    buf = bytearray()
-    # Limits run from the moment the child has read its job: the job's CPU
-    # time (every process it started, see JobClock) per input and for the
-    # whole list. A job that sleeps or blocks uses no CPU time; it is
-    # stopped once it has been idle for wall_factor times the CPU limits.
-    # Idle is wall time in which the job used no CPU time, counted at each
-    # check only when none of its processes and threads is running or
-    # waiting for a CPU at that moment: a job that is merely starved of CPU
-    # by a loaded host is always runnable, and never idle.
-    wall_last = start
-    cpu_last = cpu_start = 0.0
-    cpu_limit = 30.0  # to read the job
-    cpu_cap = cpu_limit  # cpu_limit as applied to the job clock: the load allowance scaled
-    idle_input = idle_total = 0.0
-    tick_wall, tick_cpu = start, 0.0
-    next_check = start + CHECK_EVERY
-    poller = select.poll()
-    poller.register(rfd, select.POLLIN)
-    poller.register(ch.efd, select.POLLIN)
-    watching_stdin = False
-    got_records = False
-    refilled = False
-    cancels = 0
-    jw_watched = False
-
-    def push():
-        # Writes what is pending to the child's job pipe, as far as the
-        # pipe takes it; the rest waits for POLLOUT. The pipe closes once
-        # every input is out.
-        nonlocal pending, jw_watched
-        while pending:
+    def push(self):
+        """Writes what is pending to the child's job pipe, as far as the
+        pipe takes it; the rest waits for POLLOUT. The pipe closes once
+        every input is out."""
+        ch = self.ch
+        while self.pending:
             try:
-                k = os.write(ch.jw, pending[: 1 << 16])
+                k = os.write(ch.jw, self.pending[: 1 << 16])
             except BlockingIOError:
                 break
             except OSError:
-                k = len(pending)  # the child is gone; its pipe tells
-            pending = pending[k:]
-        if pending:
-            if not jw_watched:
-                poller.register(ch.jw, select.POLLOUT)
-                jw_watched = True
+                k = len(self.pending)  # the child is gone; its pipe tells
+            self.pending = self.pending[k:]
+        if self.pending:
+            if not self.jw_watched:
+                self.poller.register(ch.jw, select.POLLOUT)
+                self.jw_watched = True
             return
-        if jw_watched:
-            poller.unregister(ch.jw)
-            jw_watched = False
-        if released == n:
+        if self.jw_watched:
+            self.poller.unregister(ch.jw)
+            self.jw_watched = False
+        if self.released == self.n:
             ch.close_jw()
 
-    push()
-    while status is None:
-        now = time.monotonic()
-        if not loaded:
-            if now - wall_last >= cpu_limit:
-                status, detail = "setup", "the child did not read its job"
-                break
-        elif now >= next_check:
-            next_check = now + CHECK_EVERY
-            c = clock()
-            cpu_now = max(cpu_now, c)
-            dw, dc = now - tick_wall, max(0.0, c - tick_cpu)
-            idle = 0.0
-            if dc < dw and not job_runnable(skip):
-                idle = dw - dc
-            tick_wall, tick_cpu = now, c
-            idle_input += idle
-            idle_total += idle
-            if c - cpu_last > cpu_cap:
-                status = "timeout"
-                detail = over_limit(-1 if cpu_loaded is None else records, cpu_cap)
-            elif c - cpu_start > phase_cap:
-                status = "timeout"
-                detail = "the list used more than %.1f s of CPU time" % phase_cap
-            elif idle_input >= wall_factor * cpu_limit:
-                status = "timeout"
-                detail = "%s was idle (sleeping or blocked) for more than %.1f s" % (
-                    doing(-1 if cpu_loaded is None else records), wall_factor * cpu_limit)
-            elif idle_total >= wall_factor * phase_limit:
-                status = "timeout"
-                detail = "the list was idle (sleeping or blocked) for more than %.1f s" % (wall_factor * phase_limit)
-            if status is not None:
-                break
-        until = next_check if loaded else wall_last + cpu_limit
-        if now - out.last >= HEARTBEAT:
-            out.add(b"P", b"")
-        if out.due(now):
-            out.flush()
-        elif out.parts:
-            until = min(until, out.first + FLUSH_AFTER)
-        if got_records and not refilled:
-            # Let results gather: one wake-up then reads many, which costs
-            # the container's CPU far less than one wake-up per result. The
-            # CPU time of the few inputs run meanwhile is charged to the
-            # first of them, a millisecond at most. (A child that waits for
-            # its next window is not kept waiting.)
-            time.sleep(GATHER)
-        got_records = refilled = False
-        events = poller.poll(max(0, int((until - now) * 1000) + 1))
-        for fd, ev in events:
-            if status is not None:
-                break
-            if fd == ch.jw:
-                push()
-            elif fd == ch.efd:
-                if not ch.read_stderr():
-                    poller.unregister(ch.efd)
-            elif fd == 0:
-                status, detail, got = host_during(jid)
-                cancels += got
-                if status is not None:
-                    break
-            elif fd == rfd:
-                try:
-                    chunk = os.read(rfd, 1 << 20)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    poller.unregister(rfd)
-                    if loaded and n == 0 and not buf:
-                        status = "done"
-                        break
-                    status = "exited"
-                    detail = "the child ended after %d of %d records" % (records, n)
-                    break
-                total += len(chunk)
-                if total > byte_cap:
-                    status, detail = "toolarge", "more than %d bytes of output" % byte_cap
-                    break
-                buf += chunk
-                now = time.monotonic()
-                c = clock()
-                cpu_now = max(cpu_now, c)
-                while len(buf) >= 4:
-                    ln = U32.unpack_from(buf, 0)[0]
-                    if ln == 0 or ln > record_cap:
-                        status, detail = "toolarge", "a record of %d bytes" % ln
-                        break
-                    if len(buf) < 4 + ln:
-                        break
-                    with memoryview(buf) as view:
-                        rec = view[4 : 4 + ln].tobytes()
-                    del buf[: 4 + ln]
-                    kind = rec[:1]
-                    if not loaded:
-                        if kind != b"L":
-                            status, detail = "protocol", "the first record is not L"
-                            break
-                        loaded = True
-                        # The host's clock of the job starts here: it
-                        # reads the container's CPU usage when this
-                        # frame comes (see the module comment).
-                        out.add(b"L", b"")
-                        out.flush()
-                        wall_last, cpu_last, cpu_start, win_cpu, cpu_now = now, c, c, c, c
-                        tick_wall, tick_cpu = now, c
-                        next_check = now + CHECK_EVERY
-                        cpu_limit = first_extra
-                        cpu_cap = first_extra * clock_scale
-                        poller.register(0, select.POLLIN)
-                        watching_stdin = True
-                        # With no inputs the job still loads the program
-                        # (EvalPlus runs it too): it is done when the child
-                        # ends without an M record.
-                        continue
-                    if kind == b"G":
-                        # Only ever turns a timeout into a fail (see the
-                        # module comment); a second or late one is the
-                        # job's doing.
-                        if called or records:
-                            status, detail = "protocol", "a second or late G record"
-                            break
-                        if c - cpu_last > cpu_cap:
-                            status = "timeout"
-                            detail = over_limit(-1, cpu_cap)
-                            break
-                        # The load mark: the load allowance ends here, and
-                        # input 0 is released, with its own limit from now.
-                        called = True
-                        cpu_loaded = c
-                        wall_last, cpu_last, idle_input = now, c, 0.0
-                        # The host reads its clock of the loading now.
-                        out.add(b"G", b"")
-                        out.flush()
-                        if n:
-                            cpu_limit = cpu_cap = limits[0]
-                            win_cpu = c
-                            if not released:
-                                release(1)
-                                push()
-                        continue
-                    if kind not in (b"V", b"X", b"U", b"M"):
-                        status, detail = "protocol", "unknown record kind %r" % kind
-                        break
-                    if records >= n and not (n == 0 and kind == b"M"):
-                        status, detail = "protocol", "more records than inputs"
-                        break
-                    if records >= released and kind != b"M":
-                        # A result for an input the child does not have yet
-                        # (before the load mark, input 0's).
-                        status, detail = "protocol", "a result before its input %d was released" % records
-                        break
-                    if c - cpu_last > cpu_cap:
-                        # A result that came too late does not count.
-                        status = "timeout"
-                        detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
-                            doing(-1 if cpu_loaded is None else records), c - cpu_last, cpu_cap)
-                        break
-                    if c - cpu_start > phase_cap:
-                        # Nor does one past the list's limit.
-                        status = "timeout"
-                        detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (c - cpu_start, phase_cap)
-                        break
-                    if c - win_cpu > cpu_limit:
-                        # Every input of a window is the child's from its
-                        # release: the program may have spent this time on
-                        # any of them, or held back earlier results. Only a
-                        # run with one input per window tells.
-                        status = "inexact"
-                        detail = "input %d: %.2f s of CPU time since its window of %d inputs was released, over its limit of %.2f s (%.2f s since the previous result)" % (
-                            records, c - win_cpu, win_n, cpu_limit, c - cpu_last)
-                        break
-                    out.record(GAP.pack(max(0.0, c - cpu_last), now - wall_last), rec)
-                    records += 1
-                    got_records = True
-                    wall_last, cpu_last, idle_input = now, max(c, cpu_last), 0.0
-                    if kind != b"V":
-                        status = "stopped"
-                        break
-                    if records == n:
-                        status = "done"
-                        break
-                    cpu_limit = cpu_cap = limits[records]
-                    if records == released:
-                        if buf:
-                            # Written before its input was released: an
-                            # honest child waits for the window first.
-                            status, detail = "protocol", "a result before its input %d was released" % records
-                            break
-                        release(next_size(c - win_cpu))
-                        win_cpu = c
-                        push()
-                        refilled = True
+    # --------------------------------------------------------- the start
 
-    elapsed = time.monotonic() - start
-    # The job's CPU time from the L record to the moment it was decided
-    # (its last result, or the check that stopped it), loading included,
-    # and of that the loading, up to the load mark.
-    cpu = max(0.0, cpu_now - cpu_start) if loaded else 0.0
-    load_cpu = cpu if cpu_loaded is None else max(0.0, cpu_loaded - cpu_start)
-    if not loaded and status != "hostgone":
-        detail = "%s: %s" % (status, detail)
-        status = "setup"
-    if watching_stdin:
-        poller.unregister(0)
-    status, detail, late, last, clean, waited = stop_job(jid, ch, zyg, status, detail, close=(rfd, ch.efd))
-    cancels += late
-    end = {
-        "job": jid,
-        "status": status,
-        "detail": detail,
-        "records": records,
-        "called": called,
-        "elapsed": elapsed,
-        "cpu": cpu,
-        "load_cpu": load_cpu,
-        "exit": os.waitstatus_to_exitcode(waited[0]),
-        "stderr": ch.stderr.decode("utf-8", "replace"),
-        "stderr_bytes": ch.stderr_total,
-        "maxrss_kb": waited[1],
-        "cancels": cancels,
-        "last": last or not clean or not loaded,
-    }
-    send_end(out, end, clean)
+    def start(self, zyg):
+        """Forks the job's child and writes it its header and program, and
+        no input: none is released before the load mark (G), so loading
+        runs under the load allowance alone, with no input to work on, and
+        input 0's call under its own limit from the mark (see the module
+        comment). Until its L record the child has 30 s of wall time to
+        read its job."""
+        self.ch = ch = Child(self.jid, zyg)
+        self.out = Out()
+        self.started = start = time.monotonic()
+        self.status = None
+        self.detail = ""
+        self.loaded = False
+        self.called = False  # the child's G record came: input 0's call has begun
+        self.cpu_now = 0.0  # the highest reading of the job's clock (under gVisor it can go back)
+        self.cpu_loaded = None  # the job's clock at the load mark
+        self.records = 0
+        self.total = 0
+        self.buf = bytearray()
+        # The clocks of the limits (see watch): the wall time and the job's
+        # CPU time at the previous record, and the job's CPU time at its L
+        # record.
+        self.wall_last = start
+        self.cpu_last = self.cpu_start = 0.0
+        self.cpu_limit = 30.0  # to read the job
+        self.cpu_cap = self.cpu_limit  # cpu_limit as applied to the job clock: the load allowance scaled
+        self.idle_input = self.idle_total = 0.0
+        self.tick_wall, self.tick_cpu = start, 0.0
+        self.next_check = start + CHECK_EVERY
+        self.poller = select.poll()
+        self.poller.register(ch.rfd, select.POLLIN)
+        self.poller.register(ch.efd, select.POLLIN)
+        self.watching_stdin = False
+        self.got_records = False
+        self.refilled = False
+        self.cancels = 0
+        self.push()
+
+    # --------------------------------------------------------- the watch
+
+    def watch(self):
+        """Runs the job until its status is decided: waits on the child's
+        pipes and, once the child has read its job, the host's stdin;
+        checks the job's clocks every CHECK_EVERY seconds (check_time) and
+        takes the child's records as they come (read_results). Frames for
+        the host wait at most FLUSH_AFTER seconds, and a P frame goes out
+        when none went out for HEARTBEAT seconds."""
+        ch, out, poller = self.ch, self.out, self.poller
+        while self.status is None:
+            now = time.monotonic()
+            self.check_time(now)
+            if self.status is not None:
+                break
+            until = self.next_check if self.loaded else self.wall_last + self.cpu_limit
+            if now - out.last >= HEARTBEAT:
+                out.add(b"P", b"")
+            if out.due(now):
+                out.flush()
+            elif out.parts:
+                until = min(until, out.first + FLUSH_AFTER)
+            if self.got_records and not self.refilled:
+                # Let results gather: one wake-up then reads many, which costs
+                # the container's CPU far less than one wake-up per result. The
+                # CPU time of the few inputs run meanwhile is charged to the
+                # first of them, a millisecond at most. (A child that waits for
+                # its next window is not kept waiting.)
+                time.sleep(GATHER)
+            self.got_records = self.refilled = False
+            events = poller.poll(max(0, int((until - now) * 1000) + 1))
+            for fd, ev in events:
+                if self.status is not None:
+                    break
+                if fd == ch.jw:
+                    self.push()
+                elif fd == ch.efd:
+                    if not ch.read_stderr():
+                        poller.unregister(ch.efd)
+                elif fd == 0:
+                    self.status, self.detail, got = host_during(self.jid)
+                    self.cancels += got
+                elif fd == ch.rfd:
+                    self.read_results()
+
+    def timed(self):
+        """What the per-input clock times now, as doing takes it: -1 (the
+        loading) before the load mark, else the input of the next
+        result."""
+        return -1 if self.cpu_loaded is None else self.records
+
+    def check_time(self, now):
+        """The checks of the job's clocks while it runs. Before its L
+        record the child must read its job within cpu_limit seconds of
+        wall time ("setup"). From it, every CHECK_EVERY seconds, the job's
+        CPU time (every process it started, see JobClock) is held to the current limit and the list's (over_input,
+        over_list) and its idle time to the idle rule (over_idle). Idle is
+        wall time in which the job used no CPU time, counted at each check
+        only when none of its processes and threads is running or waiting
+        for a CPU at that moment: a job that is merely starved of CPU by a
+        loaded host is always runnable, and never idle."""
+        if not self.loaded:
+            if now - self.wall_last >= self.cpu_limit:
+                self.status, self.detail = "setup", "the child did not read its job"
+            return
+        if now < self.next_check:
+            return
+        self.next_check = now + CHECK_EVERY
+        c = self.clock()
+        self.cpu_now = max(self.cpu_now, c)
+        dw, dc = now - self.tick_wall, max(0.0, c - self.tick_cpu)
+        idle = 0.0
+        if dc < dw and not job_runnable(self.ch.skip):
+            idle = dw - dc
+        self.tick_wall, self.tick_cpu = now, c
+        self.idle_input += idle
+        self.idle_total += idle
+        if not self.over_input(c) and not self.over_list(c):
+            self.over_idle()
+
+    def over_input(self, c, result=False):
+        """Whether the job's CPU time c is over the current limit, cpu_cap
+        (the load allowance, scaled, before the load mark; else the
+        input's), since the previous record (L, G or a result); if so the
+        job ends ("timeout"). result: c was read for a result, which then
+        does not count, rather than at a check while the job runs."""
+        if c - self.cpu_last > self.cpu_cap:
+            self.status = "timeout"
+            if result:
+                self.detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
+                    doing(self.timed()), c - self.cpu_last, self.cpu_cap)
+            else:
+                self.detail = over_limit(self.timed(), self.cpu_cap)
+            return True
+        return False
+
+    def over_list(self, c, result=False):
+        """Whether the job's CPU time c is over the list's limit, as this
+        process applies it (phase_cap), since the L record, loading
+        included; if so the job ends ("timeout"). result: as for
+        over_input."""
+        if c - self.cpu_start > self.phase_cap:
+            self.status = "timeout"
+            if result:
+                self.detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (
+                    c - self.cpu_start, self.phase_cap)
+            else:
+                self.detail = "the list used more than %.1f s of CPU time" % self.phase_cap
+            return True
+        return False
+
+    def over_idle(self):
+        """The idle rule: the job ends ("timeout") once it has been idle
+        for wall_factor times the current limit since the previous record,
+        or for wall_factor times the list's limit in all. A job that sleeps
+        or blocks uses no CPU time: this rule alone stops it."""
+        if self.idle_input >= self.wall_factor * self.cpu_limit:
+            self.status = "timeout"
+            self.detail = "%s was idle (sleeping or blocked) for more than %.1f s" % (
+                doing(self.timed()), self.wall_factor * self.cpu_limit)
+        elif self.idle_total >= self.wall_factor * self.phase_limit:
+            self.status = "timeout"
+            self.detail = "the list was idle (sleeping or blocked) for more than %.1f s" % (
+                self.wall_factor * self.phase_limit)
+
+    def read_results(self):
+        """Reads what the child's result pipe holds and takes each whole
+        record in it while the job goes on: L first (on_job_read), then G
+        (on_load_mark) and the results (on_result). The job's output is
+        held to byte_cap bytes in all and record_cap bytes a record; a
+        child that ends its pipe ends the job ("done" where it has no input
+        and sent no record after L, else "exited")."""
+        rfd = self.ch.rfd
+        try:
+            chunk = os.read(rfd, 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.poller.unregister(rfd)
+            if self.loaded and self.n == 0 and not self.buf:
+                self.status = "done"
+                return
+            self.status = "exited"
+            self.detail = "the child ended after %d of %d records" % (self.records, self.n)
+            return
+        self.total += len(chunk)
+        if self.total > self.byte_cap:
+            self.status, self.detail = "toolarge", "more than %d bytes of output" % self.byte_cap
+            return
+        buf = self.buf
+        buf += chunk
+        now = time.monotonic()
+        c = self.clock()
+        self.cpu_now = max(self.cpu_now, c)
+        while self.status is None and len(buf) >= 4:
+            ln = U32.unpack_from(buf, 0)[0]
+            if ln == 0 or ln > self.record_cap:
+                self.status, self.detail = "toolarge", "a record of %d bytes" % ln
+                return
+            if len(buf) < 4 + ln:
+                return
+            with memoryview(buf) as view:
+                rec = view[4 : 4 + ln].tobytes()
+            del buf[: 4 + ln]
+            kind = rec[:1]
+            if not self.loaded:
+                self.on_job_read(kind, now, c)
+            elif kind == b"G":
+                self.on_load_mark(now, c)
+            else:
+                self.on_result(kind, rec, now, c)
+
+    def on_job_read(self, kind, now, c):
+        """The child's first record, which must be L: it has read its job,
+        and the job's limits run from here (the load allowance first, and
+        the list's), at wall time now and job CPU time c. The host's clock
+        of the job starts here too: it reads the container's CPU usage when
+        the L frame comes (see the module comment). From here the host's
+        stdin is watched for its cancels."""
+        if kind != b"L":
+            self.status, self.detail = "protocol", "the first record is not L"
+            return
+        self.loaded = True
+        self.out.add(b"L", b"")
+        self.out.flush()
+        self.wall_last, self.cpu_last, self.cpu_start, self.win_cpu, self.cpu_now = now, c, c, c, c
+        self.tick_wall, self.tick_cpu = now, c
+        self.next_check = now + CHECK_EVERY
+        self.cpu_limit = self.first_extra
+        self.cpu_cap = self.first_extra * self.clock_scale
+        self.poller.register(0, select.POLLIN)
+        self.watching_stdin = True
+        # With no inputs the job still loads the program (EvalPlus runs it
+        # too): it is done when the child ends without an M record.
+
+    def on_load_mark(self, now, c):
+        """The child's G record, the load mark: the load allowance ends
+        here, and input 0 is released, with its own limit from now. It only
+        ever turns a timeout into a fail (see the module comment); a second
+        or late one is the job's doing ("protocol"), and one past the load
+        allowance comes too late ("timeout")."""
+        if self.called or self.records:
+            self.status, self.detail = "protocol", "a second or late G record"
+            return
+        if self.over_input(c):
+            return
+        self.called = True
+        self.cpu_loaded = c
+        self.wall_last, self.cpu_last, self.idle_input = now, c, 0.0
+        # The host reads its clock of the loading now.
+        self.out.add(b"G", b"")
+        self.out.flush()
+        if self.n:
+            self.cpu_limit = self.cpu_cap = self.limits[0]
+            self.win_cpu = c
+            if not self.released:
+                self.release(1)
+                self.push()
+
+    def on_result(self, kind, rec, now, c):
+        """A result record rec (V, X, U or M) that came at wall time now
+        and job CPU time c: it must be for an input already released, and
+        come within the input's limit, the list's and its window's
+        (over_input, over_list, over_window); then it goes to the host with
+        its gaps, and the next input's limit runs from it. The job ends at
+        its last input ("done") or at a result that is not a value
+        ("stopped"); the result that completes a window releases the next
+        (refill)."""
+        if kind not in (b"V", b"X", b"U", b"M"):
+            self.status, self.detail = "protocol", "unknown record kind %r" % kind
+            return
+        if self.records >= self.n and not (self.n == 0 and kind == b"M"):
+            self.status, self.detail = "protocol", "more records than inputs"
+            return
+        if self.records >= self.released and kind != b"M":
+            # A result for an input the child does not have yet (before the
+            # load mark, input 0's).
+            self.status, self.detail = "protocol", "a result before its input %d was released" % self.records
+            return
+        # A result that came too late does not count, nor does one past the
+        # list's limit.
+        if self.over_input(c, result=True) or self.over_list(c, result=True) or self.over_window(c):
+            return
+        self.out.record(GAP.pack(max(0.0, c - self.cpu_last), now - self.wall_last), rec)
+        self.records += 1
+        self.got_records = True
+        self.wall_last, self.cpu_last, self.idle_input = now, max(c, self.cpu_last), 0.0
+        if kind != b"V":
+            self.status = "stopped"
+            return
+        if self.records == self.n:
+            self.status = "done"
+            return
+        self.cpu_limit = self.cpu_cap = self.limits[self.records]
+        if self.records == self.released:
+            self.refill(c)
+
+    def over_window(self, c):
+        """Whether a result at job CPU time c is over its input's limit
+        since its window was released; if so the job ends ("inexact").
+        Every input of a window is the child's from its release: the
+        program may have spent this time on any of them, or held back
+        earlier results. Only a run with one input per window tells."""
+        if c - self.win_cpu > self.cpu_limit:
+            self.status = "inexact"
+            self.detail = "input %d: %.2f s of CPU time since its window of %d inputs was released, over its limit of %.2f s (%.2f s since the previous result)" % (
+                self.records, c - self.win_cpu, self.win_n, self.cpu_limit, c - self.cpu_last)
+            return True
+        return False
+
+    def refill(self, c):
+        """Releases the next window once every result of the one before
+        has come, at job CPU time c, sized by next_size. A result already
+        written for an input of it was written before its input was
+        released: an honest child waits for the window first
+        ("protocol")."""
+        if self.buf:
+            self.status, self.detail = "protocol", "a result before its input %d was released" % self.records
+            return
+        self.release(self.next_size(c - self.win_cpu))
+        self.win_cpu = c
+        self.push()
+        self.refilled = True
+
+    # ----------------------------------------------------------- the end
+
+    def end(self, zyg):
+        """Ends the job once its status is decided (stop_job) and sends its
+        E frame (send_end), with "cpu", the job's CPU time from the L record
+        to the moment it was decided (its last result, or the check that
+        stopped it), loading included, and "load_cpu", of that the loading,
+        up to the load mark. A job whose child never sent L ends as "setup"
+        (unless the host is gone) and is this supervisor's last."""
+        elapsed = time.monotonic() - self.started
+        cpu = max(0.0, self.cpu_now - self.cpu_start) if self.loaded else 0.0
+        load_cpu = cpu if self.cpu_loaded is None else max(0.0, self.cpu_loaded - self.cpu_start)
+        status, detail = self.status, self.detail
+        if not self.loaded and status != "hostgone":
+            detail = "%s: %s" % (status, detail)
+            status = "setup"
+        if self.watching_stdin:
+            self.poller.unregister(0)
+        ch = self.ch
+        status, detail, late, last, clean, waited = stop_job(self.jid, ch, zyg, status, detail, close=(ch.rfd, ch.efd))
+        end = {
+            "job": self.jid,
+            "status": status,
+            "detail": detail,
+            "records": self.records,
+            "called": self.called,
+            "elapsed": elapsed,
+            "cpu": cpu,
+            "load_cpu": load_cpu,
+            "exit": os.waitstatus_to_exitcode(waited[0]),
+            "stderr": ch.stderr.decode("utf-8", "replace"),
+            "stderr_bytes": ch.stderr_total,
+            "maxrss_kb": waited[1],
+            "cancels": self.cancels + late,
+            "last": last or not clean or not self.loaded,
+        }
+        send_end(self.out, end, clean)
 
 
 # ------------------------------------------------------------ EvalPlus jobs
