@@ -51,7 +51,7 @@ declare -A id
 for lab in lab-a:coder-7b lab-b:tiny-1b lab-c:lucky-3b; do
 	h=${lab%%:*} label=${lab#*:}
 	s=$(now)
-	REPRO_HOME=$OUT/homes/$h "$R" humaneval --samples "$label.jsonl" --dataset humanevalplus-mini --label "$label" \
+	REPRO_HOME=$OUT/homes/$h "$R" score --samples "$label.jsonl" --dataset humanevalplus-mini --label "$label" \
 		--model "org/$label" --sampling temperature=0,n=1 --json >"$h.json" 2>"$h.err"
 	took "$h scoring" "$s"
 	id[$h]=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["run_id"])' "$h.json")

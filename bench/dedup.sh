@@ -40,7 +40,7 @@ if [ -n "${PARALLEL:-}" ]; then par=(--parallel "$PARALLEL"); fi
 samples=$(wc -l <"$work/shared.jsonl")
 distinct=$(/usr/bin/python3 -c 'import json,sys; print(len({(d["task_id"], d["solution"]) for d in map(json.loads, open(sys.argv[1]))}))' "$work/shared.jsonl")
 echo "== $samples samples (n=$n per task, tasks $tasks, repeat rate $rate): $distinct distinct programs; warm-up for ground truth, not timed"
-"$work/repro" humaneval --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >/dev/null 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >/dev/null 2>>"$work/progress.jsonl"
 printf '%-22s %10s %10s %14s %10s %10s\n' run scoring_s wall_s executions shared reused
 row() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
@@ -52,12 +52,12 @@ PY
 }
 rounds=${ROUNDS:-3}
 for r in $(seq "$rounds"); do
-  "$work/repro" humaneval --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/unique-$r.json" 2>>"$work/progress.jsonl"
+  "$work/repro" score --samples "$work/unique.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/unique-$r.json" 2>>"$work/progress.jsonl"
   row "$work/unique-$r.json" "byte-distinct $r"
-  "$work/repro" humaneval --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/shared-$r.json" 2>>"$work/progress.jsonl"
+  "$work/repro" score --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --json >"$work/shared-$r.json" 2>>"$work/progress.jsonl"
   row "$work/shared-$r.json" "shared executions $r"
 done
-"$work/repro" humaneval --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --cache --json >"$work/cache.json" 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/shared.jsonl" --tasks "$tasks" "${par[@]}" --cache --json >"$work/cache.json" 2>>"$work/progress.jsonl"
 row "$work/cache.json" "--cache, next run"
 /usr/bin/python3 - "$work" "$rounds" <<'PY'
 import json, statistics, sys

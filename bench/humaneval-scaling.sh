@@ -30,10 +30,10 @@ fi
 /usr/bin/python3 bench/humaneval_samples.py "$blob" "$work/samples.jsonl" "$tasks" "$n"
 samples=$(wc -l <"$work/samples.jsonl")
 echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
-"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
 printf '%-10s %10s %12s %10s\n' parallel samples/s scoring_s wall_s
 for p in $levels; do
-  "$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --parallel "$p" --json >"$work/run.json" 2>>"$work/progress.jsonl"
+  "$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --parallel "$p" --json >"$work/run.json" 2>>"$work/progress.jsonl"
   /usr/bin/python3 - "$work/run.json" "$p" "$samples" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

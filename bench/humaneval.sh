@@ -55,6 +55,7 @@ else
   /usr/bin/python3 bench/canonical_samples.py "$data" "$work/samples.jsonl"
 fi
 
+# `humaneval`, the alias of `score`, is the name every BASELINE revision knows.
 for b in "${builds[@]}"; do
   echo "== $b: warm-up (ground truth, not timed)"
   "$work/$b" humaneval --samples "$work/samples.jsonl" --parallel "$parallel" "${runtime[@]}" --json >"$work/warm.json"

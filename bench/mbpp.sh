@@ -40,10 +40,10 @@ else
 fi
 
 echo "== repro: warm-up (ground truth, not timed)"
-"$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/warm.json"
+"$work/repro" score --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/warm.json"
 echo "== repro score --dataset mbppplus (ground truth cached, self-check included); load $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/time -f "repro_wall_s=%e repro_peak_rss_kib=%M" -o "$work/time.txt" \
-  "$work/repro" humaneval --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/run.json"
+  "$work/repro" score --dataset mbppplus --samples "$work/samples.jsonl" --parallel "$parallel" --json >"$work/run.json"
 cat "$work/time.txt"
 /usr/bin/python3 - "$work/run.json" <<'PY'
 import json, sys

@@ -98,7 +98,7 @@ for side in "${sides[@]}"; do
   [ "${WARM:-1}" = 1 ] || break
   case $side in
     evalplus) /usr/bin/python3 bench/passk_evalplus.py "$EVALPLUS_TREE" "$blob" "$parallel" "$work/samples/codet-n1.jsonl" "$work/evalplus-gt.pickle" "$work/gt-verdicts.json" >/dev/null;;
-    *) repro_flags "$side"; "$work/repro" humaneval --samples "$work/samples/codet-n1.jsonl" --parallel "$parallel" "${flags[@]}" --json >/dev/null 2>"$work/warm.err";;
+    *) repro_flags "$side"; "$work/repro" score --samples "$work/samples/codet-n1.jsonl" --parallel "$parallel" "${flags[@]}" --json >/dev/null 2>"$work/warm.err";;
   esac
 done
 
@@ -119,7 +119,7 @@ for n in "${ns[@]}"; do
         /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" /usr/bin/python3 bench/passk_evalplus.py "$EVALPLUS_TREE" "$blob" "$parallel" "$samples" "$work/evalplus-gt.pickle" "$work/$tag.verdicts.json" >"$work/$tag.out"
       else
         repro_flags "$side"
-        /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" "$work/repro" humaneval --samples "$samples" --parallel "$parallel" "${flags[@]}" --json >"$work/$tag.json" 2>"$work/$tag.err"
+        /usr/bin/time -f '%e %M %U %S' -o "$work/$tag.time" "$work/repro" score --samples "$samples" --parallel "$parallel" "${flags[@]}" --json >"$work/$tag.json" 2>"$work/$tag.err"
         results=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results_file"])' "$work/$tag.json")
         cp "$results" "$work/$tag.results.json"
       fi

@@ -44,10 +44,10 @@ sh internal/testenv/start-slurm.sh start "$slurm" 1 "$p1" "$p2" | tail -1 >"$wor
 export SLURM_CONF=$slurm/slurm.conf PATH=$PATH:/usr/sbin:/sbin
 
 echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
-"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
 echo "== one unsharded run; load $(cut -d' ' -f1-3 /proc/loadavg)"
 t0=$(date +%s.%N)
-"$work/repro" humaneval --samples "$work/samples.jsonl" --tasks "$tasks" --json >"$work/one.json" 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --json >"$work/one.json" 2>>"$work/progress.jsonl"
 t1=$(date +%s.%N)
 echo "== $shards shards on one node; load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$work/repro" shard plan --samples "$work/samples.jsonl" --tasks "$tasks" --shards "$shards" --out "$work/bundle" >/dev/null

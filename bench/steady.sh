@@ -26,7 +26,7 @@ export REPRO_HOME=${REPRO_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/repro}
 canon=(--canonical)
 if [ -n "${TASKS:-}" ]; then canon+=(--tasks "$TASKS"); fi
 examples=(--samples examples/humaneval-samples.jsonl --tasks "0,2,12,32,53,55")
-score() { "$work/repro" humaneval "$@" --json 2>>"$work/progress.jsonl" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["run_id"], r["scoring"]["wall_ns"]/1e9)'; }
+score() { "$work/repro" score "$@" --json 2>>"$work/progress.jsonl" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["run_id"], r["scoring"]["wall_ns"]/1e9)'; }
 echo "== warm-up for ground truth, not timed"
 score "${canon[@]}" >/dev/null
 printf '%-10s %-10s %10s %10s %8s\n' set loops quiet_s loaded_s flipped

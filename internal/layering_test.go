@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"trust":      {"keys", "safefile", "strictjson"},
 	"runs":       {"atomicfile", "digest", "exitcode", "journal", "keys", "layout", "runlabel", "safefile", "sigbundle", "strictjson", "tarball", "trust"},
 	"runlabel":   {"exitcode"},
-	"humaneval":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "journal", "runlabel", "runs", "safefile", "sandbox", "store", "strictjson", "ui", "workload", "workpool"},
+	"codebench":  {"atomicfile", "catalog", "digest", "exitcode", "imagetrust", "journal", "runlabel", "runs", "safefile", "sandbox", "store", "strictjson", "ui", "workload", "workpool"},
 	"imagetrust": {"atomicfile", "digest", "exitcode", "keys", "layout", "runs", "safefile", "sandbox", "strictjson", "tarball", "trust", "ui", "vulnscan"},
 	"edm":        {"atomicfile", "catalog", "digest", "exitcode", "pickle", "runs", "safefile", "store", "strictjson", "workload"},
 	"runindex":   {"digest", "exitcode", "layout", "runlabel", "runs", "safefile"},
@@ -35,14 +35,14 @@ var allowed = map[string][]string{
 	"ui":         {"exitcode"},
 	"runimport":  {"atomicfile", "digest", "exitcode", "layout", "runindex", "runs", "safefile", "strictjson", "trust"},
 	"boardlog":   {"atomicfile", "digest", "exitcode", "layout", "runimport", "runs", "safefile"},
-	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "humaneval", "mllog", "reproduce", "runimport", "runindex", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
-	"reproduce":  {"catalog", "digest", "exitcode", "humaneval", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
+	"report":     {"atomicfile", "boardlog", "exitcode", "layout", "codebench", "mllog", "reproduce", "runimport", "runindex", "runlabel", "runs", "safefile", "strictjson", "trust", "ui"},
+	"reproduce":  {"catalog", "digest", "exitcode", "codebench", "keys", "runimport", "runlabel", "runs", "safefile", "store", "strictjson", "trust", "workload"},
 	"rundiff":    {"exitcode", "report", "runs", "ui"},
 	"dashboard":  {"boardlog", "exitcode", "layout", "report", "rundiff", "runindex", "runlabel", "runs"},
 	"vulnscan":   {"atomicfile", "buildinfo", "digest", "exitcode", "layout", "runs", "safefile", "strictjson"},
 	"ociattest":  {"digest", "exitcode", "keys", "sandbox", "strictjson", "trust", "ui", "vulnscan"},
 	"handoff":    {"atomicfile", "catalog", "digest", "exitcode", "mllog", "ociattest", "runs", "safefile", "store", "strictjson", "trust", "ui", "workload"},
-	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "humaneval", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
+	"shard":      {"atomicfile", "catalog", "digest", "exitcode", "codebench", "imagetrust", "layout", "runs", "safefile", "sandbox", "store", "strictjson", "workload"},
 }
 
 // subAllowed lists, for the sub-packages whose place docs/ARCHITECTURE.md
@@ -50,9 +50,9 @@ var allowed = map[string][]string{
 // other sub-packages, test helpers, are not checked. The supervisor wire
 // never imports the scoring that uses it.
 var subAllowed = map[string][]string{
-	"humaneval/judge": {},
-	"humaneval/task":  {"digest", "exitcode", "humaneval/judge", "safefile", "strictjson"},
-	"humaneval/wire":  {"atomicfile", "digest", "exitcode", "humaneval/task", "sandbox", "strictjson"},
+	"codebench/judge": {},
+	"codebench/task":  {"digest", "exitcode", "codebench/judge", "safefile", "strictjson"},
+	"codebench/wire":  {"atomicfile", "digest", "exitcode", "codebench/task", "sandbox", "strictjson"},
 }
 
 // TestLayering checks the import graph of internal/ against the layers in
@@ -259,10 +259,10 @@ var rawJSONReaders = map[string]struct {
 	"sandbox/image.go":           {1, "the Docker engine's reply to an image load"},
 	"sandbox/run.go":             {1, "the Docker engine's container statistics"},
 	"sandbox/transfer.go":        {1, "the Docker engine's reply to an image load"},
-	"humaneval/judge/oracle.go":  {1, "the numbers of a dataset input, kept as written (UseNumber)"},
-	"humaneval/judge/special.go": {1, "the numbers of a dataset input, kept as written (UseNumber)"},
-	"humaneval/results.go":       {1, "re-reads the results file it has just written"},
-	"humaneval/evalplus.go":      {1, "the task id of a line of a pinned dataset, token by token with exact names, up to that member (the line may hold Infinity and NaN; the driver parses it)"},
+	"codebench/judge/oracle.go":  {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"codebench/judge/special.go": {1, "the numbers of a dataset input, kept as written (UseNumber)"},
+	"codebench/results.go":       {1, "re-reads the results file it has just written"},
+	"codebench/evalplus.go":      {1, "the task id of a line of a pinned dataset, token by token with exact names, up to that member (the line may hold Infinity and NaN; the driver parses it)"},
 	"report/report.go":           {2, "re-decodes a value of its own; re-encodes a test input for display"},
 	"pickle/safetensors.go":      {1, "safetensors header names, read token by token with their own duplicate check (entries go through strictjson)"},
 	"pickle/profile.go":          {1, "the compiled-in profiles"},

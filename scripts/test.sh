@@ -5,7 +5,7 @@
 # go vet and staticcheck run beside the tests, and the tests run in two
 # lanes at once, each one package at a time (-p 1): cmd/repro (the largest
 # package) with internal/handoff, internal/sandbox and internal/release in
-# one, every other package (internal/humaneval the largest) in the other,
+# one, every other package (internal/codebench the largest) in the other,
 # which balances the lanes' measured times (CI on a 2-core machine, both
 # lanes at once: cmd/repro 1952 s, humaneval 2313 s, release 251 s,
 # sandbox 206 s, handoff 202 s, edm 138 s, the rest ~250 s). The lanes

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/ui"

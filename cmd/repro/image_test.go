@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-	"github.com/reprolab/repro/internal/humaneval/wire"
+	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )

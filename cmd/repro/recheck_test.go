@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 )
 
 // A time-sensitive verdict (a timeout, or a pass near its limit) is run
@@ -44,19 +44,19 @@ func TestHumanEvalRecheck(t *testing.T) {
 		RunID       string                   `json:"run_id"`
 		RunDir      string                   `json:"run_dir"`
 		ResultsFile string                   `json:"results_file"`
-		Scoring     humaneval.ScoreStats     `json:"scoring"`
-		Recheck     *humaneval.RecheckReport `json:"recheck"`
+		Scoring     codebench.ScoreStats     `json:"scoring"`
+		Recheck     *codebench.RecheckReport `json:"recheck"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
 		t.Fatalf("stdout: %v\n%s", err, r.stdout)
 	}
-	if h.Recheck == nil || h.Recheck.Rule != humaneval.RecheckRule || h.Recheck.Margin != 0.2 {
+	if h.Recheck == nil || h.Recheck.Rule != codebench.RecheckRule || h.Recheck.Margin != 0.2 {
 		t.Fatalf("recheck report %+v", h.Recheck)
 	}
 	// Completions 0 (hang), 1 (near) and 3 (mark) on base and plus; 2
 	// (fast) never.
-	want := map[string]humaneval.Status{"0 base": humaneval.StatusFail, "0 plus": humaneval.StatusFail, "1 base": humaneval.StatusPass, "1 plus": humaneval.StatusPass,
-		"3 base": humaneval.StatusFail, "3 plus": humaneval.StatusFail}
+	want := map[string]codebench.Status{"0 base": codebench.StatusFail, "0 plus": codebench.StatusFail, "1 base": codebench.StatusPass, "1 plus": codebench.StatusPass,
+		"3 base": codebench.StatusFail, "3 plus": codebench.StatusFail}
 	for _, v := range h.Recheck.Rechecked {
 		if len(v.Completions) != 1 {
 			t.Errorf("rechecked %+v: want one completion", v)
@@ -69,13 +69,13 @@ func TestHumanEvalRecheck(t *testing.T) {
 			continue
 		}
 		delete(want, k)
-		if v.Status != st || v.DecidedBy != humaneval.DecidedByFirst || v.ProgramSHA256 == "" || v.Task != "HumanEval/53" {
+		if v.Status != st || v.DecidedBy != codebench.DecidedByFirst || v.ProgramSHA256 == "" || v.Task != "HumanEval/53" {
 			t.Errorf("completion %s: %+v, want %s decided by the first run", k, v, st)
 		}
-		if st == humaneval.StatusFail && (v.First.Input != 1 || !v.Recheck.AtLimit || v.Recheck.Status != humaneval.StatusFail || v.Recheck.CPU != v.Recheck.Limit) {
+		if st == codebench.StatusFail && (v.First.Input != 1 || !v.Recheck.AtLimit || v.Recheck.Status != codebench.StatusFail || v.Recheck.CPU != v.Recheck.Limit) {
 			t.Errorf("hang %s: measurements %+v / %+v, want input 1 stopped at its limit twice", k, v.First, v.Recheck)
 		}
-		if st == humaneval.StatusPass && (v.First.Input != 1 || v.First.CPU < 0.4 || v.Recheck.Status != humaneval.StatusPass || v.Recheck.Input != 1 || v.Recheck.CPU < 0.4 || v.Recheck.AtLimit) {
+		if st == codebench.StatusPass && (v.First.Input != 1 || v.First.CPU < 0.4 || v.Recheck.Status != codebench.StatusPass || v.Recheck.Input != 1 || v.Recheck.CPU < 0.4 || v.Recheck.AtLimit) {
 			t.Errorf("near %s: measurements %+v / %+v, want input 1 near its limit twice", k, v.First, v.Recheck)
 		}
 	}
@@ -85,7 +85,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if h.Scoring.Rechecked != 6 || h.Scoring.RecheckChanged != 0 {
 		t.Errorf("scoring stats %+v, want 6 rechecked, none changed", h.Scoring)
 	}
-	var full humaneval.RunReport
+	var full codebench.RunReport
 	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 
 	var res struct {
-		Eval map[string][]humaneval.ResultEntry `json:"eval"`
+		Eval map[string][]codebench.ResultEntry `json:"eval"`
 	}
 	b, err := os.ReadFile(h.ResultsFile)
 	if err != nil {
@@ -111,24 +111,24 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 	for _, i := range []int{0, 1, 3} {
 		e := es[i]
-		for _, n := range []*humaneval.NearLimit{e.BaseNearLimit, e.PlusNearLimit} {
-			if n == nil || n.Recheck == nil || n.DecidedBy != humaneval.DecidedByFirst {
+		for _, n := range []*codebench.NearLimit{e.BaseNearLimit, e.PlusNearLimit} {
+			if n == nil || n.Recheck == nil || n.DecidedBy != codebench.DecidedByFirst {
 				t.Errorf("completion %d: near limit %+v, want a recheck decided by the first run", i, n)
 			}
 		}
 	}
 	for _, i := range []int{0, 3} {
-		if es[i].BaseStatus != humaneval.StatusFail || es[i].PlusStatus == nil || *es[i].PlusStatus != humaneval.StatusFail {
+		if es[i].BaseStatus != codebench.StatusFail || es[i].PlusStatus == nil || *es[i].PlusStatus != codebench.StatusFail {
 			t.Errorf("completion %d: %+v, want fail on base and plus", i, es[i])
 		}
 		// A missing recheck is reported by the loop above.
-		for _, n := range []*humaneval.NearLimit{es[i].BaseNearLimit, es[i].PlusNearLimit} {
-			if n != nil && n.Recheck != nil && (n.Recheck.Status != humaneval.StatusFail || !n.Recheck.AtLimit) {
+		for _, n := range []*codebench.NearLimit{es[i].BaseNearLimit, es[i].PlusNearLimit} {
+			if n != nil && n.Recheck != nil && (n.Recheck.Status != codebench.StatusFail || !n.Recheck.AtLimit) {
 				t.Errorf("completion %d's re-run: %+v, want fail at the limit", i, n.Recheck)
 			}
 		}
 	}
-	if es[2].BaseNearLimit != nil || es[2].PlusNearLimit != nil || es[2].BaseStatus != humaneval.StatusPass {
+	if es[2].BaseNearLimit != nil || es[2].PlusNearLimit != nil || es[2].BaseStatus != codebench.StatusPass {
 		t.Errorf("fast sample: %+v, want a pass with no recheck", es[2])
 	}
 
@@ -138,10 +138,10 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 	var rr struct {
 		Extra struct {
-			Recheck *humaneval.RecheckReport `json:"recheck"`
+			Recheck *codebench.RecheckReport `json:"recheck"`
 		} `json:"extra"`
 		Limits struct {
-			Run humaneval.RunLimits `json:"run"`
+			Run codebench.RunLimits `json:"run"`
 		} `json:"limits"`
 	}
 	if err := json.Unmarshal(rec, &rr); err != nil {

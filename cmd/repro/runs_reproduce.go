@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/reproduce"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -80,7 +80,7 @@ EXIT STATUS
 	}
 	g.jsonFlag(cmd, "print one JSON document")
 	g.trustFlag(cmd, "trust file with the submitters' keys (default REPRO_HOME/trust.json)")
-	cmd.Flags().IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once")
+	cmd.Flags().IntVar(&o.parallel, "parallel", codebench.DefaultParallel(), "sandbox containers at once")
 	return cmd
 }
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/reprolab/repro/internal/humaneval/wire"
+	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/spf13/cobra"

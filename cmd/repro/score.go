@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/spf13/cobra"
 )
@@ -105,11 +105,11 @@ filters by them.`,
 	f.BoolVar(&o.canonical, "canonical", false, "score the canonical solutions as candidates")
 	f.StringVar(&o.dataset, "dataset", "humanevalplus", task.DatasetNames)
 	f.BoolVar(&o.baseOnly, "base-only", false, "score the base inputs only")
-	f.IntVar(&o.parallel, "parallel", humaneval.DefaultParallel(), "sandbox containers at once (default: what this machine holds: cores, and memory at the per-container limit)")
+	f.IntVar(&o.parallel, "parallel", codebench.DefaultParallel(), "sandbox containers at once (default: what this machine holds: cores, and memory at the per-container limit)")
 	f.StringVar(&o.tasks, "tasks", "", "score only these tasks: numbers or ids, with ranges, e.g. 0,2,10-12 (Mbpp/2 or 2 with mbppplus)")
-	f.Float64Var(&o.minTime, "min-time-limit", humaneval.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
-	f.Float64Var(&o.factor, "gt-time-limit-factor", humaneval.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
-	f.Float64Var(&o.margin, "near-limit-margin", humaneval.DefaultRunLimits().NearLimitMargin, "share of its limit within which a pass, like a timeout, is re-run once before it is final")
+	f.Float64Var(&o.minTime, "min-time-limit", codebench.DefaultRunLimits().MinTimeLimit, "least CPU seconds per input")
+	f.Float64Var(&o.factor, "gt-time-limit-factor", codebench.DefaultRunLimits().TimeFactor, "per-input limit as a multiple of the canonical solution's time")
+	f.Float64Var(&o.margin, "near-limit-margin", codebench.DefaultRunLimits().NearLimitMargin, "share of its limit within which a pass, like a timeout, is re-run once before it is final")
 	g.jsonFlag(cmd, "print one JSON document")
 	f.StringVar(&o.engine, "engine", "repro", "scoring engine: repro, or evalplus (EvalPlus's own code, in the sandbox)")
 	g.trustFlag(cmd, trustFlagHelp)
@@ -124,9 +124,9 @@ filters by them.`,
 }
 
 func runScore(cmd *cobra.Command, g *globalOptions, o scoreOptions) error {
-	limits := humaneval.DefaultRunLimits()
+	limits := codebench.DefaultRunLimits()
 	limits.MinTimeLimit, limits.TimeFactor, limits.NearLimitMargin = o.minTime, o.factor, o.margin
-	opts := humaneval.Options{
+	opts := codebench.Options{
 		Samples: o.samples, Canonical: o.canonical, Dataset: o.dataset, BaseOnly: o.baseOnly,
 		Parallel: o.parallel, Tasks: o.tasks, Limits: limits, Engine: o.engine, EvalPlusTree: o.evalplusDir,
 		Version: versionString(), TrustPath: g.trust, Runtime: o.runtime,
@@ -144,7 +144,7 @@ func runScore(cmd *cobra.Command, g *globalOptions, o scoreOptions) error {
 			opts.Engine = ""
 		}
 		if !changed("min-time-limit") && !changed("gt-time-limit-factor") && !changed("near-limit-margin") {
-			opts.Limits = humaneval.RunLimits{}
+			opts.Limits = codebench.RunLimits{}
 		}
 	}
 	sampling, err := runlabel.ParseSampling(o.sampling)
@@ -158,7 +158,7 @@ func runScore(cmd *cobra.Command, g *globalOptions, o scoreOptions) error {
 	rate := t.NewRate(nil)
 	opts.Progress, opts.Verdicts = rate.Count, rate.Verdicts
 	// ScoreAt validates the options before it opens the store.
-	rep, err := humaneval.ScoreAt(cmd.Context(), g.home, opts)
+	rep, err := codebench.ScoreAt(cmd.Context(), g.home, opts)
 	if errors.Is(err, context.Canceled) && rep != nil && rep.Journal != nil {
 		err = exitcode.Errorf(exitcode.Negative, "interrupted: run %s keeps its verdicts so far in its journal; continue it with repro score --resume %s", rep.RunID, rep.RunID)
 	}

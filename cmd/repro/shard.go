@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/shard"
 	"github.com/reprolab/repro/internal/ui"
 	"github.com/spf13/cobra"
@@ -48,7 +48,7 @@ EXIT STATUS
 }
 
 func newShardPlanCommand(g *globalOptions) *cobra.Command {
-	o := shard.PlanOptions{Limits: humaneval.DefaultRunLimits()}
+	o := shard.PlanOptions{Limits: codebench.DefaultRunLimits()}
 	cmd := &cobra.Command{
 		Use:   "plan --samples PATH --shards N --out BUNDLE",
 		Short: "Split samples into shards and write a Slurm bundle",

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/report"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/runs/runstest"
@@ -38,7 +38,7 @@ func boardHome(t *testing.T) (string, []string) {
 // default limits.
 func fixtureReference(string) *report.Reference {
 	ref := &report.Reference{Dataset: "humanevalplus-v0.1.10", Assets: []runs.Asset{{ID: "humanevalplus-v0.1.10", SHA256: strings.Repeat("ab", 32), Size: 1234}},
-		DatasetMD5: "fe585eb4df8c88d844eeb463ea4d0302", Engine: "repro", Harness: "sha256:" + strings.Repeat("4", 64), Limits: humaneval.DefaultRunLimits(),
+		DatasetMD5: "fe585eb4df8c88d844eeb463ea4d0302", Engine: "repro", Harness: "sha256:" + strings.Repeat("4", 64), Limits: codebench.DefaultRunLimits(),
 		Images: []string{"sha256:" + strings.Repeat("1", 64), "sha256:" + strings.Repeat("2", 64)}}
 	for i := range 12 {
 		ref.Tasks = append(ref.Tasks, fmt.Sprintf("HumanEval/%d", i))

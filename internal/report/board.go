@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/reproduce"
 	"github.com/reprolab/repro/internal/runs"
 )
@@ -25,7 +25,7 @@ const BoardSchema = "repro.board/v1"
 // computed from the verdicts of its results file (never taken from the
 // record's summary). A row ranks only when NotRankedReasons finds nothing
 // against it: it verifies and matches the board's reference profile
-// (humaneval.Reference). Runs of the canonical solutions are references,
+// (codebench.Reference). Runs of the canonical solutions are references,
 // listed apart in References and never ranked.
 type Board struct {
 	Schema  string `json:"schema"`
@@ -57,7 +57,7 @@ type Board struct {
 }
 
 // BoardProfile is the reference profile of a board as its JSON and page
-// state it (see humaneval.Reference).
+// state it (see codebench.Reference).
 type BoardProfile struct {
 	Dataset    string       `json:"dataset"`
 	Assets     []runs.Asset `json:"assets"`
@@ -226,9 +226,9 @@ type BoardRuns struct {
 
 // CollectBoard reads the runs of dataset among ids of home (see
 // BuildBoard), against the reference profile of home
-// (humaneval.LoadReference).
+// (codebench.LoadReference).
 func CollectBoard(home, dataset string, ids []string) *BoardRuns {
-	return CollectBoardWith(home, dataset, ids, humaneval.LoadReference(home, dataset))
+	return CollectBoardWith(home, dataset, ids, codebench.LoadReference(home, dataset))
 }
 
 // rowKey is the key of a row's signer and label: a label belongs to the
@@ -236,7 +236,7 @@ func CollectBoard(home, dataset string, ids []string) *BoardRuns {
 func rowKey(r BoardRow) string { return r.SignerKeyID + "\x00" + r.Label }
 
 // CollectBoardWith is CollectBoard against the reference profile ref.
-func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Reference) *BoardRuns {
+func CollectBoardWith(home, dataset string, ids []string, ref *codebench.Reference) *BoardRuns {
 	br, _ := CollectBoardContext(context.Background(), home, dataset, ids, ref)
 	return br
 }
@@ -244,7 +244,7 @@ func CollectBoardWith(home, dataset string, ids []string, ref *humaneval.Referen
 // CollectBoardContext is CollectBoardWith, stopping the check of the runs'
 // files within a read of at most 1 MiB once ctx is done: then it returns
 // no runs and runs.Interrupted's error (exit 1).
-func CollectBoardContext(ctx context.Context, home, dataset string, ids []string, ref *humaneval.Reference) (*BoardRuns, error) {
+func CollectBoardContext(ctx context.Context, home, dataset string, ids []string, ref *codebench.Reference) (*BoardRuns, error) {
 	var of []string
 	for _, id := range ids {
 		if isRunOf(home, id, dataset) {
@@ -259,7 +259,7 @@ func CollectBoardContext(ctx context.Context, home, dataset string, ids []string
 // (from the run index): each record is read once, by the run's
 // verification (Build), which checks its kind and dataset again, so that a
 // run that is not of the board is still passed over.
-func CollectBoardOf(ctx context.Context, home, dataset string, ids []string, ref *humaneval.Reference) (*BoardRuns, error) {
+func CollectBoardOf(ctx context.Context, home, dataset string, ids []string, ref *codebench.Reference) (*BoardRuns, error) {
 	br := &BoardRuns{dataset: dataset, byLabel: map[string][]BoardRow{}, passK: []string{}, profile: profileOf(ref)}
 	if tf, err := runs.LoadTrust(home, ""); err == nil {
 		br.requireReexecution = tf.Leaderboard.RequireReexecution

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/runs/runstest"
 )
@@ -109,7 +109,7 @@ func boardRun(t *testing.T, home string, seed int, spec boardRunSpec) string {
 			}
 			sum := 0.0
 			for _, c := range counts {
-				sum += humaneval.EstimatePassAtK(c[0], c[1], k)
+				sum += codebench.EstimatePassAtK(c[0], c[1], k)
 			}
 			out[fmt.Sprintf("pass@%d", k)] = sum / float64(len(counts))
 		}
@@ -129,11 +129,11 @@ func boardRun(t *testing.T, home string, seed int, spec boardRunSpec) string {
 	rec.Repro.Go = "go1.26"
 	rec.Assets = []runs.Asset{{ID: "humanevalplus-v0.1.10", SHA256: strings.Repeat("ab", 32), Size: 1234}}
 	rec.Image = map[string]string{"id": "sha256:" + strings.Repeat(fmt.Sprint(1+seed%2), 64), "manifest_digest": "sha256:" + strings.Repeat("2", 64)}
-	rec.Limits = map[string]any{"run": humaneval.DefaultRunLimits(), "harness_digest": fixtureHarness, "parallel": 2, "base_only": spec.baseOnly}
+	rec.Limits = map[string]any{"run": codebench.DefaultRunLimits(), "harness_digest": fixtureHarness, "parallel": 2, "base_only": spec.baseOnly}
 	rec.SelfCheck = map[string]any{"tasks": fixtureTasks, "passed": fixtureTasks}
 	rec.Summary = summary
 	if spec.engine == "" {
-		spec.engine = humaneval.EngineRepro
+		spec.engine = codebench.EngineRepro
 	}
 	extra := map[string]any{"dataset": "HumanEvalPlus-v0.1.10", "dataset_md5": "fe585eb4df8c88d844eeb463ea4d0302", "label": spec.label,
 		"engine": spec.engine, "canonical": spec.canonical,
@@ -174,9 +174,9 @@ var fixtureHarness = "sha256:" + strings.Repeat("4", 64)
 // fixtureReference is the reference profile the fixture runs match: the
 // 12 synthetic tasks, the fixture's asset pin and dataset hash, repro's
 // engine, the two fixture images, the fixture harness, default limits.
-func fixtureReference() *humaneval.Reference {
-	ref := &humaneval.Reference{Dataset: "humanevalplus-v0.1.10", Assets: []runs.Asset{{ID: "humanevalplus-v0.1.10", SHA256: strings.Repeat("ab", 32), Size: 1234}},
-		DatasetMD5: "fe585eb4df8c88d844eeb463ea4d0302", Engine: humaneval.EngineRepro, Harness: fixtureHarness, Limits: humaneval.DefaultRunLimits(),
+func fixtureReference() *codebench.Reference {
+	ref := &codebench.Reference{Dataset: "humanevalplus-v0.1.10", Assets: []runs.Asset{{ID: "humanevalplus-v0.1.10", SHA256: strings.Repeat("ab", 32), Size: 1234}},
+		DatasetMD5: "fe585eb4df8c88d844eeb463ea4d0302", Engine: codebench.EngineRepro, Harness: fixtureHarness, Limits: codebench.DefaultRunLimits(),
 		Images: []string{"sha256:" + strings.Repeat("1", 64), "sha256:" + strings.Repeat("2", 64)}}
 	for i := range fixtureTasks {
 		ref.Tasks = append(ref.Tasks, fmt.Sprintf("HumanEval/%d", i))

@@ -10,8 +10,8 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/boardlog"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runindex"
 	"github.com/reprolab/repro/internal/runs"
@@ -116,7 +116,7 @@ func PublishBoardFolder(ctx context.Context, home, dataset, out string, warn fun
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, exitcode.Errorf(exitcode.Precondition, "cannot create --out %q: %v", out, err)
 	}
-	br, err := CollectBoardOf(ctx, home, dataset, of, humaneval.LoadReference(home, dataset))
+	br, err := CollectBoardOf(ctx, home, dataset, of, codebench.LoadReference(home, dataset))
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 )
 
 // fastRun is the HumanEval section of a run of n tasks that all ran far
@@ -128,23 +128,23 @@ func TestChartsRead(t *testing.T) {
 // of bars at the top; the pass rate and the grid keep one mark per task.
 func TestChartsHundredSamples(t *testing.T) {
 	const tasks, k = 164, 100
-	fail := humaneval.StatusFail
+	fail := codebench.StatusFail
 	var rows []TaskRow
 	for i := range tasks {
-		var entries []humaneval.ResultEntry
+		var entries []codebench.ResultEntry
 		for j := range k {
 			// Sample 0 loops to its limit; the others pass in 0.1% to 40%
 			// of it, varying by task.
-			secs, st := 4*(0.001+0.4*float64((i*13+j)%97)/97), humaneval.StatusPass
+			secs, st := 4*(0.001+0.4*float64((i*13+j)%97)/97), codebench.StatusPass
 			if j == 0 {
-				secs, st = 4.3, humaneval.StatusTimeout
+				secs, st = 4.3, codebench.StatusTimeout
 			}
 			pst := st
 			if j == 1 && i%5 == 0 {
 				pst = fail
 			}
-			entries = append(entries, humaneval.ResultEntry{TaskID: fmt.Sprintf("HumanEval/%d", i), BaseStatus: st, PlusStatus: &pst,
-				BaseClocks: &humaneval.PhaseClocks{Run: "job", JobCPU: secs, CPULimit: 4}, PlusClocks: &humaneval.PhaseClocks{Run: "job", JobCPU: secs / 2, CPULimit: 4}})
+			entries = append(entries, codebench.ResultEntry{TaskID: fmt.Sprintf("HumanEval/%d", i), BaseStatus: st, PlusStatus: &pst,
+				BaseClocks: &codebench.PhaseClocks{Run: "job", JobCPU: secs, CPULimit: 4}, PlusClocks: &codebench.PhaseClocks{Run: "job", JobCPU: secs / 2, CPULimit: 4}})
 		}
 		rows = append(rows, taskRow(fmt.Sprintf("HumanEval/%d", i), entries))
 	}

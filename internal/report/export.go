@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 )
 
 var navTmpl = template.Must(template.New("nav").Parse(`<p style="font:14px system-ui,sans-serif;border-bottom:1px solid #ccc;padding-bottom:.4em">` +
@@ -71,11 +71,11 @@ func (l staticLinks) MatrixElsewhere(b *Board) string {
 // <run id>.html, the report of each run on the board. It returns the names
 // written. A dataset without a HumanEval run is a usage error.
 func ExportBoard(home, dataset string, ids []string, write func(name string, data []byte) error) ([]string, error) {
-	return ExportBoardWith(home, dataset, ids, humaneval.LoadReference(home, dataset), write)
+	return ExportBoardWith(home, dataset, ids, codebench.LoadReference(home, dataset), write)
 }
 
 // ExportBoardWith is ExportBoard against the reference profile ref.
-func ExportBoardWith(home, dataset string, ids []string, ref *humaneval.Reference, write func(name string, data []byte) error) ([]string, error) {
+func ExportBoardWith(home, dataset string, ids []string, ref *codebench.Reference, write func(name string, data []byte) error) ([]string, error) {
 	br := CollectBoardWith(home, dataset, ids, ref)
 	if err := br.check(home, ids); err != nil {
 		return nil, err

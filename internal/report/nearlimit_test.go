@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 )
 
 // A task whose verdict depends on the time limit is named, with its CPU
 // seconds against the limit, from the results file's near_limit fields.
 func TestNearLimitRows(t *testing.T) {
-	pass := humaneval.StatusPass
-	near := &humaneval.NearLimit{Status: pass, Input: 1, CPU: 3.5, Limit: 4}
+	pass := codebench.StatusPass
+	near := &codebench.NearLimit{Status: pass, Input: 1, CPU: 3.5, Limit: 4}
 	rows := []TaskRow{
-		taskRow("Mbpp/2", []humaneval.ResultEntry{{BaseStatus: pass, PlusStatus: &pass}}),
-		taskRow("Mbpp/123", []humaneval.ResultEntry{{BaseStatus: pass, PlusStatus: &pass, PlusNearLimit: near}}),
+		taskRow("Mbpp/2", []codebench.ResultEntry{{BaseStatus: pass, PlusStatus: &pass}}),
+		taskRow("Mbpp/123", []codebench.ResultEntry{{BaseStatus: pass, PlusStatus: &pass, PlusNearLimit: near}}),
 	}
 	got := nearLimitRows(rows)
 	if len(got) != 1 || got[0].Task != "Mbpp/123" {
@@ -30,10 +30,10 @@ func TestNearLimitRows(t *testing.T) {
 
 // A rechecked verdict shows both measurements and which run decided.
 func TestNearLimitRowsRecheck(t *testing.T) {
-	pass, timeout := humaneval.StatusPass, humaneval.StatusTimeout
-	near := &humaneval.NearLimit{Status: timeout, Input: -1, CPU: 13, Limit: 13, DecidedBy: humaneval.DecidedByRecheck,
-		Recheck: &humaneval.NearLimit{Status: pass, Input: -1, CPU: 11.05, Limit: 13}}
-	rows := []TaskRow{taskRow("HumanEval/0", []humaneval.ResultEntry{{BaseStatus: pass, BaseNearLimit: near}})}
+	pass, timeout := codebench.StatusPass, codebench.StatusTimeout
+	near := &codebench.NearLimit{Status: timeout, Input: -1, CPU: 13, Limit: 13, DecidedBy: codebench.DecidedByRecheck,
+		Recheck: &codebench.NearLimit{Status: pass, Input: -1, CPU: 11.05, Limit: 13}}
+	rows := []TaskRow{taskRow("HumanEval/0", []codebench.ResultEntry{{BaseStatus: pass, BaseNearLimit: near}})}
 	got := nearLimitRows(rows)
 	if len(got) != 1 {
 		t.Fatalf("near-limit rows %+v", got)

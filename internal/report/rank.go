@@ -6,17 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
-// Reference is the reference profile of a board (see humaneval.Reference).
-type Reference = humaneval.Reference
+// Reference is the reference profile of a board (see codebench.Reference).
+type Reference = codebench.Reference
 
 // LoadReference is the reference profile of the board of dataset in home
-// (see humaneval.LoadReference).
-func LoadReference(home, dataset string) *Reference { return humaneval.LoadReference(home, dataset) }
+// (see codebench.LoadReference).
+func LoadReference(home, dataset string) *Reference { return codebench.LoadReference(home, dataset) }
 
 // NotRankedReasons is the ranking decision of a board: the reasons the run
 // of rep may not rank on a board whose reference profile is ref, empty when
@@ -27,7 +27,7 @@ func LoadReference(home, dataset string) *Reference { return humaneval.LoadRefer
 // limits with a passed self-check, on the dataset at its catalog pins,
 // every task of it and nothing else, base and plus tests. Each reason is
 // one short sentence a person can act on; a board shows them all.
-func NotRankedReasons(ref *humaneval.Reference, rep *Report) []string {
+func NotRankedReasons(ref *codebench.Reference, rep *Report) []string {
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	he := rep.HumanEval
@@ -100,7 +100,7 @@ func NotRankedReasons(ref *humaneval.Reference, rep *Report) []string {
 }
 
 // datasetReasons checks the run's dataset against ref's pins and tasks.
-func datasetReasons(ref *humaneval.Reference, rep *Report) []string {
+func datasetReasons(ref *codebench.Reference, rep *Report) []string {
 	var out []string
 	he := rep.HumanEval
 	have := map[string]string{}
@@ -144,7 +144,7 @@ func datasetReasons(ref *humaneval.Reference, rep *Report) []string {
 }
 
 // limitsDiff names the fields of got that differ from want.
-func limitsDiff(got, want humaneval.RunLimits) string {
+func limitsDiff(got, want codebench.RunLimits) string {
 	var g, w map[string]any
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
@@ -173,7 +173,7 @@ func shortAll(ds []string) []string {
 }
 
 // profileOf is the profile as a board states it.
-func profileOf(ref *humaneval.Reference) BoardProfile {
+func profileOf(ref *codebench.Reference) BoardProfile {
 	if ref == nil {
 		return BoardProfile{Missing: []string{"no reference profile"}}
 	}

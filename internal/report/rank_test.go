@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/trust"
@@ -122,7 +122,7 @@ func TestBoardReferenceProfile(t *testing.T) {
 		spec   boardRunSpec
 		reason string
 	}{
-		{"evalplus engine", boardRunSpec{engine: humaneval.EngineEvalPlus}, `scored by engine "evalplus", not repro's`},
+		{"evalplus engine", boardRunSpec{engine: codebench.EngineEvalPlus}, `scored by engine "evalplus", not repro's`},
 		{"base only", boardRunSpec{baseOnly: true}, "base tests only (--base-only)"},
 		{"other image", boardRunSpec{edit: func(rec *runs.Record) {
 			rec.Image = map[string]string{"id": "sha256:" + strings.Repeat("9", 64)}
@@ -132,7 +132,7 @@ func TestBoardReferenceProfile(t *testing.T) {
 		}},
 			"harness 5555555555… is not this repro's"},
 		{"longer limits", boardRunSpec{edit: func(rec *runs.Record) {
-			l := humaneval.DefaultRunLimits()
+			l := codebench.DefaultRunLimits()
 			l.MinTimeLimit = 60
 			rec.Limits.(map[string]any)["run"] = l
 		}}, "run limits differ from the defaults: min_time_limit 60, default 4"},
@@ -157,7 +157,7 @@ func TestBoardReferenceProfile(t *testing.T) {
 			if len(row.NotRankedReasons) != 1 && !spec.baseOnly {
 				t.Errorf("reasons %q: want only %q", row.NotRankedReasons, tc.reason)
 			}
-			if want := "engine " + map[bool]string{true: "evalplus", false: "repro"}[spec.engine == humaneval.EngineEvalPlus]; row.EngineText() != want {
+			if want := "engine " + map[bool]string{true: "evalplus", false: "repro"}[spec.engine == codebench.EngineEvalPlus]; row.EngineText() != want {
 				t.Errorf("engine %q, want %q", row.EngineText(), want)
 			}
 			if spec.canonical != (len(b.References) == 1 && len(b.Rows) == 0) {

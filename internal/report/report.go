@@ -23,9 +23,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
@@ -141,7 +141,7 @@ type HumanEval struct {
 	// BaseOnly: the run was told to skip the plus tests (--base-only).
 	BaseOnly bool `json:"base_only"`
 	// Limits are the run limits the record names; nil when it names none.
-	Limits *humaneval.RunLimits `json:"run_limits,omitempty"`
+	Limits *codebench.RunLimits `json:"run_limits,omitempty"`
 	// ResultsHash is the dataset hash eval_results.json names.
 	ResultsHash string `json:"results_dataset_md5,omitempty"`
 	// Verdicts are the scores the verdicts of eval_results.json give
@@ -434,7 +434,7 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 	sub := rec.Subject
 	he.Dataset, he.DatasetHash, he.Engine, he.Canonical = sub.Dataset, sub.DatasetMD5, sub.Engine, sub.Canonical
 	var lim struct {
-		Run      *humaneval.RunLimits `json:"run"`
+		Run      *codebench.RunLimits `json:"run"`
 		BaseOnly bool                 `json:"base_only"`
 	}
 	if recast(rec.Limits, &lim) {
@@ -499,7 +499,7 @@ func passAtK(counts [][2]int) map[string]float64 {
 		}
 		sum := 0.0
 		for _, c := range counts {
-			sum += humaneval.EstimatePassAtK(c[0], c[1], k)
+			sum += codebench.EstimatePassAtK(c[0], c[1], k)
 		}
 		out["pass@"+strconv.Itoa(k)] = sum / float64(len(counts))
 	}
@@ -558,7 +558,7 @@ func disagreements(he *HumanEval, samples int) []string {
 // task, in task order, with the file's dataset hash and the largest number
 // of samples of a task.
 func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus bool, err error) {
-	var res humaneval.ResultsFile
+	var res codebench.ResultsFile
 	if err := strictjson.DecodeOpen(b, &res); err != nil {
 		return nil, "", 0, false, fmt.Errorf("is not valid JSON: %v", err)
 	}
@@ -579,7 +579,7 @@ func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus b
 	return rows, res.Hash, maxSamples, plus, nil
 }
 
-func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
+func taskRow(id string, entries []codebench.ResultEntry) TaskRow {
 	row := TaskRow{Task: truncate(id, maxInputChars), Samples: len(entries)}
 	for _, e := range entries {
 		over := false
@@ -599,7 +599,7 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 			if p == task.Plus && e.PlusStatus != nil {
 				st = *e.PlusStatus
 			}
-			if c.CPULimit > 0 && secs >= 0 && st == humaneval.StatusPass && (row.PassLimitSeconds == 0 || secs/c.CPULimit > row.PassShare()) {
+			if c.CPULimit > 0 && secs >= 0 && st == codebench.StatusPass && (row.PassLimitSeconds == 0 || secs/c.CPULimit > row.PassShare()) {
 				row.PassSeconds, row.PassLimitSeconds = secs, c.CPULimit
 			}
 			over = over || c.CPULimit > 0 && secs > c.CPULimit
@@ -614,8 +614,8 @@ func taskRow(id string, entries []humaneval.ResultEntry) TaskRow {
 				row.NearLimit = "plus: " + e.PlusNearLimit.String()
 			}
 		}
-		basePass := e.BaseStatus == humaneval.StatusPass
-		plusPass := e.PlusStatus == nil || *e.PlusStatus == humaneval.StatusPass
+		basePass := e.BaseStatus == codebench.StatusPass
+		plusPass := e.PlusStatus == nil || *e.PlusStatus == codebench.StatusPass
 		if basePass {
 			row.BasePassed++
 		}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -16,8 +16,8 @@ const MaxResultsFile = 256 << 20
 // ParseResults reads a results file (eval_results.json) that repro did not
 // just write, through strictjson (duplicate or case-folded names refused).
 // The caller bounds len(b) (MaxResultsFile).
-func ParseResults(b []byte) (*humaneval.ResultsFile, error) {
-	var rf humaneval.ResultsFile
+func ParseResults(b []byte) (*codebench.ResultsFile, error) {
+	var rf codebench.ResultsFile
 	if err := strictjson.DecodeOpen(b, &rf); err != nil {
 		return nil, fmt.Errorf("not a results file: %v", err)
 	}
@@ -41,12 +41,12 @@ type Measurement struct {
 	Status    string               `json:"status"`
 	Elapsed   float64              `json:"elapsed,omitempty"`
 	Limit     float64              `json:"limit,omitempty"`
-	NearLimit *humaneval.NearLimit `json:"near_limit,omitempty"`
+	NearLimit *codebench.NearLimit `json:"near_limit,omitempty"`
 	Reason    string               `json:"reason,omitempty"`
 	// Clocks are the deciding run's times, each named by its clock, in
 	// results files that record them (Elapsed and Limit are those of
 	// older files).
-	Clocks *humaneval.PhaseClocks `json:"clocks,omitempty"`
+	Clocks *codebench.PhaseClocks `json:"clocks,omitempty"`
 }
 
 // Verdict is one phase ("base" or "plus") of one sample, the Sample-th of
@@ -97,7 +97,7 @@ func (c *Comparison) Agrees() bool {
 // verdict by verdict: the samples of each task in the order the files list
 // them, base and plus. A sample one side lacks, a plus verdict one side
 // lacks, and a solution that is not the same program are differences.
-func Compare(submitted, reexecuted *humaneval.ResultsFile) *Comparison {
+func Compare(submitted, reexecuted *codebench.ResultsFile) *Comparison {
 	c := &Comparison{Agreements: []Agreed{}, Differences: []Verdict{}}
 	if submitted.Hash != reexecuted.Hash {
 		c.Dataset = fmt.Sprintf("the submission's results are of dataset hash %q, the re-execution's of %q", submitted.Hash, reexecuted.Hash)
@@ -117,7 +117,7 @@ func Compare(submitted, reexecuted *humaneval.ResultsFile) *Comparison {
 	for _, t := range ids {
 		s, r := submitted.Eval[t], reexecuted.Eval[t]
 		for i := 0; i < max(len(s), len(r)); i++ {
-			var se, re *humaneval.ResultEntry
+			var se, re *codebench.ResultEntry
 			if i < len(s) {
 				se = &s[i]
 			}
@@ -154,7 +154,7 @@ func Compare(submitted, reexecuted *humaneval.ResultsFile) *Comparison {
 }
 
 // measure is entry e's measurement of phase, and whether e has one.
-func measure(e *humaneval.ResultEntry, phase string) (Measurement, bool) {
+func measure(e *codebench.ResultEntry, phase string) (Measurement, bool) {
 	if e == nil {
 		return Measurement{}, false
 	}
@@ -168,7 +168,7 @@ func measure(e *humaneval.ResultEntry, phase string) (Measurement, bool) {
 }
 
 func timeLimited(m Measurement) bool {
-	return m.Status == string(humaneval.StatusTimeout) || m.NearLimit != nil
+	return m.Status == string(codebench.StatusTimeout) || m.NearLimit != nil
 }
 
 // String is one difference in a line: "HumanEval/2 #0 base: submitted

@@ -1,7 +1,7 @@
 package reproduce
 
 import (
-	"github.com/reprolab/repro/internal/humaneval"
+	"github.com/reprolab/repro/internal/codebench"
 	"strings"
 	"testing"
 )
@@ -13,7 +13,7 @@ const honestResults = `{"date":"2026-12-05 01:00","hash":"h1","eval":{
                 "plus_elapsed":9.5,"plus_limit":9.0,"plus_near_limit":{"status":"timeout","input":-1,"cpu":9.2,"limit":9.0}}]},
 "pass_at_k":{"base":{"pass@1":0.6}}}`
 
-func mustParse(t *testing.T, s string) *humaneval.ResultsFile {
+func mustParse(t *testing.T, s string) *codebench.ResultsFile {
 	t.Helper()
 	rf, err := ParseResults([]byte(s))
 	if err != nil {

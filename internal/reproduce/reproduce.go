@@ -28,10 +28,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
@@ -82,7 +82,7 @@ type Result struct {
 // did not complete) and the re-execution's scoring report.
 type Report struct {
 	*Result
-	Run *humaneval.RunReport `json:"run"`
+	Run *codebench.RunReport `json:"run"`
 }
 
 // Options are the choices of a reproduction.
@@ -113,7 +113,7 @@ type recordSummary struct {
 // recordExtra is the record's extra section of a reproduction run: the
 // scoring report and the reproduction.
 type recordExtra struct {
-	*humaneval.RunReport
+	*codebench.RunReport
 	Reproduction *recordSummary `json:"reproduction"`
 }
 
@@ -182,10 +182,10 @@ func Reproduce(ctx context.Context, st *store.Store, o Options) (*Report, error)
 		subject.Model = ""
 	}
 	out := &Report{}
-	hopts := humaneval.Options{
-		Samples: samples, Dataset: run.choice, Tasks: tasks, Limits: humaneval.DefaultRunLimits(), Engine: humaneval.EngineRepro,
+	hopts := codebench.Options{
+		Samples: samples, Dataset: run.choice, Tasks: tasks, Limits: codebench.DefaultRunLimits(), Engine: codebench.EngineRepro,
 		Parallel: o.Parallel, Version: o.Version, Subject: subject, Kind: Kind, Warn: o.Warn, Progress: o.Progress,
-		Finish: func(r *workload.Run, rep *humaneval.RunReport, err error) error {
+		Finish: func(r *workload.Run, rep *codebench.RunReport, err error) error {
 			extra := &recordExtra{RunReport: rep}
 			r.Record.Extra = extra
 			if err != nil {
@@ -215,7 +215,7 @@ func Reproduce(ctx context.Context, st *store.Store, o Options) (*Report, error)
 			return nil
 		},
 	}
-	rep, err := humaneval.Score(ctx, st, hopts)
+	rep, err := codebench.Score(ctx, st, hopts)
 	out.Run = rep
 	if rep == nil {
 		return nil, err

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/digest"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
-	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -57,7 +57,7 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 		if !check {
 			dir = withoutZygoteCheck(t, dir)
 		}
-		truth, err := humaneval.OpenTruth(t.TempDir(), humaneval.TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: wire.HarnessDigest, CPU: "test"})
+		truth, err := codebench.OpenTruth(t.TempDir(), codebench.TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: img.ID, Harness: wire.HarnessDigest, CPU: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,9 +65,9 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 			{TaskID: tk.ID, ID: 0, Solution: poisonZygote + tk.Program(), Origin: "poison"},
 			{TaskID: tk.ID, ID: 1, Solution: tk.Program() + honestAfterPoison, Origin: "honest"},
 		}
-		limits := humaneval.DefaultRunLimits()
+		limits := codebench.DefaultRunLimits()
 		limits.MinTimeLimit, limits.ImportAllowance = 1, 1
-		rep, err := humaneval.Run(context.Background(), humaneval.Config{
+		rep, err := codebench.Run(context.Background(), codebench.Config{
 			Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Truth: truth, Limits: limits, Parallel: 1,
 			Launch: wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()),
 		})
@@ -76,7 +76,7 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 		}
 		honest := rep.Results[1]
 		for i, r := range rep.Results {
-			for _, pr := range []*humaneval.PhaseResult{&r.Base, r.Plus} {
+			for _, pr := range []*codebench.PhaseResult{&r.Base, r.Plus} {
 				t.Logf("zygote check %v: %s: %s (%s)", check, samples[i].Origin, pr.Status, pr.Reason)
 			}
 		}

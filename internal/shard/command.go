@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/store"
 )
 
@@ -37,7 +37,7 @@ func bundleDir(bundle string) (string, error) {
 // RunShardAt is RunShard as `repro shard run BUNDLE` runs it: bundle is
 // made absolute (else a usage error) and o.Parallel must be within 0 (what
 // this node holds) and 64 (else a usage error) before the bundle is read.
-func RunShardAt(ctx context.Context, bundle string, o RunOptions) (*humaneval.RunReport, error) {
+func RunShardAt(ctx context.Context, bundle string, o RunOptions) (*codebench.RunReport, error) {
 	dir, err := bundleDir(bundle)
 	if err != nil {
 		return nil, err

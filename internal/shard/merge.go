@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/store"
@@ -27,7 +27,7 @@ import (
 // whole run, and the shards it was merged from. It is the merge command's
 // --json document and the merged run record's extra section.
 type MergeReport struct {
-	humaneval.RunReport
+	codebench.RunReport
 	Bundle     string        `json:"bundle"`
 	PlanSHA256 digest.SHA256 `json:"plan_sha256"`
 	Shards     []MergedShard `json:"shards"`
@@ -58,8 +58,8 @@ func shardProblem(k int, format string, args ...any) error {
 type verified struct {
 	rec     *Record
 	run     *runs.Record
-	rep     humaneval.RunReport
-	results map[string][]humaneval.ResultEntry
+	rep     codebench.RunReport
+	results map[string][]codebench.ResultEntry
 	ended   time.Time
 }
 
@@ -82,7 +82,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	if err != nil {
 		return nil, err
 	}
-	d, _, err := humaneval.OpenDataset(ctx, bst, p.Dataset)
+	d, _, err := codebench.OpenDataset(ctx, bst, p.Dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 
 	// Verdicts per task, in dataset order, as one run would have them.
-	perShard := make([]map[string][]humaneval.ResultEntry, len(shards))
+	perShard := make([]map[string][]codebench.ResultEntry, len(shards))
 	for k, v := range shards {
 		perShard[k] = v.results
 	}
@@ -126,7 +126,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: %v", dir, err)
 	}
-	var results []*humaneval.SampleResult
+	var results []*codebench.SampleResult
 	var ended time.Time
 	rep := &MergeReport{Bundle: dir, PlanSHA256: planDigest}
 	for k, v := range shards {
@@ -140,7 +140,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 	results = resultsOf(tasks, eval)
 	plus := !p.BaseOnly && d.HasPlus
-	sum := humaneval.Summarize(tasks, results, plus, p.Subset)
+	sum := codebench.Summarize(tasks, results, plus, p.Subset)
 
 	run, err := workload.Start(home, "humaneval", version)
 	if err != nil {
@@ -153,19 +153,19 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rec.Summary = sum
 	// Every shard passed the self-check of each of its tasks (verifyShard);
 	// a task split over shards counts once.
-	sc := humaneval.SelfCheckReport{Tasks: len(tasks), Passed: len(tasks)}
+	sc := codebench.SelfCheckReport{Tasks: len(tasks), Passed: len(tasks)}
 	rec.SelfCheck = sc
-	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, humaneval.EngineRepro, d.ID, d.MD5
+	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, codebench.EngineRepro, d.ID, d.MD5
 	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
-	rep.Recheck = humaneval.Rechecks(results, p.Limits)
-	rep.Samples = &humaneval.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
+	rep.Recheck = codebench.Rechecks(results, p.Limits)
+	rep.Samples = &codebench.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
 	// Tasks in dataset order, dated by the last shard's end, so that a
 	// second merge writes the same bytes.
-	err = humaneval.WriteResultEntries(resultsPath, d.MD5, tasks, eval, sum, ended.UTC())
+	err = codebench.WriteResultEntries(resultsPath, d.MD5, tasks, eval, sum, ended.UTC())
 	if err == nil {
 		rep.ResultsFile = resultsPath
-		rec.Tests = humaneval.TestsOf(results, filepath.Base(resultsPath))
+		rec.Tests = codebench.TestsOf(results, filepath.Base(resultsPath))
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
@@ -217,7 +217,7 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 	if err != nil {
 		return nil, shardProblem(k, "%v", err)
 	}
-	var rep humaneval.RunReport
+	var rep codebench.RunReport
 	if err := remarshal(rr.Extra, &rep); err != nil {
 		return nil, shardProblem(k, "run %s has no scoring report: %v", rec.RunID, err)
 	}
@@ -225,7 +225,7 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 		ID string `json:"id"`
 	}
 	var lim struct {
-		Run      humaneval.RunLimits `json:"run"`
+		Run      codebench.RunLimits `json:"run"`
 		Harness  digest.SHA256       `json:"harness_digest"`
 		BaseOnly bool                `json:"base_only"`
 	}
@@ -291,13 +291,13 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 
 // resultsOf turns the verdicts of tasks, by task in sample order, into
 // the results Summarize and Rechecks read, as one run holds them.
-func resultsOf(tasks []*task.Task, eval map[string][]humaneval.ResultEntry) []*humaneval.SampleResult {
-	var results []*humaneval.SampleResult
+func resultsOf(tasks []*task.Task, eval map[string][]codebench.ResultEntry) []*codebench.SampleResult {
+	var results []*codebench.SampleResult
 	for _, t := range tasks {
 		for i, e := range eval[t.ID] {
-			r := &humaneval.SampleResult{Sample: &task.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: humaneval.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
+			r := &codebench.SampleResult{Sample: &task.Sample{TaskID: t.ID, ID: i, Solution: e.Solution}, Base: codebench.PhaseResult{Status: e.BaseStatus, Near: e.BaseNearLimit, Exact: e.BaseExactRun}}
 			if e.PlusStatus != nil {
-				r.Plus = &humaneval.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
+				r.Plus = &codebench.PhaseResult{Status: *e.PlusStatus, Near: e.PlusNearLimit, Exact: e.PlusExactRun}
 			}
 			results = append(results, r)
 		}
@@ -310,13 +310,13 @@ func resultsOf(tasks []*task.Task, eval map[string][]humaneval.ResultEntry) []*h
 // its samples, in sample order, as one unsharded run has them. It refuses
 // anything but an exact partition of every task's samples: the plan's
 // shape (parsePlan) and, per part, exactly as many verdicts as samples.
-func mergeParts(p *Plan, perShard []map[string][]humaneval.ResultEntry) (map[string][]humaneval.ResultEntry, error) {
+func mergeParts(p *Plan, perShard []map[string][]codebench.ResultEntry) (map[string][]codebench.ResultEntry, error) {
 	if len(perShard) != len(p.Shards) {
 		return nil, fmt.Errorf("%d shards of results for a plan of %d", len(perShard), len(p.Shards))
 	}
 	type piece struct {
 		from    int
-		entries []humaneval.ResultEntry
+		entries []codebench.ResultEntry
 	}
 	pieces := map[string][]piece{}
 	for k, s := range p.Shards {
@@ -331,11 +331,11 @@ func mergeParts(p *Plan, perShard []map[string][]humaneval.ResultEntry) (map[str
 			pieces[pt.Task] = append(pieces[pt.Task], piece{pt.From, es})
 		}
 	}
-	out := make(map[string][]humaneval.ResultEntry, len(p.Tasks))
+	out := make(map[string][]codebench.ResultEntry, len(p.Tasks))
 	for i, id := range p.Tasks {
 		ps := pieces[id]
 		slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.from, b.from) })
-		all := make([]humaneval.ResultEntry, 0, p.TaskSamples[i])
+		all := make([]codebench.ResultEntry, 0, p.TaskSamples[i])
 		for _, pc := range ps {
 			if pc.from != len(all) {
 				return nil, fmt.Errorf("task %s: the shards' parts start at sample %d where %d is next: not a partition of its samples", id, pc.from, len(all))
@@ -403,12 +403,12 @@ func readShardSamples(path string) (map[string][]string, error) {
 }
 
 // readResults reads a shard run's eval_results.json.
-func readResults(path string) (*humaneval.ResultsFile, error) {
+func readResults(path string) (*codebench.ResultsFile, error) {
 	b, err := safefile.ReadFile(path, maxResultsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("results %q: %v", path, err)
 	}
-	var r humaneval.ResultsFile
+	var r codebench.ResultsFile
 	if err := strictjson.DecodeOpen(b, &r); err != nil {
 		return nil, fmt.Errorf("results %q: %v", path, err)
 	}

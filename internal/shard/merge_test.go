@@ -7,38 +7,38 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
 )
 
 // unshardedVerdicts are the verdicts one run gives splitPlan's samples:
 // passes and failures in both phases, in an order a split would scramble.
-func unshardedVerdicts(p Plan) ([]*task.Task, map[string][]humaneval.ResultEntry) {
+func unshardedVerdicts(p Plan) ([]*task.Task, map[string][]codebench.ResultEntry) {
 	var tasks []*task.Task
-	eval := map[string][]humaneval.ResultEntry{}
+	eval := map[string][]codebench.ResultEntry{}
 	for i, id := range p.Tasks {
 		tasks = append(tasks, &task.Task{ID: id, Index: i})
 		for j := range p.TaskSamples[i] {
-			base, plus := humaneval.StatusPass, humaneval.StatusPass
+			base, plus := codebench.StatusPass, codebench.StatusPass
 			if (i+j)%3 == 0 {
-				base = humaneval.StatusFail
+				base = codebench.StatusFail
 			}
 			if (i*7+j)%4 == 1 {
-				plus = humaneval.StatusFail
+				plus = codebench.StatusFail
 			}
-			eval[id] = append(eval[id], humaneval.ResultEntry{TaskID: id, Solution: fmt.Sprintf("sample %d of %s", j, id), BaseStatus: base, PlusStatus: &plus})
+			eval[id] = append(eval[id], codebench.ResultEntry{TaskID: id, Solution: fmt.Sprintf("sample %d of %s", j, id), BaseStatus: base, PlusStatus: &plus})
 		}
 	}
 	return tasks, eval
 }
 
 // cut gives each shard of p its part of eval, as its run reports it.
-func cut(p Plan, eval map[string][]humaneval.ResultEntry) []map[string][]humaneval.ResultEntry {
-	out := make([]map[string][]humaneval.ResultEntry, len(p.Shards))
+func cut(p Plan, eval map[string][]codebench.ResultEntry) []map[string][]codebench.ResultEntry {
+	out := make([]map[string][]codebench.ResultEntry, len(p.Shards))
 	for k, s := range p.Shards {
-		out[k] = map[string][]humaneval.ResultEntry{}
+		out[k] = map[string][]codebench.ResultEntry{}
 		for _, pt := range s.Parts {
-			out[k][pt.Task] = append([]humaneval.ResultEntry(nil), eval[pt.Task][pt.From:pt.To]...)
+			out[k][pt.Task] = append([]codebench.ResultEntry(nil), eval[pt.Task][pt.From:pt.To]...)
 		}
 	}
 	return out
@@ -61,8 +61,8 @@ func TestMergePartsEqualsUnsharded(t *testing.T) {
 	if !reflect.DeepEqual(merged, one) {
 		t.Fatalf("merged verdicts differ from the unsharded run's:\n%v\n%v", merged, one)
 	}
-	want := humaneval.Summarize(tasks, resultsOf(tasks, one), true, false)
-	got := humaneval.Summarize(tasks, resultsOf(tasks, merged), true, false)
+	want := codebench.Summarize(tasks, resultsOf(tasks, one), true, false)
+	got := codebench.Summarize(tasks, resultsOf(tasks, merged), true, false)
 	wb, _ := json.Marshal(want)
 	gb, _ := json.Marshal(got)
 	if string(wb) != string(gb) || len(want.BasePassAtK) == 0 {
@@ -77,23 +77,23 @@ func TestMergePartsRefusesNonPartitions(t *testing.T) {
 	p := splitPlan()
 	_, one := unshardedVerdicts(p)
 	for name, c := range map[string]struct {
-		change func(*Plan, []map[string][]humaneval.ResultEntry)
+		change func(*Plan, []map[string][]codebench.ResultEntry)
 		want   string
 	}{
-		"a verdict missing": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+		"a verdict missing": {func(_ *Plan, r []map[string][]codebench.ResultEntry) {
 			r[1]["HumanEval/0"] = r[1]["HumanEval/0"][1:]
 		}, "shard 1 has 3 results for task HumanEval/0, its part 4 samples"},
-		"a verdict too many": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+		"a verdict too many": {func(_ *Plan, r []map[string][]codebench.ResultEntry) {
 			r[2]["HumanEval/0"] = append(r[2]["HumanEval/0"], r[2]["HumanEval/0"][0])
 		}, "shard 2 has 5 results for task HumanEval/0"},
-		"another task's results": {func(_ *Plan, r []map[string][]humaneval.ResultEntry) {
+		"another task's results": {func(_ *Plan, r []map[string][]codebench.ResultEntry) {
 			r[1]["HumanEval/1"] = r[0]["HumanEval/1"]
 		}, "shard 1 has results for 2 tasks, its parts 1"},
-		"overlapping parts": {func(p *Plan, r []map[string][]humaneval.ResultEntry) {
+		"overlapping parts": {func(p *Plan, r []map[string][]codebench.ResultEntry) {
 			p.Shards[0].Parts[0].From = 3
 			r[0]["HumanEval/0"] = one["HumanEval/0"][3:6]
 		}, "task HumanEval/0: the shards' parts start at sample 3 where 4 is next"},
-		"a gap": {func(p *Plan, r []map[string][]humaneval.ResultEntry) {
+		"a gap": {func(p *Plan, r []map[string][]codebench.ResultEntry) {
 			p.Shards[0].Parts[0].From = 5
 			r[0]["HumanEval/0"] = one["HumanEval/0"][5:6]
 		}, "task HumanEval/0: the shards' parts start at sample 5 where 4 is next"},

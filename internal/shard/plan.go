@@ -35,11 +35,11 @@ import (
 	"strings"
 
 	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
-	"github.com/reprolab/repro/internal/humaneval/task"
-	"github.com/reprolab/repro/internal/humaneval/wire"
 	"github.com/reprolab/repro/internal/imagetrust"
 	"github.com/reprolab/repro/internal/layout"
 	"github.com/reprolab/repro/internal/runs"
@@ -89,7 +89,7 @@ type Plan struct {
 	Image       ImagePin            `json:"image"`
 	Binary      FilePin             `json:"binary"`
 	Harness     digest.SHA256       `json:"harness_digest"`
-	Limits      humaneval.RunLimits `json:"limits"`
+	Limits      codebench.RunLimits `json:"limits"`
 	BaseOnly    bool                `json:"base_only"`
 	Shards      []Shard             `json:"shards"`
 }
@@ -154,7 +154,7 @@ type PlanOptions struct {
 	Tasks     string // task selection; empty for all
 	Shards    int
 	BaseOnly  bool
-	Limits    humaneval.RunLimits
+	Limits    codebench.RunLimits
 	Out       string // the bundle folder, which must not exist
 	Binary    string // the repro binary to ship; empty for this one
 	Partition string // Slurm partition; empty for the default
@@ -239,15 +239,15 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 			o.Progress(fmt.Sprintf(format, args...))
 		}
 	}
-	d, assets, err := humaneval.OpenDataset(ctx, st, o.Dataset)
+	d, assets, err := codebench.OpenDataset(ctx, st, o.Dataset)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := humaneval.SelectTasks(d, o.Tasks)
+	tasks, err := codebench.SelectTasks(d, o.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	samples, err := humaneval.LoadSamples(o.Samples, d, tasks)
+	samples, err := codebench.LoadSamples(o.Samples, d, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +290,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	}
 
 	// The balance: ground-truth seconds per task where cached.
-	truth, err := humaneval.CachedTruth(st, d, img.ID)
+	truth, err := codebench.CachedTruth(st, d, img.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +391,7 @@ func copyFile(src, dst string, perm os.FileMode) (FilePin, error) {
 // fillHome makes the repro home of the nodes: the dataset assets in its
 // store, the image pin and SBOM, the run key, and the cached ground truth
 // of the planned tasks.
-func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks []*task.Task, truth *humaneval.Truth) error {
+func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks []*task.Task, truth *codebench.Truth) error {
 	nst, err := store.Open(home, st.Catalog())
 	if err != nil {
 		return err
@@ -416,11 +416,11 @@ func fillHome(ctx context.Context, st *store.Store, home string, p *Plan, tasks 
 			return err
 		}
 	}
-	d, _, err := humaneval.OpenDataset(ctx, nst, p.Dataset)
+	d, _, err := codebench.OpenDataset(ctx, nst, p.Dataset)
 	if err != nil {
 		return err
 	}
-	nt, err := humaneval.CachedTruth(nst, d, p.Image.ID)
+	nt, err := codebench.CachedTruth(nst, d, p.Image.ID)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 )
 
 func TestBalance(t *testing.T) {
@@ -47,7 +47,7 @@ func validPlan() Plan {
 	return Plan{
 		Format: Format, Dataset: "humanevalplus", Tasks: []string{"HumanEval/0", "HumanEval/1", "HumanEval/2"}, TaskSamples: []int{2, 2, 1},
 		Samples: SamplesPin{Count: 5}, Image: ImagePin{Tarball: FilePin{Path: ImageFile}}, Binary: FilePin{Path: BinaryFile},
-		Limits: humaneval.DefaultRunLimits(),
+		Limits: codebench.DefaultRunLimits(),
 		Shards: []Shard{
 			{Index: 0, Parts: []Part{{"HumanEval/0", 0, 2}, {"HumanEval/2", 0, 1}}, Samples: 3, File: FilePin{Path: "shards/shard-000.jsonl"}},
 			{Index: 1, Parts: []Part{{"HumanEval/1", 0, 2}}, Samples: 2, File: FilePin{Path: "shards/shard-001.jsonl"}},
@@ -62,7 +62,7 @@ func splitPlan() Plan {
 	return Plan{
 		Format: Format, Dataset: "humanevalplus", Tasks: []string{"HumanEval/0", "HumanEval/1"}, TaskSamples: []int{10, 3},
 		Samples: SamplesPin{Count: 13}, Image: ImagePin{Tarball: FilePin{Path: ImageFile}}, Binary: FilePin{Path: BinaryFile},
-		Limits: humaneval.DefaultRunLimits(),
+		Limits: codebench.DefaultRunLimits(),
 		Shards: []Shard{
 			{Index: 0, Parts: []Part{{"HumanEval/0", 4, 6}, {"HumanEval/1", 0, 3}}, Samples: 5, File: FilePin{Path: "shards/shard-000.jsonl"}},
 			{Index: 1, Parts: []Part{{"HumanEval/0", 6, 10}}, Samples: 4, File: FilePin{Path: "shards/shard-001.jsonl"}},
@@ -158,7 +158,7 @@ func TestPlanOptionsRefused(t *testing.T) {
 		"an existing out":           {Samples: "s.jsonl", Shards: 2, Out: out},
 		"a partition that is shell": {Samples: "s.jsonl", Shards: 2, Out: filepath.Join(out, "b"), Partition: "x\n#SBATCH --uid=0"},
 	} {
-		o.Limits = humaneval.DefaultRunLimits()
+		o.Limits = codebench.DefaultRunLimits()
 		if err := o.validate(); exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%s: %v, want exit 2", name, err)
 		}

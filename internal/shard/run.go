@@ -11,9 +11,9 @@ import (
 
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/catalog"
+	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/humaneval"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/store"
 )
@@ -75,9 +75,9 @@ func saveImage(ctx context.Context, e *sandbox.Engine, id, path string) (FilePin
 // the shard's signed record, also when the scoring failed. A record left
 // by an earlier attempt is removed first; a restarted task (a requeue)
 // resumes the latest unfinished run of its shard in the bundle's home
-// from its verdict journal (humaneval.Options.ResumeLatest), so that only
+// from its verdict journal (codebench.Options.ResumeLatest), so that only
 // what the earlier attempt had not decided is scored again.
-func RunShard(ctx context.Context, dir string, o RunOptions) (*humaneval.RunReport, error) {
+func RunShard(ctx context.Context, dir string, o RunOptions) (*codebench.RunReport, error) {
 	p, err := ReadPlan(dir)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func RunShard(ctx context.Context, dir string, o RunOptions) (*humaneval.RunRepo
 	return rep, err
 }
 
-func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Record) (*humaneval.RunReport, error) {
+func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Record) (*codebench.RunReport, error) {
 	s := p.Shards[o.Index]
 	bin := o.Binary
 	if bin == "" {
@@ -155,11 +155,11 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 	}
 	parallel := o.Parallel
 	if parallel == 0 {
-		parallel = humaneval.DefaultParallel()
+		parallel = codebench.DefaultParallel()
 	}
-	rep, err := humaneval.Score(ctx, st, humaneval.Options{
+	rep, err := codebench.Score(ctx, st, codebench.Options{
 		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks(), ","),
-		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: humaneval.EngineRepro,
+		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: codebench.EngineRepro,
 		Version: o.Version, Warn: o.Warn, Progress: o.Progress, ResumeLatest: true,
 	})
 	if err == nil && (rep.SelfCheck == nil || !rep.SelfCheck.OK()) {

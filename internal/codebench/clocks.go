@@ -1,0 +1,89 @@
+package codebench
+
+import (
+	"fmt"
+
+	"github.com/reprolab/repro/internal/codebench/wire"
+)
+
+// The runs a phase's verdict can come from (PhaseClocks.Run).
+const (
+	// RunFirst: the phase's first run decided.
+	RunFirst = "first"
+	// RunExact: the first run left a window open (PhaseResult.Exact), and
+	// its re-run with one input at a time decided.
+	RunExact = "exact"
+	// RunRecheck: the verdict was time-sensitive, and its second run, in a
+	// fresh process, decided (RecheckRule).
+	RunRecheck = "recheck"
+	// RunRecheckExact: as RunRecheck, where that second run was itself run
+	// again with one input at a time.
+	RunRecheckExact = "recheck-exact"
+)
+
+// PhaseClocks are the times of the run that decided a phase (Run), each
+// named by the clock that took it. For a pass the job's CPU time is within
+// its limit, and the container's within the host's budget: a PhaseResult
+// that says otherwise is not a pass (settlePass), and no results file
+// holds one (WriteResults).
+type PhaseClocks struct {
+	Run string `json:"run"`
+	// JobCPU is the job's CPU seconds on the supervisor's job clock (the
+	// container's cgroup less the supervisor's and the zygote's own under
+	// runc, the sum over /proc under runsc), from the child's L record to
+	// the moment the job was decided (its last result, or the check that
+	// stopped it), loading included; LoadCPU is the part before the load
+	// mark. CPULimit is the list's CPU limit (PhaseResult.Limit), which
+	// the supervisor applies to JobCPU.
+	JobCPU   float64 `json:"job_cpu_s"`
+	LoadCPU  float64 `json:"load_cpu_s"`
+	CPULimit float64 `json:"cpu_limit_s"`
+	// ContainerCPU is the container's CPU seconds from the L frame to the
+	// end of the job as the host read its cgroup, the supervisor's own work
+	// for the job included; ContainerBudget is what the host allows
+	// (the job's own limit plus package wire's hostClockSlack).
+	// Both 0 where the host had no clock of the container.
+	ContainerCPU    float64 `json:"container_cpu_s,omitempty"`
+	ContainerBudget float64 `json:"container_cpu_budget_s,omitempty"`
+	// Wall is the run's wall seconds on the supervisor's monotonic clock,
+	// from the child's start to the job's end: no limit applies to it
+	// (a loaded host stretches it), only the idle backstop.
+	Wall float64 `json:"wall_s"`
+}
+
+// clocksOf are the clocks of one run that ended with end, under the list
+// limit limit.
+func clocksOf(run string, end wire.JobEnd, limit float64) *PhaseClocks {
+	return &PhaseClocks{
+		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit,
+		ContainerCPU: end.HostCPU, ContainerBudget: end.HostBudget, Wall: end.Elapsed,
+	}
+}
+
+// overLimit says how a pass with these clocks would exceed a limit, ""
+// where it does not.
+func (c *PhaseClocks) overLimit() string {
+	switch {
+	case c == nil:
+		return ""
+	case c.CPULimit > 0 && c.JobCPU > c.CPULimit:
+		return fmt.Sprintf("the list used %.2f s of CPU time (%s run, the supervisor's job clock), over its limit of %.2f s", c.JobCPU, c.Run, c.CPULimit)
+	case c.ContainerBudget > 0 && c.ContainerCPU > c.ContainerBudget:
+		return fmt.Sprintf("the job used %.2f s of CPU time (%s run, the host's reading of its container), over the %.2f s its limits allow", c.ContainerCPU, c.Run, c.ContainerBudget)
+	}
+	return ""
+}
+
+// settlePass keeps a pass only where its deciding run stayed within its
+// limits by every clock; else the phase is a timeout, as the limit that
+// struck would have made it. The supervisor and the host stop a job at
+// its limits, so this never changes an honest verdict: it makes a pass
+// over a limit impossible whatever reached this point.
+func settlePass(pr *PhaseResult) {
+	if pr.Status != StatusPass {
+		return
+	}
+	if why := pr.Clocks.overLimit(); why != "" {
+		pr.Status, pr.Reason, pr.FailInput = StatusTimeout, why, -1
+	}
+}

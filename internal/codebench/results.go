@@ -1,0 +1,312 @@
+package codebench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/reprolab/repro/internal/atomicfile"
+	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
+)
+
+// EstimatePassAtK is the unbiased pass@k estimator of the Codex paper as
+// EvalPlus computes it: 1 - C(n-c, k)/C(n, k), taken as
+// 1 - prod_{i=n-c+1}^{n} (1 - k/i), and 1 when n - c < k.
+func EstimatePassAtK(n, c, k int) float64 {
+	if n-c < k {
+		return 1.0
+	}
+	prod := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		prod *= 1.0 - float64(k)/float64(i)
+	}
+	return 1.0 - prod
+}
+
+// PassAtK holds pass@k for k in {1, 10, 100} where every task has at least
+// k samples, keyed "pass@k" as EvalPlus writes them.
+type PassAtK map[string]float64
+
+// passAtK averages the estimator over tasks; counts[i] = (n, c).
+func passAtK(counts [][2]int) PassAtK {
+	out := PassAtK{}
+	if len(counts) == 0 {
+		return out
+	}
+	minN := counts[0][0]
+	for _, nc := range counts {
+		minN = min(minN, nc[0])
+	}
+	for _, k := range []int{1, 10, 100} {
+		if minN < k {
+			continue
+		}
+		sum := 0.0
+		for _, nc := range counts {
+			sum += EstimatePassAtK(nc[0], nc[1], k)
+		}
+		out["pass@"+strconv.Itoa(k)] = sum / float64(len(counts))
+	}
+	return out
+}
+
+// Summary is the outcome of a scoring run.
+type Summary struct {
+	Tasks       int     `json:"tasks"`
+	Samples     int     `json:"samples"`
+	BasePassed  int     `json:"base_passed"`
+	PlusPassed  int     `json:"plus_passed,omitempty"` // base and plus passed
+	Timeouts    int     `json:"timeouts"`
+	BasePassAtK PassAtK `json:"base_pass_at_k"`
+	PlusPassAtK PassAtK `json:"plus_pass_at_k,omitempty"`
+	PlusScored  bool    `json:"plus_scored"`
+	Subset      bool    `json:"subset"` // scored on a subset of the dataset's tasks
+}
+
+// Summarize computes counts and pass@k over tasks (in order) from results.
+func Summarize(tasks []*task.Task, results []*SampleResult, plus, subset bool) Summary {
+	byTask := map[string][]*SampleResult{}
+	for _, r := range results {
+		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
+	}
+	s := Summary{Tasks: len(tasks), Samples: len(results), PlusScored: plus, Subset: subset}
+	var base, both [][2]int
+	for _, t := range tasks {
+		rs := byTask[t.ID]
+		cb, cp := 0, 0
+		for _, r := range rs {
+			if r.Base.Status == StatusPass {
+				cb++
+			}
+			if r.Passed() {
+				cp++
+			}
+			if r.Base.Status == StatusTimeout || r.Plus != nil && r.Plus.Status == StatusTimeout {
+				s.Timeouts++
+			}
+		}
+		s.BasePassed += cb
+		base = append(base, [2]int{len(rs), cb})
+		if plus {
+			s.PlusPassed += cp
+			both = append(both, [2]int{len(rs), cp})
+		}
+	}
+	s.BasePassAtK = passAtK(base)
+	if plus {
+		s.PlusPassAtK = passAtK(both)
+	}
+	return s
+}
+
+// ResultsFile is the part of an EvalPlus-format eval_results.json that
+// readers of a run (reports) need: the dataset hash and the entries of
+// each task. WriteResults writes the whole file.
+type ResultsFile struct {
+	Hash string                   `json:"hash"`
+	Eval map[string][]ResultEntry `json:"eval"`
+}
+
+// ResultEntry is one sample in EvalPlus's results file, plus repro's
+// reasons and phase times.
+type ResultEntry struct {
+	TaskID        string            `json:"task_id"`
+	Solution      string            `json:"solution"`
+	BaseStatus    Status            `json:"base_status"`
+	PlusStatus    *Status           `json:"plus_status"`
+	BaseFailTests []json.RawMessage `json:"base_fail_tests"`
+	PlusFailTests []json.RawMessage `json:"plus_fail_tests"`
+	BaseReason    string            `json:"base_reason,omitempty"`
+	PlusReason    string            `json:"plus_reason,omitempty"`
+	// The times of the run that decided each phase, each named by its
+	// clock (PhaseClocks), where measured.
+	BaseClocks *PhaseClocks `json:"base_clocks,omitempty"`
+	PlusClocks *PhaseClocks `json:"plus_clocks,omitempty"`
+	// Results files written before base_clocks held base_elapsed (the
+	// deciding run's wall seconds) and base_limit (the list's CPU limit),
+	// and the same for plus: read, never written (see Clocks).
+	BaseElapsed float64 `json:"base_elapsed,omitempty"`
+	BaseLimit   float64 `json:"base_limit,omitempty"`
+	PlusElapsed float64 `json:"plus_elapsed,omitempty"`
+	PlusLimit   float64 `json:"plus_limit,omitempty"`
+	// A phase whose verdict depends on the time limit, with its CPU
+	// seconds against the limit (see NearLimit).
+	BaseNearLimit *NearLimit `json:"base_near_limit,omitempty"`
+	PlusNearLimit *NearLimit `json:"plus_near_limit,omitempty"`
+	// A phase decided by a run that released one input at a time
+	// (PhaseResult.Exact).
+	BaseExactRun bool `json:"base_exact_run,omitempty"`
+	PlusExactRun bool `json:"plus_exact_run,omitempty"`
+}
+
+// Clocks returns the times of phase p's deciding run: the entry's
+// base_clocks or plus_clocks, or, in a file written before those, the
+// figures it held (the wall seconds as Wall, the limit as CPULimit, the
+// run unknown); nil where none was recorded.
+func (e *ResultEntry) Clocks(p task.Phase) *PhaseClocks {
+	c, wall, limit := e.BaseClocks, e.BaseElapsed, e.BaseLimit
+	if p == task.Plus {
+		c, wall, limit = e.PlusClocks, e.PlusElapsed, e.PlusLimit
+	}
+	if c != nil || (wall == 0 && limit == 0) {
+		return c
+	}
+	return &PhaseClocks{Wall: wall, CPULimit: limit}
+}
+
+// checkClocks refuses an entry that records a pass over its limits.
+func (e *ResultEntry) checkClocks() error {
+	for _, ph := range []struct {
+		name   string
+		status *Status
+		c      *PhaseClocks
+	}{{"base", &e.BaseStatus, e.BaseClocks}, {"plus", e.PlusStatus, e.PlusClocks}} {
+		if ph.status != nil && *ph.status == StatusPass {
+			if why := ph.c.overLimit(); why != "" {
+				return fmt.Errorf("%s: a %s pass over its limit cannot be recorded: %s", e.TaskID, ph.name, why)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteResults writes an EvalPlus-compatible results file (the format of
+// evalplus.evaluate at 26d6d00: date, hash, eval per task in completion
+// order, pass_at_k for base and plus) atomically at path. Each entry also
+// carries base_reason and plus_reason when the sample did not pass,
+// base_clocks and plus_clocks (the deciding run and its times, each named
+// by its clock: PhaseClocks) where they were measured, base_near_limit and
+// plus_near_limit where the phase's verdict depends on the time limit, and
+// base_exact_run and plus_exact_run where a run with one input at a time
+// decided it. An entry whose pass is over its limits is refused (an
+// error; nothing is written).
+func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results []*SampleResult, sum Summary, when time.Time) error {
+	byID := make(map[string]*task.Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	eval := map[string][]ResultEntry{}
+	for _, r := range results {
+		t := byID[r.Sample.TaskID]
+		if t == nil {
+			continue
+		}
+		e := ResultEntry{
+			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
+			BaseFailTests: failTests(t, task.Base, &r.Base), PlusFailTests: []json.RawMessage{},
+			BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
+		}
+		if r.Base.Status != StatusPass {
+			e.BaseReason = r.Base.Reason
+		}
+		if r.Plus != nil {
+			st := r.Plus.Status
+			e.PlusStatus = &st
+			e.PlusFailTests = failTests(t, task.Plus, r.Plus)
+			e.PlusClocks, e.PlusNearLimit, e.PlusExactRun = r.Plus.Clocks, r.Plus.Near, r.Plus.Exact
+			if st != StatusPass {
+				e.PlusReason = r.Plus.Reason
+			}
+		}
+		eval[t.ID] = append(eval[t.ID], e)
+	}
+	return WriteResultEntries(path, d.MD5, tasks, eval, sum, when)
+}
+
+// WriteResultEntries writes a results file in WriteResults's format from
+// entries already built: eval's entries of each task, tasks in the order
+// given (tasks without entries are left out), the date formatted from
+// when as given (no time zone conversion), pass_at_k from sum. The file
+// is written atomically and must parse back as one JSON document. An
+// entry whose pass is over its limits is refused, and nothing written.
+func WriteResultEntries(path, hash string, tasks []*task.Task, eval map[string][]ResultEntry, sum Summary, when time.Time) error {
+	for _, t := range tasks {
+		for i := range eval[t.ID] {
+			if err := eval[t.ID][i].checkClocks(); err != nil {
+				return exitcode.New(exitcode.Integrity, err)
+			}
+		}
+	}
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		enc := func(v any) error {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			_, err = bw.Write(b)
+			return err
+		}
+		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), hash)
+		first := true
+		for _, t := range tasks {
+			es := eval[t.ID]
+			if len(es) == 0 {
+				continue
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			if err := enc(t.ID); err != nil {
+				return err
+			}
+			bw.WriteString(":[")
+			for i := range es {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				if err := enc(es[i]); err != nil {
+					return err
+				}
+			}
+			bw.WriteByte(']')
+		}
+		bw.WriteString("},\"pass_at_k\":")
+		pk := map[string]PassAtK{"base": sum.BasePassAtK}
+		if sum.PlusScored {
+			pk["plus"] = sum.PlusPassAtK
+		}
+		if err := enc(pk); err != nil {
+			return err
+		}
+		bw.WriteString("}\n")
+		return bw.Flush()
+	}, func(f *os.File) error {
+		// The file must parse back as one JSON document.
+		dec := json.NewDecoder(f)
+		var v map[string]json.RawMessage
+		return dec.Decode(&v)
+	})
+}
+
+// TestsOf names the samples of results that passed and failed, for the
+// run's Test Result attestation, with the results file (a path in the run
+// folder) that holds the details: a task with one sample is named by its
+// task id ("HumanEval/0"), the samples of a task with several by task id
+// and completion id, their order in the samples file ("HumanEval/0#1").
+func TestsOf(results []*SampleResult, resultsFile string) *runs.Tests {
+	n := map[string]int{}
+	for _, r := range results {
+		n[r.Sample.TaskID]++
+	}
+	t := &runs.Tests{Results: resultsFile}
+	for _, r := range results {
+		name := r.Sample.TaskID
+		if n[name] > 1 {
+			name = fmt.Sprintf("%s#%d", name, r.Sample.ID)
+		}
+		if r.Passed() {
+			t.Passed = append(t.Passed, name)
+		} else {
+			t.Failed = append(t.Failed, name)
+		}
+	}
+	return t
+}

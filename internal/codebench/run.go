@@ -1,0 +1,244 @@
+package codebench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/codebench/wire"
+	"github.com/reprolab/repro/internal/exitcode"
+)
+
+// Config is one scoring run.
+type Config struct {
+	Dataset   *task.Dataset
+	Tasks     []*task.Task   // the tasks to score, in dataset order
+	Samples   []*task.Sample // the candidates; ignored when Canonical is set
+	Canonical bool           // score the canonical solutions as if they were candidates
+	Launch    wire.Launcher
+	// LaunchLarge starts supervisors in the large sandbox (wire.LargeLimits)
+	// for what the ordinary one cannot hold; nil means none.
+	LaunchLarge wire.Launcher
+	Truth       *Truth
+	Limits      RunLimits
+	BaseOnly    bool
+	Parallel    int
+	// Progress, if set, is told the stage ("ground truth", "self-check",
+	// "scoring") and how many of its jobs are done.
+	Progress func(stage string, done, total int)
+	// Known and Decided are the candidates' Scorer hooks (see Scorer):
+	// verdicts decided before (never for the self-check, which runs in
+	// full in every process) and each verdict as it is decided.
+	Known   func(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool)
+	Decided func(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error
+	// EngineUp is the Scorer's (see Scorer), for the self-check and the
+	// candidates.
+	EngineUp func(ctx context.Context) error
+	// Verdicts, if set, is told, each time a candidate sample has all its
+	// verdicts (resumed or decided), how many have: passed and failed, of
+	// samples in all; stage is "scoring".
+	Verdicts func(stage string, passed, failed, samples int)
+}
+
+// TruthReport describes the ground truth a run used.
+type TruthReport struct {
+	Key      TruthKey      `json:"key"`
+	Dir      string        `json:"dir"`
+	Computed int           `json:"computed_tasks"`
+	Cached   int           `json:"cached_tasks"`
+	Failed   []string      `json:"failed_tasks,omitempty"`
+	Wall     time.Duration `json:"wall_ns"`
+	Stats    TruthStats    `json:"stats"`
+}
+
+// SelfCheckFailure is a task whose canonical solution did not pass.
+type SelfCheckFailure struct {
+	Task   string `json:"task"`
+	Phase  string `json:"phase"`
+	Status Status `json:"status"`
+	Reason string `json:"reason"`
+	// Flaky: the ground truth ran this canonical solution without error,
+	// but the self-check did not pass it.
+	Flaky bool `json:"flaky"`
+}
+
+// SelfCheckReport is the result of the canonical-solution self-check.
+type SelfCheckReport struct {
+	Tasks    int                `json:"tasks"`
+	Passed   int                `json:"passed"`
+	Failures []SelfCheckFailure `json:"failures,omitempty"`
+	Stats    ScoreStats         `json:"stats"`
+}
+
+// OK reports whether every task passed.
+func (s *SelfCheckReport) OK() bool {
+	return s.Tasks > 0 && s.Passed == s.Tasks && len(s.Failures) == 0
+}
+
+// tally records the canonical results of a self-check over tasks tasks.
+// flaky, when not nil, reports whether the ground truth ran a task's
+// canonical solution without error, which makes its failure flaky.
+func (s *SelfCheckReport) tally(tasks int, canon []*SampleResult, flaky func(taskID string) bool) {
+	s.Tasks = tasks
+	for _, r := range canon {
+		if r.Passed() {
+			s.Passed++
+			continue
+		}
+		ph, pr := "base", &r.Base
+		if r.Base.Status == StatusPass && r.Plus != nil {
+			ph, pr = "plus", r.Plus
+		}
+		f := SelfCheckFailure{Task: r.Sample.TaskID, Phase: ph, Status: pr.Status, Reason: pr.Reason}
+		if flaky != nil {
+			f.Flaky = flaky(r.Sample.TaskID)
+		}
+		s.Failures = append(s.Failures, f)
+	}
+}
+
+// Err is the exit-4 error that stops a run whose self-check failed, naming
+// the tasks (nil when every task passed). path says whose code ran the
+// canonical solutions, for the message.
+func (s *SelfCheckReport) Err(path string) error {
+	if s.OK() {
+		return nil
+	}
+	var names []string
+	for _, f := range s.Failures {
+		n := f.Task
+		if f.Flaky {
+			n += " (flaky)"
+		}
+		names = append(names, n)
+	}
+	return exitcode.Errorf(exitcode.Integrity,
+		"self-check failed: %sthe canonical solutions of %d of %d tasks did not pass (%s); no candidate was scored",
+		path, len(s.Failures), s.Tasks, strings.Join(names, ", "))
+}
+
+// Report is what a run found.
+type Report struct {
+	Truth     TruthReport     `json:"ground_truth"`
+	SelfCheck SelfCheckReport `json:"self_check"`
+	Results   []*SampleResult `json:"-"`
+	Summary   Summary         `json:"summary"`
+	Scoring   ScoreStats      `json:"scoring"`
+}
+
+// PeakMemory is the highest container peak memory seen in any stage.
+func (r *Report) PeakMemory() int64 {
+	return max(r.Truth.Stats.PeakMemory, r.SelfCheck.Stats.PeakMemory, r.Scoring.PeakMemory)
+}
+
+// scored records the scoring stage's outcome in r: its statistics always,
+// its results and their summary over tasks (a subset of d's when fewer)
+// when it completed.
+func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*Report, error) {
+	r.Scoring = st
+	if err != nil {
+		return r, err
+	}
+	r.Results = results
+	r.Summary = Summarize(tasks, results, plus, len(tasks) != len(d.Tasks))
+	return r, nil
+}
+
+// CanonicalSamples returns the canonical program of each task as a sample.
+func CanonicalSamples(tasks []*task.Task) []*task.Sample {
+	out := make([]*task.Sample, len(tasks))
+	for i, t := range tasks {
+		out[i] = &task.Sample{TaskID: t.ID, Solution: t.Program(), Origin: "canonical solution of " + t.ID}
+	}
+	return out
+}
+
+// Run computes missing ground truth, runs the self-check and, if every
+// canonical solution passed it, scores the candidates. A failed self-check
+// returns the report so far with an integrity error naming the tasks; no
+// candidate has run then.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, exitcode.New(exitcode.Usage, err)
+	}
+	if len(cfg.Tasks) == 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "no tasks to score")
+	}
+	plus := !cfg.BaseOnly && cfg.Dataset.HasPlus
+	rep := &Report{Truth: TruthReport{Key: cfg.Truth.Key, Dir: cfg.Truth.Dir()}}
+	progress := func(stage string) func(int, int) {
+		if cfg.Progress == nil {
+			return nil
+		}
+		return func(d, t int) { cfg.Progress(stage, d, t) }
+	}
+
+	// Ground truth.
+	start := time.Now()
+	missing := cfg.Truth.Missing(cfg.Tasks, plus)
+	rep.Truth.Computed, rep.Truth.Cached = len(missing), len(cfg.Tasks)-len(missing)
+	if len(missing) > 0 {
+		if cfg.Progress != nil {
+			cfg.Progress("ground truth", 0, len(missing))
+		}
+		cfg.Truth.Large = cfg.LaunchLarge
+		st, err := cfg.Truth.Compute(ctx, cfg.Launch, missing, plus, cfg.Parallel, cfg.Limits)
+		rep.Truth.Stats = st
+		if err != nil {
+			return rep, err
+		}
+	}
+	for _, t := range cfg.Tasks {
+		tt, err := cfg.Truth.Get(t)
+		if err != nil {
+			return rep, err
+		}
+		if tt.Error != "" {
+			rep.Truth.Failed = append(rep.Truth.Failed, t.ID)
+		}
+	}
+	rep.Truth.Wall = time.Since(start)
+
+	// Self-check: the canonical solutions through exactly the candidate path.
+	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
+		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true, EngineUp: cfg.EngineUp}
+	defer func() {
+		peak := sc.Close()
+		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
+	}()
+	canon, st, err := sc.Score(ctx, CanonicalSamples(cfg.Tasks))
+	rep.SelfCheck.Stats = st
+	if err != nil {
+		return rep, err
+	}
+	rep.SelfCheck.tally(len(cfg.Tasks), canon, func(id string) bool {
+		tt, _ := cfg.Truth.Get(cfg.Dataset.Task(id))
+		return tt != nil && tt.Error == ""
+	})
+	if err := rep.SelfCheck.Err(""); err != nil {
+		return rep, err
+	}
+
+	// Candidates.
+	samples := cfg.Samples
+	if cfg.Canonical {
+		samples = CanonicalSamples(cfg.Tasks)
+	}
+	if len(samples) == 0 {
+		return rep, fmt.Errorf("no samples to score")
+	}
+	sc.Progress = progress("scoring")
+	sc.Known, sc.Decided = cfg.Known, cfg.Decided
+	if cfg.Verdicts != nil {
+		phases := 1
+		if plus {
+			phases = 2
+		}
+		report := func(p, f, n int) { cfg.Verdicts("scoring", p, f, n) }
+		sc.Known, sc.Decided = newVerdictTally(len(samples), phases, report).wrap(sc.Known, sc.Decided)
+	}
+	results, st, err := sc.Score(ctx, samples)
+	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
+}
