@@ -533,6 +533,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
 			return false
 		}
+		tracePath("judge")
 		if ok, why := orc.Check(inputs[k], got, want); !ok {
 			res.Status, res.FailInput, res.Reason = StatusFail, k, why
 			return false
@@ -554,6 +555,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 	}
 	setups := 0
 	for {
+		tracePath("job")
 		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, NearLimit{}, err

@@ -305,3 +305,17 @@ func openSample(root, path string) (*os.File, error) {
 
 // sampleOpened is nil but in a test of this package (see openSample).
 var sampleOpened atomic.Pointer[func(path string)]
+
+// pathTraced is nil but in a test of this package, which traces the path
+// of a sample from the command to its verdicts: if it holds a function,
+// the run calls it at each traced point (tracePath).
+var pathTraced atomic.Pointer[func(point string)]
+
+// tracePath tells pathTraced's function, if any, that a sample's path
+// reached point: "job" when a job goes to the supervisor's wire, "judge"
+// when one of its outputs is judged.
+func tracePath(point string) {
+	if f := pathTraced.Load(); f != nil {
+		(*f)(point)
+	}
+}
