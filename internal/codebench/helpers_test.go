@@ -1,7 +1,6 @@
 package codebench
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -48,8 +47,6 @@ func testTruth(t testing.TB, d *task.Dataset, img sandbox.Image) *Truth {
 	}
 	return tr
 }
-
-var _ = context.Background
 
 func mustParse(t testing.TB, b []byte) judge.Value {
 	t.Helper()

@@ -17,15 +17,6 @@ var (
 	floatv = judgetest.Float
 )
 
-func mustParse(t testing.TB, b []byte) judge.Value {
-	t.Helper()
-	val, err := judge.ParseValue(b, judge.DefaultBounds)
-	if err != nil {
-		t.Fatalf("ParseValue(%x): %v", b, err)
-	}
-	return val
-}
-
 // testOracle is the oracle of a task of benchmark b with the given atol
 // and entry point.
 func testOracle(b *task.Benchmark, atol float64, entry string) *judge.Oracle {
