@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,8 @@ func WriteWorkspace(dir string, files []WorkspaceFile) (*Workspace, error) {
 		}
 		return files[i].Name, files[i].Origin, nil
 	}, func(i int, dst string) error {
-		return writeSample(dst, files[i].Data, files[i].Origin)
+		_, err := writeSample(dst, bytes.NewReader(files[i].Data), files[i].Origin)
+		return err
 	})
 }
 
@@ -111,13 +113,14 @@ func makeWorkspace(dir string, n int, file func(i int) (name, origin string, err
 	return &Workspace{dir: dir, files: files}, nil
 }
 
-// writeSample writes data as a new file dst, mode 0444, and syncs it.
-func writeSample(dst string, data []byte, origin string) error {
+// writeSample writes what r holds as a new file dst, mode 0444, and syncs
+// it; it returns the bytes written.
+func writeSample(dst string, r io.Reader, origin string) (int64, error) {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
 	if err != nil {
-		return fmt.Errorf("failed to copy sample %s: %w", origin, err)
+		return 0, fmt.Errorf("failed to copy sample %s: %w", origin, err)
 	}
-	_, err = out.Write(data)
+	n, err := io.Copy(out, r)
 	if err == nil {
 		err = out.Sync()
 	}
@@ -125,9 +128,9 @@ func writeSample(dst string, data []byte, origin string) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("failed to copy sample %s: %w", origin, err)
+		return n, fmt.Errorf("failed to copy sample %s: %w", origin, err)
 	}
-	return nil
+	return n, nil
 }
 
 func validName(n string) bool {
@@ -147,24 +150,11 @@ func copySample(src, dst string) error {
 	if fi.Size() > maxSampleSize {
 		return fmt.Errorf("sample %s: %d bytes, more than the %d allowed", src, fi.Size(), maxSampleSize)
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
-	if err != nil {
-		return fmt.Errorf("failed to copy sample %s: %w", src, err)
-	}
-	n, err := io.Copy(out, io.LimitReader(in, maxSampleSize+1))
+	n, err := writeSample(dst, io.LimitReader(in, maxSampleSize+1), src)
 	if err == nil && n > maxSampleSize {
-		err = fmt.Errorf("grew past %d bytes while copied", maxSampleSize)
+		err = fmt.Errorf("failed to copy sample %s: grew past %d bytes while copied", src, maxSampleSize)
 	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("failed to copy sample %s: %w", src, err)
-	}
-	return nil
+	return err
 }
 
 // scan records the state of every entry of dir, without following links.
