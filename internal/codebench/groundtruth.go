@@ -20,7 +20,9 @@ import (
 	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
+	"github.com/reprolab/repro/internal/store"
 	"github.com/reprolab/repro/internal/strictjson"
 	"github.com/reprolab/repro/internal/workpool"
 )
@@ -463,4 +465,45 @@ func nextJobID() int {
 	defer jobCounter.Unlock()
 	jobCounter.n++
 	return jobCounter.n
+}
+
+// CachedTruth opens the ground-truth cache that a run of d in the
+// evaluator image imageID would use on this machine (under st's state).
+func CachedTruth(st *store.Store, d *task.Dataset, imageID string) (*Truth, error) {
+	dir, err := st.StateDir("humaneval")
+	if err != nil {
+		return nil, err
+	}
+	return OpenTruth(dir, TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: imageID, Harness: wire.HarnessDigest, CPU: runs.CPUModel()})
+}
+
+// CachedSeconds returns the canonical solution's measured seconds over
+// all of task's base and plus inputs, and whether the cache holds them.
+func (t *Truth) CachedSeconds(tk *task.Task) (float64, bool) {
+	tt := t.load(tk, false)
+	if tt == nil || tt.Error != "" {
+		return 0, false
+	}
+	sum := 0.0
+	for _, pt := range []*phaseTruth{tt.Base, tt.Plus} {
+		if pt != nil {
+			for _, s := range pt.Times {
+				sum += s
+			}
+		}
+	}
+	return sum, true
+}
+
+// TaskFiles returns the cache files of task that exist: its metadata and
+// expected outputs. Copied under the same key into another cache, they
+// serve there as they do here.
+func (t *Truth) TaskFiles(tk *task.Task) []string {
+	var out []string
+	for _, p := range []string{t.metaPath(tk), t.binPath(tk, task.Base), t.binPath(tk, task.Plus)} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -2,673 +2,530 @@ package codebench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
-	"sort"
-	"strings"
-	"sync"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
-	"github.com/reprolab/repro/internal/codebench/judge"
+	"github.com/reprolab/repro/internal/catalog"
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/exitcode"
-	"github.com/reprolab/repro/internal/workpool"
+	"github.com/reprolab/repro/internal/imagetrust"
+	"github.com/reprolab/repro/internal/runlabel"
+	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/sandbox"
+	"github.com/reprolab/repro/internal/store"
+	"github.com/reprolab/repro/internal/ui"
+	"github.com/reprolab/repro/internal/workload"
 )
 
-// Status is a sample's verdict on one phase, named as EvalPlus names it.
-type Status string
-
-// The statuses a PhaseResult can hold.
+// Engines of a scoring run.
 const (
-	StatusPass    Status = "pass"
-	StatusFail    Status = "fail"
-	StatusTimeout Status = "timeout"
+	EngineRepro    = "repro"
+	EngineEvalPlus = "evalplus"
 )
 
-// RunLimits are the limits of a scoring run.
-type RunLimits struct {
-	// MinTimeLimit and TimeFactor give each input the limit
-	// max(MinTimeLimit, TimeFactor × ground-truth time), as EvalPlus's
-	// --min-time-limit and --gt-time-limit-factor do, but in seconds of CPU
-	// time of all the program's processes (EvalPlus counts wall-clock
-	// seconds), so that a loaded host does not turn correct programs into
-	// timeouts.
-	MinTimeLimit float64 `json:"min_time_limit"`
-	TimeFactor   float64 `json:"gt_time_limit_factor"`
-	// TaskTimeout caps one program's run over one input list, as EvalPlus's
-	// EVALPLUS_TIMEOUT_PER_TASK: min(TaskTimeout, sum of limits) + 1 s.
-	TaskTimeout float64 `json:"task_timeout"`
-	// ImportAllowance is added to the first input's limit for loading the
-	// program (EvalPlus has no separate limit for it).
-	ImportAllowance float64 `json:"import_allowance"`
-	// WallFactor sets the backstop for a program that uses no CPU time
-	// (it sleeps, or it blocks): it is stopped once it has been idle, that
-	// is using no CPU while none of its processes is running or waiting for
-	// a CPU, for WallFactor times its CPU limit. Time spent waiting for a
-	// CPU on a loaded host never counts.
-	WallFactor  float64 `json:"wall_factor"`
-	ChildMemory int64   `json:"child_address_space_bytes"` // RLIMIT_AS of each program's process
-	ChildFSize  int64   `json:"child_file_size_bytes"`     // RLIMIT_FSIZE of each program's process
-	// NearLimitMargin is the share of its limit within which a pass is
-	// time-sensitive (see NearLimit): such a pass, and a timeout, is run
-	// once more in a fresh process before it is final (RecheckRule).
-	NearLimitMargin float64 `json:"near_limit_margin"`
+// Options are the choices of one scoring run (the score command's
+// flags) and where it reports.
+type Options struct {
+	Samples      string // a .jsonl file or a samples folder; empty with Canonical
+	Canonical    bool   // score the canonical solutions as candidates
+	Dataset      string // a key of DatasetChoices: humanevalplus, humanevalplus-mini, humaneval or mbppplus
+	BaseOnly     bool
+	Parallel     int
+	Tasks        string // task selection, e.g. 0,2,10-12; empty for all
+	Limits       RunLimits
+	Engine       string // EngineRepro or EngineEvalPlus
+	EvalPlusTree string // with EngineEvalPlus: a checkout at the pinned commit
+	Version      string // repro's version, for the run record
+	// TrustPath is the trust file whose image policy admits the image
+	// (imagetrust.Options); empty for REPRO_HOME's default.
+	TrustPath string
+	Runtime   string // sandbox runtime flag (runc or runsc); "" for the REPRO_HOME setting
+	// Subject names what the run scores, for the record and the board;
+	// an empty label becomes runlabel.DefaultLabel of the samples.
+	Subject runlabel.Subject
+
+	// Resume names a run whose verdict journal (JournalFile) this run
+	// continues: only the verdicts missing from it are scored, after the
+	// self-check. Options left empty are taken from that run; the run's
+	// identity (RunIdentity) must be the same, or the run stops with exit
+	// 4 naming what differs. ResumeLatest resumes the latest unfinished run
+	// with a journal for the same samples, tasks and dataset if there is
+	// one (the shard runner on a requeue).
+	Resume       string
+	ResumeLatest bool
+	// Cache reuses the verdicts of earlier completed runs on this machine
+	// that verify against their records, for the same dataset, task,
+	// program digest, image, runtime, harness, limits and CPU model.
+	Cache bool
+
+	// Kind is the run's kind; "" is "humaneval". A workload that scores
+	// samples as one step of its own (internal/reproduce) names its own
+	// kind, so that its run is never taken for a scoring run (the board,
+	// --cache and --resume read "humaneval" runs only).
+	Kind string
+	// Finish, if set, is called once scoring ended, whatever its outcome
+	// (err), with the run and its report, before the record is signed: it
+	// may write more outputs into the run folder and fill the record, and
+	// what it returns is the run's outcome.
+	Finish func(run *workload.Run, rep *RunReport, err error) error
+
+	// Warn receives warnings about the samples; Progress receives
+	// "stage done/total" counts; Verdicts the candidates' verdicts so far
+	// (see Config.Verdicts; --engine repro only). Any may be nil.
+	Warn     func(string)
+	Progress func(stage string, done, total int)
+	Verdicts func(stage string, passed, failed, samples int)
 }
 
-// DefaultRunLimits are EvalPlus's current defaults (evalplus@26d6d00,
-// evalplus/config.py and eval/__init__.py) plus the process limits.
-func DefaultRunLimits() RunLimits {
-	return RunLimits{
-		MinTimeLimit: 4.0, TimeFactor: 4.0, TaskTimeout: 60, ImportAllowance: 4.0, WallFactor: 3,
-		ChildMemory: 448 << 20, ChildFSize: 1 << 20, NearLimitMargin: DefaultNearLimitMargin,
+// Validate checks the options before anything runs (exit 2); it makes a
+// relative EvalPlusTree absolute. Score and ScoreAt call it once, on the
+// options completed from the run they resume, so callers need not.
+//
+// With Resume set, the options to be taken from the resumed run may be
+// empty.
+func (o *Options) Validate() error {
+	if seen := optionsValidated.Load(); seen != nil {
+		(*seen)(o)
 	}
-}
-
-// Validate reports a limit that makes no sense.
-func (rl RunLimits) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"min time limit", rl.MinTimeLimit}, {"time limit factor", rl.TimeFactor}, {"task timeout", rl.TaskTimeout}, {"import allowance", rl.ImportAllowance}, {"wall factor", rl.WallFactor}} {
-		if !(f.v > 0 && f.v <= 3600) || math.IsNaN(f.v) {
-			return fmt.Errorf("%s %v: want a number of seconds above 0 and at most 3600", f.name, f.v)
+	resuming := o.Resume != ""
+	if (!resuming || o.Samples != "" || o.Canonical) && (o.Samples == "") == !o.Canonical {
+		return exitcode.Errorf(exitcode.Usage, "give exactly one of --samples PATH and --canonical")
+	}
+	if resuming && o.ResumeLatest {
+		return exitcode.Errorf(exitcode.Usage, "resume one run: a run id or the latest, not both")
+	}
+	if resuming && o.Dataset == "" {
+		// taken from the resumed run
+	} else if _, err := datasetChoice(o.Dataset); err != nil {
+		return err
+	}
+	if (o.Resume != "" || o.ResumeLatest || o.Cache) && o.Engine == EngineEvalPlus {
+		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
+	}
+	if o.Parallel < 1 || o.Parallel > 64 {
+		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)
+	}
+	switch o.Engine {
+	case "":
+		if !resuming {
+			return exitcode.Errorf(exitcode.Usage, "--engine \"\": want repro or evalplus")
+		}
+	case EngineRepro:
+		if o.EvalPlusTree != "" {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree goes with --engine evalplus")
+		}
+	case EngineEvalPlus:
+		if o.EvalPlusTree == "" {
+			return exitcode.Errorf(exitcode.Usage, "--engine evalplus needs --evalplus-tree DIR (a checkout of evalplus at 26d6d00)")
+		}
+		// The tree is mounted into the sandbox, which takes absolute
+		// paths only: a relative one is resolved here, against the
+		// current folder, and must name a folder.
+		abs, err := filepath.Abs(o.EvalPlusTree)
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree %s: %v", o.EvalPlusTree, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return exitcode.Errorf(exitcode.Usage, "--evalplus-tree %s: not a folder (%s): give a checkout of evalplus at 26d6d00", o.EvalPlusTree, abs)
+		}
+		o.EvalPlusTree = abs
+	default:
+		return exitcode.Errorf(exitcode.Usage, "--engine %q: want repro or evalplus", o.Engine)
+	}
+	if err := o.Limits.Validate(); err != nil && !(resuming && o.Limits == RunLimits{}) {
+		return exitcode.New(exitcode.Usage, err)
+	}
+	if o.Subject.Label != "" {
+		if err := runlabel.CheckLabel(o.Subject.Label); err != nil {
+			return err
 		}
 	}
-	if rl.ChildMemory < 64<<20 || rl.ChildFSize < 1 {
-		return fmt.Errorf("child memory %d or file size %d too small", rl.ChildMemory, rl.ChildFSize)
-	}
-	if !(rl.NearLimitMargin > 0 && rl.NearLimitMargin < 1) {
-		return fmt.Errorf("near-limit margin %v: want a share of the limit above 0 and below 1, e.g. 0.2", rl.NearLimitMargin)
+	if o.Subject.Model != "" {
+		if err := runlabel.CheckModel(o.Subject.Model); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// PhaseResult is the verdict of one program on one input list.
-type PhaseResult struct {
-	Status    Status `json:"status"`
-	FailInput int    `json:"fail_input"` // index of the failing input; -1 for none
-	Reason    string `json:"reason,omitempty"`
-	Records   int    `json:"records"`
-	// Elapsed is the deciding run's wall seconds (Clocks.Wall; kept under
-	// its old name for the verdicts stored before Clocks).
-	Elapsed float64 `json:"elapsed"`
-	// Limit is the phase's CPU time limit in seconds (PhaseLimit), 0 where
-	// none applied (no ground truth, or EvalPlus's engine).
-	Limit float64 `json:"limit,omitempty"`
-	// Clocks are the deciding run's times, each named by its clock; nil
-	// for a verdict with no run of its own to time (no ground truth,
-	// EvalPlus's engine) or stored before they were recorded.
-	Clocks *PhaseClocks `json:"clocks,omitempty"`
-	// Near names a verdict that depends on the time limit (see NearLimit);
-	// nil where it does not.
-	Near *NearLimit `json:"near_limit,omitempty"`
-	// Exact: a result came within its own limit but not within the limit
-	// of the time since its window of inputs was released, and a second
-	// run that released one input at a time decided.
-	Exact bool `json:"exact_run,omitempty"`
+// optionsValidated is nil but in a test of this package: if it holds a
+// function, Validate calls it with the options first, so that a test can
+// count the calls.
+var optionsValidated atomic.Pointer[func(*Options)]
+
+// RunReport is what a scoring run reports: the score command's --json
+// document, also kept in the run record.
+type RunReport struct {
+	RunID       string           `json:"run_id"`
+	RunDir      string           `json:"run_dir"`
+	ResultsFile string           `json:"results_file,omitempty"`
+	Engine      string           `json:"engine"`
+	EngineNote  string           `json:"engine_note,omitempty"`
+	Dataset     string           `json:"dataset"`
+	DatasetMD5  string           `json:"dataset_md5"`
+	Tasks       int              `json:"tasks"`
+	Samples     *Input           `json:"samples,omitempty"`
+	Canonical   bool             `json:"canonical"`
+	Summary     *Summary         `json:"summary,omitempty"`
+	SelfCheck   *SelfCheckReport `json:"self_check,omitempty"`
+	Truth       *TruthReport     `json:"ground_truth,omitempty"`
+	Scoring     *ScoreStats      `json:"scoring,omitempty"`
+	Journal     *JournalReport   `json:"journal,omitempty"`
+	// Recheck lists the time-sensitive verdicts that were run twice.
+	Recheck *RecheckReport `json:"recheck,omitempty"`
+	// ImageVerification is what the trust file's image policy checked.
+	ImageVerification *imagetrust.Verification `json:"image_verification,omitempty"`
+	WallSeconds       float64                  `json:"wall_seconds"`
+	PeakMemory        int64                    `json:"container_peak_memory_bytes"`
+	Error             string                   `json:"error,omitempty"`
+	// Reaped are the sandbox containers removed at the start because the
+	// repro process that made them is gone (a run killed outright).
+	Reaped []sandbox.Reaped `json:"reaped_containers,omitempty"`
+
+	// Subject is the label, model and sampling the run was given.
+	runlabel.Subject
 }
 
-// SampleResult is the verdict of one sample.
-type SampleResult struct {
-	Sample *task.Sample
-	Base   PhaseResult
-	Plus   *PhaseResult // nil with base-only scoring
-}
-
-// phase returns the result of phase p (Plus only where scored).
-func (r *SampleResult) phase(p task.Phase) *PhaseResult {
-	if p == task.Plus {
-		return r.Plus
-	}
-	return &r.Base
-}
-
-// Passed reports whether the sample passed base and, if scored, plus.
-func (r *SampleResult) Passed() bool {
-	return r.Base.Status == StatusPass && (r.Plus == nil || r.Plus.Status == StatusPass)
-}
-
-// ScoreStats describes a scoring pass.
-type ScoreStats struct {
-	// Jobs is the number of executions that ran: one per program and
-	// phase of a task, shared by every sample of the task whose program
-	// bytes are equal (Shared counts the verdicts so served beyond the
-	// first), and none for a verdict Known beforehand (Reused). The
-	// second runs of time-sensitive verdicts are counted apart
-	// (Rechecked).
-	Jobs        int           `json:"jobs"`
-	Shared      int           `json:"shared_executions"`
-	Reused      int           `json:"reused_verdicts,omitempty"`
-	Wall        time.Duration `json:"wall_ns"`
-	PeakMemory  int64         `json:"container_peak_memory_bytes"` // highest peak of one container
-	Supervisors int           `json:"supervisors"`
-	// Rechecked counts the time-sensitive verdicts run a second time
-	// (RecheckRule), RecheckChanged those the re-run decided.
-	Rechecked      int `json:"rechecked"`
-	RecheckChanged int `json:"recheck_changed"`
-	// ExactRuns counts the verdicts decided by a run that released one
-	// input at a time (PhaseResult.Exact).
-	ExactRuns int `json:"exact_runs"`
-	// Retired counts the jobs after which the container was replaced
-	// because the job left it other than it was before the first job
-	// (unix sockets, memory charge; with --engine evalplus also any job
-	// that was its supervisor's last). With --engine evalplus, Outlived
-	// counts the samples whose job left processes alive after EvalPlus's
-	// driver ended (the sweep killed them).
-	Outlived int `json:"outlived_jobs,omitempty"`
-	Retired  int `json:"retired_containers,omitempty"`
-}
-
-// freshRecheckContainer: a time-sensitive verdict's re-run gets a
-// container no earlier job touched. Only TestStateControlsAreNeeded turns
-// it off, to show that the state suite needs it.
-var freshRecheckContainer = true
-
-// Scorer runs samples in the sandbox and judges them against ground truth.
-type Scorer struct {
-	Launch wire.Launcher
-	// LaunchLarge starts supervisors in the large sandbox (wire.LargeLimits),
-	// where the phases whose ground truth was computed there run.
-	LaunchLarge wire.Launcher
-	Dataset     *task.Dataset
-	Truth       *Truth
-	Limits      RunLimits
-	BaseOnly    bool
-	Parallel    int
-	// Progress, if set, is called after each finished job.
-	Progress func(done, total int)
-	// Known, if set, gives the verdicts decided before this pass (a
-	// resumed run's journal, verdicts reused from earlier runs), by the
-	// sample's index in the samples given to Score; those are not run.
-	Known func(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool)
-	// Decided, if set, is told every verdict this pass decides, of every
-	// sample (shared: served by the execution of another sample's equal
-	// program), as it is decided; an error stops the pass.
-	Decided func(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error
-	// EngineUp, if set, is asked whether the container engine still
-	// answers when a job loses its supervisor: with the engine gone the
-	// loss is the run's failure (which a resume continues), not the
-	// sample's verdict.
-	EngineUp func(ctx context.Context) error
-	// Keep keeps the supervisors between calls of Score (until Close), so
-	// that a second pass does not wait for new containers. Nothing of a
-	// job is left for the next but in the supervisor's memory, which no
-	// program can read: the program ran in a child of a clean zygote, that
-	// child and all it forked are gone, /tmp is emptied, and a container
-	// whose unix sockets or memory a job left changed is replaced. (Kernel
-	// counters a job moved, such as the last pid or /tmp's inode numbers,
-	// remain: see the invariants table of docs/humaneval.md, its row
-	// "Not held".)
-	Keep bool
-
-	mu   sync.Mutex
-	idle []*wire.Worker
-}
-
-// take returns a kept supervisor, or a new worker.
-func (s *Scorer) take() *wire.Worker {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n := len(s.idle); n > 0 {
-		w := s.idle[n-1]
-		s.idle = s.idle[:n-1]
-		return w
-	}
-	return wire.NewWorker(s.Launch)
-}
-
-// give keeps w if s.Keep is set, or closes it; it returns the highest
-// container peak memory w has seen so far.
-func (s *Scorer) give(w *wire.Worker) int64 {
-	if !s.Keep {
-		return w.Close()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.idle = append(s.idle, w)
-	return w.Peak()
-}
-
-// Close ends the kept supervisors and returns their highest peak memory.
-func (s *Scorer) Close() int64 {
-	s.mu.Lock()
-	idle := s.idle
-	s.idle = nil
-	s.mu.Unlock()
-	// Side by side: each ends a container, and an interrupted run waits
-	// for all of them before it exits.
-	var (
-		peak peakMemory
-		wg   sync.WaitGroup
-	)
-	for _, w := range idle {
-		wg.Add(1)
-		go func() { defer wg.Done(); peak.note(w.Close()) }()
-	}
-	wg.Wait()
-	return peak.max()
-}
-
-type scoreJob struct {
-	res   *SampleResult
-	task  *task.Task
-	phase task.Phase
-	cost  float64
-	// index is res's index in the samples; also are the other samples of
-	// the task with the same program, which this job's verdict serves.
-	index int
-	also  []int
-}
-
-// shareKey names one execution: a task's phase run on a program's bytes.
-// EvalPlus runs the program as the sample gives it (its solution, or
-// prompt + completion) with no normalisation (evalplus@26d6d00,
-// evalplus/evaluate.py), so equal bytes are the only sharing.
-type shareKey struct {
-	task    string
-	phase   task.Phase
-	program string
-}
-
-// Score scores every sample; samples must belong to tasks of s.Dataset
-// with ground truth in s.Truth. The results are in the order of samples.
-// An error means the run cannot be trusted (a corrupt ground truth, a
-// sandbox that cannot start) and no result may be reported.
-func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleResult, ScoreStats, error) {
+// Score runs one scoring of samples (or of the canonical solutions) in the
+// sandbox as a workload: the options first (taken from the run it resumes
+// where empty, then Validate, once), then the other preconditions
+// (dataset, samples, engine, image), then a run folder with the harness,
+// the samples' workspace copy, ground truth, self-check and scoring,
+// eval_results.json, and a signed record whatever the outcome. The samples
+// are read once before the run (LoadSamples) and hashed once more at its
+// end (Input.Check). The report is nil only when nothing ran.
+func Score(ctx context.Context, st *store.Store, o Options) (*RunReport, error) {
 	start := time.Now()
-	results := make([]*SampleResult, len(samples))
-	var jobs []*scoreJob
-	shared := map[shareKey]*scoreJob{}
-	reused := 0
-	for i, smp := range samples {
-		tk := s.Dataset.Task(smp.TaskID)
-		if tk == nil {
-			return nil, ScoreStats{}, fmt.Errorf("sample %s: task %s is not in dataset %s", smp.Origin, smp.TaskID, s.Dataset.ID)
-		}
-		tt, err := s.Truth.Get(tk)
-		if err != nil {
-			return nil, ScoreStats{}, err
-		}
-		res := &SampleResult{Sample: smp}
-		results[i] = res
-		phases := []task.Phase{task.Base}
-		if !s.BaseOnly && s.Dataset.HasPlus {
-			res.Plus = &PhaseResult{}
-			phases = append(phases, task.Plus)
-		}
-		for _, p := range phases {
-			if s.Known != nil {
-				if pr, ok := s.Known(i, smp, p); ok {
-					*res.phase(p) = pr
-					reused++
-					continue
-				}
-			}
-			k := shareKey{tk.ID, p, smp.Solution}
-			if j := shared[k]; j != nil {
-				j.also = append(j.also, i)
-				continue
-			}
-			cost := 0.0
-			if pt := tt.phase(p); pt != nil {
-				for _, t := range pt.Times {
-					cost += t
-				}
-			}
-			j := &scoreJob{res: res, task: tk, phase: p, cost: cost, index: i}
-			shared[k] = j
-			jobs = append(jobs, j)
-		}
-	}
-	// Longest first, so that the slowest tasks do not finish last alone.
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
-
-	var (
-		mu   sync.Mutex
-		peak peakMemory
-		done int
-		st   = ScoreStats{Jobs: len(jobs), Reused: reused, Supervisors: workpool.Size(s.Parallel, len(jobs))}
-	)
-	for _, j := range jobs {
-		st.Shared += len(j.also)
-	}
-	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*wire.Worker, *scoreJob]{
-		Start: s.take,
-		Do: func(ctx context.Context, w *wire.Worker, j *scoreJob) error {
-			retired := w.RetiredCount()
-			pr, _, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
-			if err != nil {
-				return err
-			}
-			rechecked := pr.Near != nil && pr.Limit > 0
-			if rechecked {
-				// A time-sensitive verdict is final only after a second
-				// run, as a new job in a container that no job has
-				// touched (RecheckRule): whatever the first run left in
-				// the container, kernel counters included, the re-run
-				// cannot find. (A large phase's container is never kept.)
-				if freshRecheckContainer {
-					w.End(false)
-				}
-				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
-				if err != nil {
-					return err
-				}
-				pr = combineRecheck(pr, again, m)
-			}
-			mu.Lock()
-			st.Retired += w.RetiredCount() - retired
-			if pr.Exact {
-				st.ExactRuns++
-			}
-			if rechecked {
-				st.Rechecked++
-				if pr.Near.DecidedBy == DecidedByRecheck {
-					st.RecheckChanged++
-				}
-			}
-			*j.res.phase(j.phase) = pr
-			for _, i := range j.also {
-				*results[i].phase(j.phase) = pr
-			}
-			done++
-			d := done
-			mu.Unlock()
-			if s.Decided != nil {
-				if err := s.Decided(j.index, j.res.Sample, j.phase, pr, false); err != nil {
-					return err
-				}
-				for _, i := range j.also {
-					if err := s.Decided(i, results[i].Sample, j.phase, pr, true); err != nil {
-						return err
-					}
-				}
-			}
-			if s.Progress != nil {
-				s.Progress(d, len(jobs))
-			}
-			return nil
-		},
-		Stop: func(w *wire.Worker) { peak.note(s.give(w)) },
-	})
-	st.Wall, st.PeakMemory = time.Since(start), peak.max()
+	prior, err := settleOptions(st.Home(), &o)
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
-	return results, st, nil
+	return scoreIn(ctx, st, o, prior, start)
 }
 
-// peakMemory keeps the largest container peak memory that workers report
-// as they stop.
-type peakMemory struct {
-	mu sync.Mutex
-	n  int64
-}
-
-func (p *peakMemory) note(n int64) {
-	p.mu.Lock()
-	p.n = max(p.n, n)
-	p.mu.Unlock()
-}
-
-func (p *peakMemory) max() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n
-}
-
-// InputLimits returns the per-input time limits of a phase:
-// max(MinTimeLimit, TimeFactor × ground-truth time).
-func (rl RunLimits) InputLimits(times []float64) []float64 {
-	out := make([]float64, len(times))
-	for i, t := range times {
-		out[i] = math.Max(rl.MinTimeLimit, rl.TimeFactor*t)
-	}
-	return out
-}
-
-// PhaseLimit is EvalPlus's limit of one run over an input list:
-// min(TaskTimeout, sum of the input limits) + 1 s.
-func (rl RunLimits) PhaseLimit(limits []float64) float64 {
-	sum := 0.0
-	for _, l := range limits {
-		sum += l
-	}
-	return math.Min(rl.TaskTimeout, sum) + 1
-}
-
-// runPhase runs one sample on one input list and judges it. An error is
-// returned only for what voids the run (corrupt ground truth, a sandbox
-// that does not start); anything the sample does is a verdict.
-//
-// The measurement is the CPU time of the input (or list) that came nearest
-// its limit, or the limit a timeout exceeded, whether or not the verdict
-// is time-sensitive.
-func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample, tk *task.Task, p task.Phase) (PhaseResult, NearLimit, error) {
-	tt, err := s.Truth.Get(tk)
+// ScoreAt is Score as `repro score` runs it, for the REPRO_HOME home: the
+// options are checked before the store in home is opened (which creates
+// its folders), so that refused options leave home as it was.
+func ScoreAt(ctx context.Context, home string, o Options) (*RunReport, error) {
+	start := time.Now()
+	prior, err := settleOptions(home, &o)
 	if err != nil {
-		return PhaseResult{}, NearLimit{}, err
+		return nil, err
 	}
-	if tt.Error != "" {
-		return PhaseResult{Status: StatusFail, FailInput: -1, Reason: "no ground truth: " + tt.Error}, NearLimit{}, nil
-	}
-	pt := tt.phase(p)
-	inputs := tk.Inputs(p)
-	limits := s.Limits.InputLimits(pt.Times)
-	phaseLimit := s.Limits.PhaseLimit(limits)
-	// Turning an output into plain data is repro's work, not the program's
-	// (EvalPlus compares in the process, outside its per-input timer): each
-	// input gets TimeFactor times what encoding the canonical output took,
-	// on top of its limit, and the list the sum of these.
-	expect := make([]float64, len(limits))
-	for i, e := range pt.Encode {
-		a := s.Limits.TimeFactor * e
-		limits[i] += a
-		phaseLimit += a
-		expect[i] = math.Round((pt.Times[i]+e)*1e6) / 1e6 // to the µs: ~10 bytes of header each
-	}
-	// Outputs of a correct program are about as large as the expected ones;
-	// the caps leave wide room and stop floods early.
-	recordCap := max(4*pt.MaxRecord+64, 1<<20)
-	j := &wire.Job{
-		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(smp.Solution),
-		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
-		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
-		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
-	}
-	run := w.Run
-	if pt.Large {
-		lw := w.LargeWorker(s.LaunchLarge)
-		if lw == nil {
-			return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s %s inputs need the large sandbox, which this run has not", tk.ID, p)
-		}
-		j.Memory = largeChildMemory(pt.PeakKB, s.Limits.ChildMemory)
-		run = func(ctx context.Context, j *wire.Job, onRecord func(int, wire.Record) bool) (wire.JobEnd, error) {
-			return w.RunLarge(ctx, lw, j, onRecord)
-		}
-	}
-	exp, err := s.Truth.open(tk, p)
+	st, err := store.Open(home, catalog.Default())
 	if err != nil {
-		return PhaseResult{}, NearLimit{}, err
+		return nil, err
 	}
-	defer func() { exp.close() }()
-	orc := judge.NewOracle(tk.Atol, tk.Rules.Oracle)
-	res := PhaseResult{FailInput: -1, Limit: j.PhaseLimit}
-	var m NearLimit
-	var fatal error
-	tally := newCPUTally(j)
-	decide := func(k int, r wire.Record) bool {
-		if r.Kind != 'M' {
-			tally.add(k, r.Gap)
-		}
-		switch r.Kind {
-		case 'M':
-			res.Status, res.Reason = StatusFail, "the program failed before the first call: "+task.Clip(string(r.Data))
-			return false
-		case 'X':
-			res.Status, res.FailInput, res.Reason = StatusFail, k, "raised "+task.Clip(string(r.Data))
-			return false
-		case 'U':
-			if !tk.Rules.NotNone {
-				res.Status, res.FailInput, res.Reason = StatusFail, k, "output is not plain data: "+task.Clip(string(r.Data))
-				return false
-			}
-		}
-		want, err := exp.next()
-		if err != nil {
-			fatal = err
-			return false
-		}
-		var got judge.Value
-		if r.Kind == 'U' {
-			// Not None (None always encodes): all the not-None oracle asks.
-			got = judge.UnknownObject()
-		} else if got, err = judge.ParseValue(r.Data, judge.DefaultBounds); err != nil {
-			res.Status, res.FailInput, res.Reason = StatusFail, k, "malformed output: "+err.Error()
-			return false
-		}
-		if got.IsOther() && !tk.Rules.NotNone {
-			res.Status, res.FailInput, res.Reason = StatusFail, k, fmt.Sprintf("output of type %s is not plain data", got.Kind())
-			return false
-		}
-		tracePath("judge")
-		if ok, why := orc.Check(inputs[k], got, want); !ok {
-			res.Status, res.FailInput, res.Reason = StatusFail, k, why
-			return false
-		}
-		return true
+	return scoreIn(ctx, st, o, prior, start)
+}
+
+// settleOptions completes o from the run it resumes (openPrior, adopt),
+// if any, and validates it: the one call of Validate of a run. A usage
+// error in o comes before a difference from the resumed run.
+func settleOptions(home string, o *Options) (*priorRun, error) {
+	prior, err := openPrior(home, o)
+	if err != nil {
+		return nil, err
 	}
-	// again starts the job afresh: a new job, judged from its first record.
-	again := func() error {
-		exp.close()
-		var err error
-		if exp, err = s.Truth.open(tk, p); err != nil {
+	var differ error
+	if prior != nil {
+		differ = prior.adopt(o)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if differ != nil {
+		return nil, differ
+	}
+	return prior, nil
+}
+
+// scoreIn is Score once the options are settled (settleOptions); start is
+// when the run was asked for.
+func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, start time.Time) (*RunReport, error) {
+	choice := task.DatasetChoices[o.Dataset]
+
+	// Preconditions: dataset, samples, engine, image. Nothing has run yet.
+	d, assets, err := openDataset(ctx, st, choice)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := SelectTasks(d, o.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	var loaded *LoadedSamples
+	if o.Samples != "" {
+		if loaded, err = LoadSamples(o.Samples, d, tasks); err != nil {
+			return nil, err
+		}
+	}
+	// The image is admitted by the trust file's policy, under the runtime
+	// the engine runs containers with, before any container (ground truth,
+	// self-check, candidates) starts.
+	e, img, admitted, err := imagetrust.Open(ctx, st.Home(), imagetrust.Options{TrustPath: o.TrustPath, Trees: wire.SBOMTrees(), Runtime: o.Runtime})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	facts, err := e.HostFacts(ctx)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Precondition, err)
+	}
+	facts.Image = &img
+	if _, err := e.Sweep(ctx); err != nil {
+		return nil, fmt.Errorf("failed to remove stale sandbox containers: %w", err)
+	}
+	reaped := e.Reaped()
+	for _, r := range reaped {
+		if o.Warn != nil {
+			o.Warn(r.String())
+		}
+	}
+	cacheDir, err := st.StateDir("humaneval")
+	if err != nil {
+		return nil, err
+	}
+
+	kind := o.Kind
+	if kind == "" {
+		kind = "humaneval"
+	}
+	run, err := workload.Start(st.Home(), kind, o.Version)
+	if err != nil {
+		return nil, err
+	}
+	rec := run.Record
+	rec.Assets = assets
+	rec.Image = img
+	rec.Sandbox = map[string]any{"host": facts, "runtime": e.Runtime(), "supervisor_limits": wire.SupervisorLimits(), "large_supervisor_limits": wire.LargeLimits(),
+		"supervisor_pids": sandbox.EnforcePids(e.Runtime(), wire.SupervisorLimits().Pids), "large_supervisor_pids": sandbox.EnforcePids(e.Runtime(), wire.LargeLimits().Pids), "image_verification": admitted}
+	rep := &RunReport{RunID: run.ID, RunDir: run.Dir, Engine: o.Engine, Dataset: d.ID, DatasetMD5: d.MD5, Tasks: len(tasks), Canonical: o.Canonical, ImageVerification: admitted, Subject: o.Subject, Reaped: reaped}
+	if rep.Label == "" {
+		rep.Label = runlabel.DefaultLabel(o.Samples, o.Canonical)
+	}
+	err = score(ctx, st, o, run, rep, runInputs{dataset: d, datasetID: choice.ID, tasks: tasks, samples: loaded, engine: e, image: img, cacheDir: cacheDir, prior: prior})
+	rep.WallSeconds = time.Since(start).Seconds()
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	rec.Extra = rep
+	if o.Finish != nil {
+		err = o.Finish(run, rep, err)
+	}
+	return rep, run.End(err)
+}
+
+// runInputs are what Score opened before the run began.
+type runInputs struct {
+	dataset   *task.Dataset
+	datasetID string
+	tasks     []*task.Task
+	samples   *LoadedSamples // nil without Options.Samples
+	engine    *sandbox.Engine
+	image     sandbox.Image
+	cacheDir  string
+	prior     *priorRun // the run this one resumes, or nil
+}
+
+func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, rep *RunReport, in runInputs) (err error) {
+	d, tasks, rec := in.dataset, in.tasks, run.Record
+	harnessDir, err := wire.WriteHarness(filepath.Join(run.Dir, "harness"))
+	if err != nil {
+		return err
+	}
+	rec.Limits = map[string]any{"run": o.Limits, "harness_digest": wire.HarnessDigest, "parallel": o.Parallel, "base_only": o.BaseOnly, "cache": o.Cache}
+
+	var samples []*task.Sample
+	if in.samples != nil {
+		// Not :=, which would declare an err of this block: the deferred
+		// check below must set score's result.
+		var input *Input
+		if input, err = in.samples.Prepare(filepath.Join(run.Dir, "workspace")); err != nil {
 			return err
 		}
-		orc = judge.NewOracle(tk.Atol, tk.Rules.Oracle)
-		tally = newCPUTally(j)
-		res = PhaseResult{FailInput: -1, Limit: j.PhaseLimit, Exact: res.Exact}
-		j.ID = nextJobID()
-		return nil
-	}
-	setups := 0
-	for {
-		tracePath("job")
-		end, err := run(ctx, j, decide)
-		if err != nil {
-			return PhaseResult{}, NearLimit{}, err
+		rep.Samples = input
+		for _, w := range input.Warnings {
+			if o.Warn != nil {
+				o.Warn(w)
+			}
 		}
-		if fatal != nil {
-			return PhaseResult{}, NearLimit{}, fatal
+		for _, t := range tasks {
+			samples = append(samples, input.Set.ByTask[t.ID]...)
 		}
-		res.Records, res.Elapsed = end.Records, end.Elapsed
-		run := RunFirst
-		if res.Exact {
-			run = RunExact
-		}
-		res.Clocks = clocksOf(run, end, j.PhaseLimit)
-		if res.Status != "" {
-			m = tally.measure(res, end, j.PhaseLimit)
-			break
-		}
-		switch end.Status {
-		case wire.EndDone:
-			if end.Records == len(inputs) {
-				res.Status = StatusPass
-				if tally.over != "" {
-					// The supervisor stops a job at its limits; a record
-					// over one is never a pass.
-					res.Status, res.Reason = StatusTimeout, tally.over
+		defer func() {
+			// A change to the samples voids the run, also a failed one
+			// (and a completed one: this is its last step).
+			// Its scores go from the report, the results file and the
+			// record alike; a run that had already failed keeps its own
+			// error's text.
+			if cerr := input.Check(); cerr != nil {
+				if err != nil {
+					cerr = fmt.Errorf("%w; the run had stopped before: %v", cerr, err)
 				}
-				settlePass(&res)
-			} else {
-				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
+				err = cerr
+				rep.Summary, rep.ResultsFile = nil, ""
+				rec.Summary, rec.Tests = nil, nil
+				os.Remove(filepath.Join(run.Dir, "eval_results.json"))
 			}
-		case wire.EndTimeout:
-			res.Status, res.FailInput, res.Reason = timeoutStatus(end), end.Records, end.Detail
-		case wire.EndSetup:
-			// The sandbox failed before the program ran: nothing the sample
-			// did. Try once more in a fresh supervisor.
-			if setups == 0 {
-				setups++
-				if err := again(); err != nil {
-					return PhaseResult{}, NearLimit{}, err
-				}
-				continue
-			}
-			return PhaseResult{}, NearLimit{}, fmt.Errorf("the sandbox could not start %s on %s: %s", smp.Origin, tk.ID, end.Detail)
-		case wire.EndInexact:
-			// A result within its own limit, but not within the limit of
-			// the time since its window was released: the program may
-			// have held it back or run ahead. Run the job again, from a
-			// fresh process, with one input per window, where each
-			// result's charge is exact; that run decides.
-			if !j.Exact {
-				j.Exact = true
-				if err := again(); err != nil {
-					return PhaseResult{}, NearLimit{}, err
-				}
-				res.Exact = true
-				continue
-			}
-			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, "the supervisor found a window open in an exact run: "+end.Detail
-		case wire.EndLost:
-			if s.EngineUp != nil {
-				if err := s.EngineUp(ctx); err != nil {
-					return PhaseResult{}, NearLimit{}, exitcode.Errorf(exitcode.Precondition, "%s on %s lost its supervisor (%s): %v", smp.Origin, tk.ID, end.Detail, err)
-				}
-			}
-			if end.Detail == "the supervisor did not finish the job in time" {
-				res.Status = StatusTimeout
-			} else {
-				res.Status = StatusFail
-			}
-			res.FailInput, res.Reason = end.Records, end.Detail
-		default:
-			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, end.Detail
-			if tail := strings.TrimSpace(end.Stderr); tail != "" {
-				res.Reason += "; stderr: " + task.Clip(tail)
-			}
+		}()
+	}
+
+	key := TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: in.image.ID, Harness: wire.HarnessDigest, CPU: runs.CPUModel()}
+	truth, err := OpenTruth(in.cacheDir, key)
+	if err != nil {
+		return err
+	}
+	var report *Report
+	var jr *journalRun
+	if o.Engine == EngineRepro {
+		if o.Canonical {
+			samples = CanonicalSamples(tasks)
 		}
-		res.Near = tally.near(res, end, j.PhaseLimit, 1-s.Limits.NearLimitMargin)
-		m = tally.measure(res, end, j.PhaseLimit)
-		break
+		id := RunIdentity{Dataset: d.ID, DatasetSHA256: d.SHA256.Hex(), Samples: absPath(o.Samples), Canonical: o.Canonical, BaseOnly: o.BaseOnly,
+			Engine: o.Engine, Image: in.image.ID, Runtime: string(in.engine.Runtime()), Harness: wire.HarnessDigest.String(), Limits: o.Limits,
+			CPUModel: key.CPU, Repro: o.Version}
+		if o.Samples == "" {
+			id.Samples = ""
+		} else {
+			id.SamplesSHA256 = rep.Samples.SHA256.Hex()
+		}
+		for _, t := range tasks {
+			id.Tasks = append(id.Tasks, t.ID)
+		}
+		if jr, err = openJournalRun(st.Home(), run, o, id, in.prior, samples); err != nil {
+			return err
+		}
+		rep.Journal = &jr.report
+		defer func() {
+			if cerr := jr.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
 	}
-	if res.FailInput >= len(inputs) {
-		res.FailInput = -1
+	if o.Engine == EngineEvalPlus {
+		ep, lerr := st.Catalog().Lookup(EvalPlusCatalogID)
+		if lerr != nil {
+			return lerr
+		}
+		if err := ep.RequirePinned(); err != nil {
+			return err
+		}
+		dataFile, werr := writeDatasetJSONL(ctx, st, in.datasetID, d, filepath.Join(run.Dir, "evalplus-input"))
+		if werr != nil {
+			return werr
+		}
+		rep.EngineNote = EvalPlusWeakness
+		run.AddAsset(runs.Asset{ID: ep.ID, SHA256: ep.TreeDigest.Hex(), Tree: true})
+		report, err = RunEvalPlus(ctx, EvalPlusConfig{
+			Engine: in.engine, Image: in.image, HarnessDir: harnessDir, TreeDir: o.EvalPlusTree, TreeDigest: *ep.TreeDigest,
+			DatasetFile: dataFile, Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical,
+			BaseOnly: o.BaseOnly, Parallel: o.Parallel, Limits: o.Limits, Progress: o.Progress,
+		})
+	} else {
+		report, err = Run(ctx, Config{
+			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
+			Launch:      wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.SupervisorLimits()),
+			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),
+			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
+			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
+		})
+		if jerr := jr.failed(); jerr != nil && err == nil {
+			err = jerr
+		}
 	}
-	if err := exp.finish(); err != nil {
-		return PhaseResult{}, NearLimit{}, err
+	if report != nil {
+		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
+		rep.PeakMemory = report.PeakMemory()
+		rec.SelfCheck = report.SelfCheck
 	}
-	return res, m, nil
+	if err != nil {
+		return err
+	}
+	rep.Scoring = &report.Scoring
+	if o.Engine == EngineRepro {
+		rep.Recheck = Rechecks(report.Results, o.Limits)
+	}
+	rep.Summary = &report.Summary
+	rec.Summary = report.Summary
+	resultsPath := filepath.Join(run.Dir, "eval_results.json")
+	if err := WriteResults(resultsPath, d, tasks, report.Results, report.Summary, time.Now()); err != nil {
+		return err
+	}
+	rep.ResultsFile = resultsPath
+	rec.Tests = TestsOf(report.Results, filepath.Base(resultsPath))
+	return nil
 }
 
-// timeoutStatus is EvalPlus's status for a job stopped at a time limit.
-// EvalPlus's per-input alarm raises inside the call, which fails the input
-// (fast_check then ends the run as "fail"); only its whole-run limit, which
-// alone covers a hang while the program loads (exec runs under no alarm),
-// gives "timeout". The supervisor names a per-input limit "input N ...".
-// Input 0's limit also covers loading the program: it is a fail only when
-// the child said the program had run and input 0's call began
-// (end.Called). A program can send that mark itself, at load; it then
-// turns its own timeout into a fail and never into a pass, so the mark
-// needs no trust.
-func timeoutStatus(end wire.JobEnd) Status {
-	if !strings.HasPrefix(end.Detail, fmt.Sprintf("input %d ", end.Records)) {
-		return StatusTimeout
+// WriteText writes the report for people.
+func (rep *RunReport) WriteText(w io.Writer) {
+	s := rep.Summary
+	pct := func(p PassAtK) string {
+		if v, ok := p["pass@1"]; ok {
+			return fmt.Sprintf("%.1f", 100*v)
+		}
+		return "-"
 	}
-	if end.Records > 0 || end.Called {
-		return StatusFail
+	what := fmt.Sprintf("%d samples", s.Samples)
+	if rep.Canonical {
+		what = fmt.Sprintf("%d canonical solutions", s.Samples)
 	}
-	return StatusTimeout
-}
-
-// failTests returns the failing inputs of a phase for the results file.
-func failTests(tk *task.Task, p task.Phase, pr *PhaseResult) []json.RawMessage {
-	if pr == nil || pr.Status == StatusPass || pr.FailInput < 0 {
-		return []json.RawMessage{}
+	subset := ""
+	if s.Subset {
+		subset = " (a subset)"
 	}
-	return []json.RawMessage{tk.Inputs(p)[pr.FailInput]}
+	ui.Fprintf(w, "%s: %s for %d tasks%s, self-check %d/%d passed\n", rep.Dataset, what, s.Tasks, subset, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+	ui.Fprintf(w, "label: %q", rep.Label)
+	if rep.Model != "" {
+		ui.Fprintf(w, ", model %q", rep.Model)
+	}
+	if rep.Sampling != nil {
+		ui.Fprintf(w, ", sampling %s", rep.Sampling)
+	}
+	ui.Fprintf(w, "\n")
+	if s.PlusScored {
+		ui.Fprintf(w, "pass@1 (base / plus): %s / %s\n", pct(s.BasePassAtK), pct(s.PlusPassAtK))
+		ui.Fprintf(w, "passed: base %d/%d, base and plus %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.PlusPassed, s.Samples, s.Timeouts)
+	} else {
+		ui.Fprintf(w, "pass@1 (base): %s\n", pct(s.BasePassAtK))
+		ui.Fprintf(w, "passed: base %d/%d, %d timeouts\n", s.BasePassed, s.Samples, s.Timeouts)
+	}
+	for _, k := range []string{"pass@10", "pass@100"} {
+		if v, ok := s.BasePassAtK[k]; ok {
+			ui.Fprintf(w, "%s (base / plus): %.1f / %.1f\n", k, 100*v, 100*s.PlusPassAtK[k])
+		}
+	}
+	if rep.Engine == EngineEvalPlus {
+		ui.Fprintf(w, "engine: EvalPlus %s's scoring core in the sandbox; %s\n", EvalPlusCommit[:7], EvalPlusWeakness)
+		ui.Fprintf(w, "time: %.1f s (self-check %.1f s, scoring %.1f s, each with EvalPlus's own ground truth)\n",
+			rep.WallSeconds, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
+	} else {
+		truth := "cached"
+		if rep.Truth.Computed > 0 {
+			truth = fmt.Sprintf("%d tasks computed in %.1f s", rep.Truth.Computed, rep.Truth.Wall.Seconds())
+		}
+		ui.Fprintf(w, "time: %.1f s (ground truth %s, self-check %.1f s, scoring %.1f s)\n",
+			rep.WallSeconds, truth, rep.SelfCheck.Stats.Wall.Seconds(), rep.Scoring.Wall.Seconds())
+	}
+	if sc := rep.Scoring; sc != nil && (sc.Shared > 0 || sc.Reused > 0) {
+		ui.Fprintf(w, "executions: %d run, %d verdicts shared by equal programs, %d taken from earlier runs\n", sc.Jobs, sc.Shared, sc.Reused)
+	}
+	if rc := rep.Recheck; rc != nil && len(rc.Rechecked) > 0 {
+		changed := 0
+		for _, v := range rc.Rechecked {
+			if v.DecidedBy == DecidedByRecheck {
+				changed++
+			}
+		}
+		ui.Fprintf(w, "time-sensitive verdicts: %d run twice (%s, margin %.0f%%), %d decided by the re-run\n", len(rc.Rechecked), rc.Rule, 100*rc.Margin, changed)
+	}
+	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
+		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
+	}
+	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)
 }
