@@ -130,7 +130,7 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 				samples = append(samples, set.ByTask[tk.ID]...)
 			}
 			start := time.Now()
-			rep, err := Run(context.Background(), Config{Dataset: d, Tasks: tasks, Samples: samples, Launch: launch,
+			rep, err := RunStages(context.Background(), StagesConfig{Dataset: d, Tasks: tasks, Samples: samples, Launch: launch,
 				LaunchLarge: large,
 				Truth:       testTruth(t, d, img), Limits: DefaultRunLimits(), Parallel: 2})
 			if err != nil {

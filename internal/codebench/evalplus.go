@@ -95,7 +95,7 @@ func evalplusLimitsFor(b *task.Benchmark) sandbox.Limits {
 
 // RunEvalPlus runs the self-check (the canonical solutions through
 // EvalPlus's path) and then the samples through EvalPlus's scoring core.
-func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
+func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*StagesReport, error) {
 	if cfg.Dataset.InputsFrom != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--engine evalplus scores EvalPlus's own datasets (HumanEval+, MBPP+); %s is not one", cfg.Dataset.ID)
 	}
@@ -106,7 +106,7 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*Report, error) {
 		return nil, err
 	}
 	plus := !cfg.BaseOnly
-	rep := &Report{}
+	rep := &StagesReport{}
 	sc := &evalplusPass{cfg: cfg, stage: "self-check"}
 	canon, st, err := sc.run(ctx, CanonicalSamples(cfg.Tasks))
 	rep.SelfCheck.Stats = st

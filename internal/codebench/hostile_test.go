@@ -131,7 +131,7 @@ func testHostileSuite(t *testing.T, e *sandbox.Engine) {
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 6
 	start := time.Now()
-	rep, err := Run(context.Background(), Config{
+	rep, err := RunStages(context.Background(), StagesConfig{
 		Dataset: d, Tasks: tasks, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 2,
 	})

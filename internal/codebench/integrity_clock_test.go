@@ -148,7 +148,7 @@ func runClockCase(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Tr
 	if c.limits != nil {
 		c.limits(&limits)
 	}
-	rep, err := Run(context.Background(), Config{
+	rep, err := RunStages(context.Background(), StagesConfig{
 		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1, BaseOnly: c.baseOnly,
 	})

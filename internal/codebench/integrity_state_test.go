@@ -65,7 +65,7 @@ var stateCode = map[string]string{stateLeaker: socketLeakCase, stateHonest: hone
 // time, and returns the report. (Base alone: a second phase would be a
 // later job of the same container, whose counters the first moved, a
 // channel the suite does not claim closed.)
-func runStateCases(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Truth, names ...string) *Report {
+func runStateCases(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *Truth, names ...string) *StagesReport {
 	t.Helper()
 	tk := d.Task(integrityTask)
 	var samples []*task.Sample
@@ -77,7 +77,7 @@ func runStateCases(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *T
 	// within the 3 s allowance under runsc.
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
-	rep, err := Run(context.Background(), Config{
+	rep, err := RunStages(context.Background(), StagesConfig{
 		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1, BaseOnly: true,
 	})
@@ -91,7 +91,7 @@ func runStateCases(t *testing.T, launch wire.Launcher, d *task.Dataset, truth *T
 }
 
 // stateResult returns the base verdict of the sample named origin.
-func stateResult(t *testing.T, rep *Report, origin string) PhaseResult {
+func stateResult(t *testing.T, rep *StagesReport, origin string) PhaseResult {
 	t.Helper()
 	for _, r := range rep.Results {
 		if r.Sample.Origin == origin {
@@ -105,7 +105,7 @@ func stateResult(t *testing.T, rep *Report, origin string) PhaseResult {
 // socketLeakBroke returns what broke in runStateCases's report about the
 // leaker: the honest sample after it not passing, or (under runsc, where
 // the sockets outlive the job) no container retired.
-func socketLeakBroke(t *testing.T, rep *Report, rt sandbox.Runtime) (broke []string) {
+func socketLeakBroke(t *testing.T, rep *StagesReport, rt sandbox.Runtime) (broke []string) {
 	pr := stateResult(t, rep, stateLeaker)
 	t.Logf("leaker: %s (%s)", pr.Status, pr.Reason)
 	if pr := stateResult(t, rep, stateHonest); pr.Status != StatusPass {
@@ -120,7 +120,7 @@ func socketLeakBroke(t *testing.T, rep *Report, rt sandbox.Runtime) (broke []str
 
 // nearLimitBroke returns what broke in runStateCases's report about
 // nearLimitCase: its timeout not run again, or a pass.
-func nearLimitBroke(t *testing.T, rep *Report) (broke []string) {
+func nearLimitBroke(t *testing.T, rep *StagesReport) (broke []string) {
 	pr := stateResult(t, rep, stateSaver)
 	t.Logf("program that saves its progress: %s (%s)", pr.Status, pr.Reason)
 	if pr.Near == nil || pr.Near.Recheck == nil {
@@ -145,12 +145,12 @@ var stateControls = []struct {
 	runtime sandbox.Runtime
 	host    *bool
 	samples []string // the state cases' samples the row runs
-	broke   func(t *testing.T, rep *Report, rt sandbox.Runtime) []string
+	broke   func(t *testing.T, rep *StagesReport, rt sandbox.Runtime) []string
 }{
 	{control: "container state after each job", runtime: sandbox.Runsc, edits: [][2]string{stateCheckEdit},
 		samples: []string{stateLeaker, stateHonest}, broke: socketLeakBroke},
 	{control: "fresh container for a near-limit re-run", host: &freshRecheckContainer, samples: []string{stateSaver},
-		broke: func(t *testing.T, rep *Report, _ sandbox.Runtime) []string { return nearLimitBroke(t, rep) }},
+		broke: func(t *testing.T, rep *StagesReport, _ sandbox.Runtime) []string { return nearLimitBroke(t, rep) }},
 }
 
 // TestStateControlsAreNeeded takes one mechanism out at a time and

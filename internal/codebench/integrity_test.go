@@ -167,7 +167,7 @@ func runAttackThenHonest(t *testing.T, launch wire.Launcher, d *task.Dataset, tr
 	// checks and 100 MiB (0.8-1.5 CPU-s under runsc).
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 3
-	rep, err := Run(context.Background(), Config{
+	rep, err := RunStages(context.Background(), StagesConfig{
 		Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Launch: launch, Truth: truth,
 		Limits: limits, Parallel: 1,
 	})

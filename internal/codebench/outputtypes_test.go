@@ -120,7 +120,7 @@ func TestOutputTypesAsEvalPlus(t *testing.T) {
 					tasks = append(tasks, d.Task(c.task))
 				}
 			}
-			repro, err := Run(context.Background(), Config{Dataset: d, Tasks: tasks, Samples: samples, Launch: launch,
+			repro, err := RunStages(context.Background(), StagesConfig{Dataset: d, Tasks: tasks, Samples: samples, Launch: launch,
 				Truth: testTruth(t, d, img), Limits: DefaultRunLimits(), Parallel: 2})
 			if err != nil {
 				t.Fatalf("repro: %v", err)

@@ -11,8 +11,9 @@ import (
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
-// Config is one scoring run.
-type Config struct {
+// StagesConfig is what RunStages runs: the dataset's tasks, the
+// candidates, the sandbox and the limits of a scoring run's three stages.
+type StagesConfig struct {
 	Dataset   *task.Dataset
 	Tasks     []*task.Task   // the tasks to score, in dataset order
 	Samples   []*task.Sample // the candidates; ignored when Canonical is set
@@ -119,8 +120,8 @@ func (s *SelfCheckReport) Err(path string) error {
 		path, len(s.Failures), s.Tasks, strings.Join(names, ", "))
 }
 
-// Report is what a run found.
-type Report struct {
+// StagesReport is what RunStages found, stage by stage.
+type StagesReport struct {
 	Truth     TruthReport     `json:"ground_truth"`
 	SelfCheck SelfCheckReport `json:"self_check"`
 	Results   []*SampleResult `json:"-"`
@@ -129,14 +130,14 @@ type Report struct {
 }
 
 // PeakMemory is the highest container peak memory seen in any stage.
-func (r *Report) PeakMemory() int64 {
+func (r *StagesReport) PeakMemory() int64 {
 	return max(r.Truth.Stats.PeakMemory, r.SelfCheck.Stats.PeakMemory, r.Scoring.PeakMemory)
 }
 
 // scored records the scoring stage's outcome in r: its statistics always,
 // its results and their summary over tasks (a subset of d's when fewer)
 // when it completed.
-func (r *Report) scored(results []*SampleResult, st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*Report, error) {
+func (r *StagesReport) scored(results []*SampleResult, st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*StagesReport, error) {
 	r.Scoring = st
 	if err != nil {
 		return r, err
@@ -155,11 +156,11 @@ func CanonicalSamples(tasks []*task.Task) []*task.Sample {
 	return out
 }
 
-// Run computes missing ground truth, runs the self-check and, if every
-// canonical solution passed it, scores the candidates. A failed self-check
-// returns the report so far with an integrity error naming the tasks; no
-// candidate has run then.
-func Run(ctx context.Context, cfg Config) (*Report, error) {
+// RunStages runs a scoring run's three stages: it computes missing ground
+// truth, runs the self-check and, if every canonical solution passed it,
+// scores the candidates. A failed self-check returns the report so far
+// with an integrity error naming the tasks; no candidate has run then.
+func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, exitcode.New(exitcode.Usage, err)
 	}
@@ -167,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, exitcode.Errorf(exitcode.Usage, "no tasks to score")
 	}
 	plus := !cfg.BaseOnly && cfg.Dataset.HasPlus
-	rep := &Report{Truth: TruthReport{Key: cfg.Truth.Key, Dir: cfg.Truth.Dir()}}
+	rep := &StagesReport{Truth: TruthReport{Key: cfg.Truth.Key, Dir: cfg.Truth.Dir()}}
 	progress := func(stage string) func(int, int) {
 		if cfg.Progress == nil {
 			return nil

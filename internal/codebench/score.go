@@ -76,7 +76,7 @@ type Options struct {
 
 	// Warn receives warnings about the samples; Progress receives
 	// "stage done/total" counts; Verdicts the candidates' verdicts so far
-	// (see Config.Verdicts; --engine repro only). Any may be nil.
+	// (see StagesConfig.Verdicts; --engine repro only). Any may be nil.
 	Warn     func(string)
 	Progress func(stage string, done, total int)
 	Verdicts func(stage string, passed, failed, samples int)
@@ -381,7 +381,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 	if err != nil {
 		return err
 	}
-	var report *Report
+	var report *StagesReport
 	var jr *journalRun
 	if o.Engine == EngineRepro {
 		if o.Canonical {
@@ -428,7 +428,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			BaseOnly: o.BaseOnly, Parallel: o.Parallel, Limits: o.Limits, Progress: o.Progress,
 		})
 	} else {
-		report, err = Run(ctx, Config{
+		report, err = RunStages(ctx, StagesConfig{
 			Dataset: d, Tasks: tasks, Samples: samples, Canonical: o.Canonical, Truth: truth,
 			Launch:      wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.SupervisorLimits()),
 			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),

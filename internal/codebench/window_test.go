@@ -42,7 +42,7 @@ def fib(n):
 `
 	limits := DefaultRunLimits()
 	limits.MinTimeLimit, limits.ImportAllowance = 1, 1
-	rep, err := Run(context.Background(), Config{
+	rep, err := RunStages(context.Background(), StagesConfig{
 		Dataset: d, Tasks: []*task.Task{tk}, Launch: launch, Truth: testTruth(t, d, img), Limits: limits, Parallel: 1,
 		Samples: []*task.Sample{{TaskID: tk.ID, Solution: code, Origin: "two slow inputs in one window"}},
 	})

@@ -67,7 +67,7 @@ func TestZygoteStopsWhenPoisoned(t *testing.T) {
 		}
 		limits := codebench.DefaultRunLimits()
 		limits.MinTimeLimit, limits.ImportAllowance = 1, 1
-		rep, err := codebench.Run(context.Background(), codebench.Config{
+		rep, err := codebench.RunStages(context.Background(), codebench.StagesConfig{
 			Dataset: d, Tasks: []*task.Task{tk}, Samples: samples, Truth: truth, Limits: limits, Parallel: 1,
 			Launch: wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()),
 		})
