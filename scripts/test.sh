@@ -7,7 +7,7 @@
 # package) with internal/handoff, internal/sandbox and internal/release in
 # one, every other package (internal/codebench the largest) in the other,
 # which balances the lanes' measured times (CI on a 2-core machine, both
-# lanes at once: cmd/repro 1952 s, humaneval 2313 s, release 251 s,
+# lanes at once: cmd/repro 1952 s, codebench 2313 s, release 251 s,
 # sandbox 206 s, handoff 202 s, edm 138 s, the rest ~250 s). The lanes
 # share the Docker engine; every test names its own containers, volumes
 # and labels, so neither lane sees the other's. Each step prints how long

@@ -169,11 +169,11 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 	in := &Input{Path: s.Path, Format: s.Format, SHA256: s.SHA256, Workspace: wsDir, Set: s.Set, d: s.d}
 	var files []sandbox.WorkspaceFile
 	if s.Format == "jsonl" {
-		files = []sandbox.WorkspaceFile{{Name: filepath.Base(s.Path), Data: s.jsonl, Origin: s.Path}}
+		files = []sandbox.WorkspaceFile{{Name: filepath.Base(s.Path), Data: bytes.NewReader(s.jsonl), Origin: s.Path}}
 	} else {
 		files = make([]sandbox.WorkspaceFile, len(s.files))
 		for i, f := range s.files {
-			files[i] = sandbox.WorkspaceFile{Name: f.Flat, Data: []byte(s.progs[i].Solution), Origin: f.Path}
+			files[i] = sandbox.WorkspaceFile{Name: f.Flat, Data: strings.NewReader(s.progs[i].Solution), Origin: f.Path}
 		}
 	}
 	var err error

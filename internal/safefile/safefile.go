@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,27 +34,61 @@ func OpenNamed(path string) (*os.File, error) {
 	return open(path, 0)
 }
 
-// OpenBeneath opens rel, a path inside the folder root, like OpenRegular,
-// and also follows no link in any of rel's elements and cannot leave root
-// (the kernel resolves the path under RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS):
-// a folder of rel swapped for a link after it was listed is an error, not
-// a read of the link's target. root itself is opened without following a
-// link. Errors name root joined with rel.
+// OpenBeneath opens rel, a local path inside the folder root, like
+// OpenRegular, and also follows no link in any of rel's elements, so it
+// cannot leave root: each folder on the way is opened from the one before
+// it with O_NOFOLLOW, as is the file. A folder of rel swapped for a link
+// after it was listed is an error (ErrLink), not a read of the link's
+// target. root itself is opened without following a link. Errors name
+// root joined with rel.
 func OpenBeneath(root, rel string) (*os.File, error) {
 	name := filepath.Join(root, rel)
-	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if !filepath.IsLocal(rel) {
+		return nil, &os.PathError{Op: "open", Path: name, Err: fmt.Errorf("not a path inside %q", root)}
+	}
+	dir, err := openat(unix.AT_FDCWD, root, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: root, Err: err}
 	}
-	defer unix.Close(dir)
-	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	elems := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	for _, e := range elems[:len(elems)-1] {
+		next, err := openat(dir, e, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+		unix.Close(dir)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		dir = next
+	}
+	fd, err := openat(dir, elems[len(elems)-1], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW)
+	unix.Close(dir)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	return regular(os.NewFile(uintptr(fd), name), name)
+}
+
+// ErrLink is returned (wrapped) by OpenBeneath for a link on the way.
+var ErrLink = errors.New("a link, which is not followed")
+
+// openat opens name relative to the folder dir with flags and O_CLOEXEC,
+// again if a signal interrupts it; a link where a folder or the file
+// should be is ErrLink.
+func openat(dir int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flags|unix.O_CLOEXEC, 0)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EINTR:
+			continue
+		case unix.ELOOP, unix.ENOTDIR:
+			var st unix.Stat_t
+			if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				return -1, ErrLink
+			}
+		}
+		return -1, err
+	}
 }
 
 func open(path string, flags int) (*os.File, error) {

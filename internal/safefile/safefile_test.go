@@ -90,6 +90,11 @@ func TestOpenBeneath(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(root, "aside", "0.py"), filepath.Join(root, "aside", "link.py"))
 	os.Symlink(elsewhere, filepath.Join(root, "up"))
+	for _, link := range []string{"task/0.py", "aside/link.py", "up/outside.py"} {
+		if _, err := OpenBeneath(root, link); !errors.Is(err, ErrLink) {
+			t.Errorf("OpenBeneath(root, %q) = %v; want ErrLink", link, err)
+		}
+	}
 	rel, _ := filepath.Rel(root, filepath.Join(elsewhere, "outside.py"))
 	for _, bad := range []string{"task/0.py", "aside/link.py", "up/outside.py", rel, filepath.Join(elsewhere, "outside.py")} {
 		if f, err := OpenBeneath(root, bad); err == nil {

@@ -43,7 +43,8 @@
 //
 // # Integrity
 //
-// [NewWorkspace] copies the samples into a fresh folder and hashes them;
+// [WriteWorkspace] writes the samples' bytes, or [NewWorkspace] copies
+// sample files, into a fresh folder and hashes them;
 // [Workspace.Check] re-hashes and reports any change as an
 // [exitcode.Integrity] error. Each sample is bound read-only on its own.
 package sandbox

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +52,7 @@ func NewWorkspace(dir string, samples []string) (*Workspace, error) {
 // its bytes, and where they came from, which errors name.
 type WorkspaceFile struct {
 	Name   string
-	Data   []byte
+	Data   io.Reader
 	Origin string
 }
 
@@ -63,12 +62,12 @@ type WorkspaceFile struct {
 // NewWorkspace hashes its copies. No other file is read.
 func WriteWorkspace(dir string, files []WorkspaceFile) (*Workspace, error) {
 	return makeWorkspace(dir, len(files), func(i int) (string, string, error) {
-		if n := int64(len(files[i].Data)); n > maxSampleSize {
-			return "", "", fmt.Errorf("sample %s: %d bytes, more than the %d allowed", files[i].Origin, n, int64(maxSampleSize))
-		}
 		return files[i].Name, files[i].Origin, nil
 	}, func(i int, dst string) error {
-		_, err := writeSample(dst, bytes.NewReader(files[i].Data), files[i].Origin)
+		n, err := writeSample(dst, io.LimitReader(files[i].Data, maxSampleSize+1), files[i].Origin)
+		if err == nil && n > maxSampleSize {
+			err = fmt.Errorf("sample %s: more than the %d bytes allowed", files[i].Origin, int64(maxSampleSize))
+		}
 		return err
 	})
 }

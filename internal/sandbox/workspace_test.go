@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,11 +115,12 @@ func TestNewWorkspaceRefuses(t *testing.T) {
 // the same bytes copied from files, and are refused for the same names,
 // each refusal naming the sample's origin.
 func TestWriteWorkspace(t *testing.T) {
+	empty := func() io.Reader { return strings.NewReader("") }
 	mk := func(files ...WorkspaceFile) (*Workspace, error) {
 		return WriteWorkspace(filepath.Join(t.TempDir(), "ws"), files)
 	}
-	ws, err := mk(WorkspaceFile{"a.py", []byte("def f():\n    return 'a.py'\n"), "/u/a.py"},
-		WorkspaceFile{"b.py", []byte("def f():\n    return 'b.py'\n"), "/u/b.py"})
+	ws, err := mk(WorkspaceFile{"a.py", strings.NewReader("def f():\n    return 'a.py'\n"), "/u/a.py"},
+		WorkspaceFile{"b.py", strings.NewReader("def f():\n    return 'b.py'\n"), "/u/b.py"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +140,10 @@ func TestWriteWorkspace(t *testing.T) {
 		files []WorkspaceFile
 		want  string
 	}{
-		"unusable":  {[]WorkspaceFile{{"a:b.jsonl", nil, "/u/a:b.jsonl"}}, "sample /u/a:b.jsonl: unusable file name"},
-		"dot-dot":   {[]WorkspaceFile{{"..", nil, "/u/x"}}, "sample /u/x: unusable file name"},
-		"duplicate": {[]WorkspaceFile{{"a.py", nil, "/u/a.py"}, {"a.py", nil, "/v/a.py"}}, "sample /v/a.py: another sample has the same name a.py"},
-		"too large": {[]WorkspaceFile{{"a.py", make([]byte, maxSampleSize+1), "/u/a.py"}}, "sample /u/a.py: 67108865 bytes, more than the"},
+		"unusable":  {[]WorkspaceFile{{"a:b.jsonl", empty(), "/u/a:b.jsonl"}}, "sample /u/a:b.jsonl: unusable file name"},
+		"dot-dot":   {[]WorkspaceFile{{"..", empty(), "/u/x"}}, "sample /u/x: unusable file name"},
+		"duplicate": {[]WorkspaceFile{{"a.py", empty(), "/u/a.py"}, {"a.py", empty(), "/v/a.py"}}, "sample /v/a.py: another sample has the same name a.py"},
+		"too large": {[]WorkspaceFile{{"a.py", bytes.NewReader(make([]byte, maxSampleSize+1)), "/u/a.py"}}, "sample /u/a.py: more than the 67108864 bytes allowed"},
 	} {
 		if _, err := mk(c.files...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error with %q", name, err, c.want)
