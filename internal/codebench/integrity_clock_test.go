@@ -271,18 +271,27 @@ func TestClockControlsAreNeeded(t *testing.T) {
 }
 
 // editedHarness writes the harness with edits applied to supervisor.py
-// (each old text must be there once), pins its digest for the test and
-// returns a launcher of it on e.
+// (editedHarnessDir), pins its digest for the test and returns a launcher
+// of it on e.
 func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][2]string) wire.Launcher {
 	t.Helper()
-	src, err := fs.ReadFile(wire.HarnessTree(), "supervisor.py")
+	return wire.SandboxLauncher(e, img, editedHarnessDir(t, "supervisor.py", edits), wire.SupervisorLimits())
+}
+
+// editedHarnessDir writes the embedded harness into a new folder with
+// edits applied to its file file (each old text must be there once), pins
+// the folder's digest as wire.HarnessDigest for the test (the caller
+// restores the pin) and returns the folder.
+func editedHarnessDir(t *testing.T, file string, edits [][2]string) string {
+	t.Helper()
+	src, err := fs.ReadFile(wire.HarnessTree(), file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	code := string(src)
 	for _, ed := range edits {
 		if strings.Count(code, ed[0]) != 1 {
-			t.Fatalf("supervisor.py no longer has %q once: update the edit", ed[0])
+			t.Fatalf("%s no longer has %q once: update the edit", file, ed[0])
 		}
 		code = strings.Replace(code, ed[0], ed[1], 1)
 	}
@@ -295,7 +304,7 @@ func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][
 			return err
 		}
 		b, err := fs.ReadFile(wire.HarnessTree(), p)
-		if p == "supervisor.py" {
+		if p == file {
 			b = []byte(code)
 		}
 		if err != nil {
@@ -311,5 +320,5 @@ func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][
 		t.Fatal(err)
 	}
 	wire.HarnessDigest = tree.Digest()
-	return wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits())
+	return dir
 }

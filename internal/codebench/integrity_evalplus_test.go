@@ -2,8 +2,6 @@ package codebench
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -171,42 +169,7 @@ func TestEvalPlusControlsAreNeeded(t *testing.T) {
 	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range evalplusControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
-			src, err := fs.ReadFile(wire.HarnessTree(), m.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			code := string(src)
-			for _, ed := range m.edits {
-				if strings.Count(code, ed[0]) != 1 {
-					t.Fatalf("%s no longer has %q once: update the edit", m.file, ed[0])
-				}
-				code = strings.Replace(code, ed[0], ed[1], 1)
-			}
-			dir := filepath.Join(t.TempDir(), "harness")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			err = fs.WalkDir(wire.HarnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
-				if err != nil || de.IsDir() {
-					return err
-				}
-				b, err := fs.ReadFile(wire.HarnessTree(), p)
-				if p == m.file {
-					b = []byte(code)
-				}
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(filepath.Join(dir, p), b, 0o444)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := digest.Tree(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wire.HarnessDigest = h.Digest()
+			dir := editedHarnessDir(t, m.file, m.edits)
 			idx := slices.IndexFunc(evalplusAttacks(), func(c evalplusAttack) bool { return c.name == m.test })
 			if idx < 0 {
 				t.Fatalf("no case %q", m.test)

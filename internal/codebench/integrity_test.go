@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
-	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
@@ -271,48 +268,12 @@ func TestHarnessControlsAreNeeded(t *testing.T) {
 	img := sandboxtest.Image(t, e0)
 	d := testDataset(t, "humanevalplus-mini-v0.1.10")
 	task := d.Task(integrityTask)
-	src, err := fs.ReadFile(wire.HarnessTree(), "supervisor.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	pinned := wire.HarnessDigest
 	t.Cleanup(func() { wire.HarnessDigest = pinned })
 	for _, m := range harnessControls {
 		t.Run(strings.ReplaceAll(m.control, " ", "_"), func(t *testing.T) {
 			e := controlRow(t, e0, m.runtime, m.host)
-			code := string(src)
-			for _, ed := range m.edits {
-				if strings.Count(code, ed[0]) != 1 {
-					t.Fatalf("supervisor.py no longer has %q once: update the edit", ed[0])
-				}
-				code = strings.Replace(code, ed[0], ed[1], 1)
-			}
-			dir := filepath.Join(t.TempDir(), "harness")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			err := fs.WalkDir(wire.HarnessTree(), ".", func(p string, de fs.DirEntry, err error) error {
-				if err != nil || de.IsDir() {
-					return err
-				}
-				b, err := fs.ReadFile(wire.HarnessTree(), p)
-				if p == "supervisor.py" {
-					b = []byte(code)
-				}
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(filepath.Join(dir, p), b, 0o444)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree, err := digest.Tree(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wire.HarnessDigest = tree.Digest()
-			launch := wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits())
+			launch := editedHarness(t, e, img, m.edits)
 			idx := slices.IndexFunc(integrityCases(), func(c integrityCase) bool { return c.name == m.test })
 			if idx < 0 {
 				t.Fatalf("no integrity case %q", m.test)
