@@ -41,9 +41,11 @@ type fileState struct {
 // 0444, and hashes them. Sample paths are untrusted: each must be a regular
 // file (links are not followed) of at most 64 MiB.
 func NewWorkspace(dir string, samples []string) (*Workspace, error) {
-	return makeWorkspace(dir, len(samples), func(i int) (string, string, error) {
-		return filepath.Base(samples[i]), samples[i], nil
-	}, func(i int, dst string) error {
+	names := make([]string, len(samples))
+	for i, src := range samples {
+		names[i] = filepath.Base(src)
+	}
+	return makeWorkspace(dir, names, samples, func(i int, dst string) error {
 		return copySample(samples[i], dst)
 	})
 }
@@ -61,9 +63,11 @@ type WorkspaceFile struct {
 // usable, files at most 64 MiB), mode 0444, synced, and hashed as
 // NewWorkspace hashes its copies. No other file is read.
 func WriteWorkspace(dir string, files []WorkspaceFile) (*Workspace, error) {
-	return makeWorkspace(dir, len(files), func(i int) (string, string, error) {
-		return files[i].Name, files[i].Origin, nil
-	}, func(i int, dst string) error {
+	names, origins := make([]string, len(files)), make([]string, len(files))
+	for i, f := range files {
+		names[i], origins[i] = f.Name, f.Origin
+	}
+	return makeWorkspace(dir, names, origins, func(i int, dst string) error {
 		n, err := writeSample(dst, io.LimitReader(files[i].Data, maxSampleSize+1), files[i].Origin)
 		if err == nil && n > maxSampleSize {
 			err = fmt.Errorf("sample %s: more than the %d bytes allowed", files[i].Origin, int64(maxSampleSize))
@@ -72,11 +76,11 @@ func WriteWorkspace(dir string, files []WorkspaceFile) (*Workspace, error) {
 	})
 }
 
-// makeWorkspace makes dir a workspace of n files: file(i) names the i-th
-// (its name in the workspace, and its origin for errors), put(i, dst)
-// writes it at dst. The names are checked (usable, unique) before each is
-// written; the folder is then made read-only and scanned.
-func makeWorkspace(dir string, n int, file func(i int) (name, origin string, err error), put func(i int, dst string) error) (*Workspace, error) {
+// makeWorkspace makes dir a workspace of one file for each of names (its
+// origin, which errors name, at the same index): each name is checked
+// (usable, unique) before put(i, dst) writes the file at dst; the folder
+// is then made read-only and scanned.
+func makeWorkspace(dir string, names, origins []string, put func(i int, dst string) error) (*Workspace, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("failed to create workspace: %w", err)
 	}
@@ -86,11 +90,8 @@ func makeWorkspace(dir string, n int, file func(i int) (name, origin string, err
 		return nil, fmt.Errorf("workspace %s is not empty", dir)
 	}
 	seen := make(map[string]bool)
-	for i := range n {
-		name, origin, err := file(i)
-		if err != nil {
-			return nil, err
-		}
+	for i, name := range names {
+		origin := origins[i]
 		if !validName(name) {
 			return nil, fmt.Errorf("sample %s: unusable file name", origin)
 		}
