@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
@@ -62,7 +63,7 @@ func integrityCases() []integrityCase {
 		{"kill the zygote", attack("integrity/kill-zygote.py"), onlyFail},
 		{"stop the zygote", attack("integrity/stop-zygote.py"), failOrTime},
 		{"kill the supervisor", pids + attack("integrity/kill-supervisor.py"), onlyFail},
-		{"stop the supervisor", pids + attack("integrity/stop-supervisor.py"), failOrTime},
+		{stopsTheSupervisor, pids + attack("integrity/stop-supervisor.py"), failOrTime},
 		{"descriptors and memory of the zygote and the supervisor", pids + attack("integrity/read-zygote-and-supervisor.py"), onlyFail},
 		{"frames forged on the supervisor's stdout", pids + framing + attack("integrity/forge-frames-on-supervisor-stdout.py"), onlyFail},
 		{"frames taken from the supervisor's stdout and written back with the right answers", pids + framing + attack("integrity/rewrite-frames-on-supervisor-stdout.py"), onlyFail},
@@ -99,6 +100,18 @@ var onCall = attack("integrity/parts/on-call.py")
 // the child's pipe back.
 var resultRelay = attack("integrity/parts/result-relay.py")
 
+// stopsTheSupervisor is the case whose attacker stops the supervisor: the
+// host waits out the silence of each of its two lost jobs, 45 s with
+// production's heartbeat, which the suite shortens for it to
+// quickHeartbeat of silence and quickHeartbeatStarved in all (the path is
+// the same: a silent supervisor whose container got little CPU time is
+// waited for, then its job ends as lost).
+const (
+	stopsTheSupervisor    = "stop the supervisor"
+	quickHeartbeat        = 8 * time.Second
+	quickHeartbeatStarved = 15 * time.Second
+)
+
 // TestIntegritySuite runs every integrity attack under each runtime.
 func TestIntegritySuite(t *testing.T) {
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) { testIntegritySuite(t, e) })
@@ -111,6 +124,9 @@ func testIntegritySuite(t *testing.T, e *sandbox.Engine) {
 	task := d.Task(integrityTask)
 	for _, c := range integrityCases() {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			if c.name == stopsTheSupervisor {
+				t.Cleanup(wire.SetHeartbeat(quickHeartbeat, quickHeartbeatStarved))
+			}
 			att, hon := runAttackThenHonest(t, launch, d, truth, task, c.code)
 			for _, pr := range []*PhaseResult{&att.Base, att.Plus} {
 				if !slices.Contains(c.want, pr.Status) {

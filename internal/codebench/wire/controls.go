@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // The host's controls that the integrity suites must show are needed.
 // Production never changes them: each is on (or, for ForceClockScale, off)
@@ -41,3 +44,38 @@ var (
 // clock runs faster than wall time, set it to 0
 // (TestHostClockHoldsTheJob).
 var clockRefresh = time.Millisecond
+
+// heartbeatTimeout is how long a supervisor running a job may stay silent
+// (it sends a heartbeat at least every second); heartbeatWallMax is how
+// long a silent supervisor whose container got less than heartbeatCPU is
+// waited for. Production keeps 20 s and 45 s; each job reads them once, as
+// it starts.
+var heartbeatTimeout, heartbeatWallMax = newDurationVar(20 * time.Second), newDurationVar(45 * time.Second)
+
+// durationVar is a duration that one goroutine may set while others read
+// it.
+type durationVar struct{ v atomic.Int64 }
+
+func newDurationVar(d time.Duration) *durationVar {
+	var v durationVar
+	v.v.Store(int64(d))
+	return &v
+}
+
+func (d *durationVar) Load() time.Duration { return time.Duration(d.v.Load()) }
+
+func (d *durationVar) swap(to time.Duration) time.Duration { return time.Duration(d.v.Swap(int64(to))) }
+
+// SetHeartbeat sets how long a supervisor running a job may stay silent
+// and how long a silent one whose container got little CPU time is waited
+// for, for the jobs that start after it, and returns a function that puts
+// back what they were. Production never calls it; only the integrity case
+// whose attacker stops the supervisor shortens them, so that each of its
+// lost jobs does not wait out 45 s.
+func SetHeartbeat(silence, starved time.Duration) (restore func()) {
+	was, wasStarved := heartbeatTimeout.swap(silence), heartbeatWallMax.swap(starved)
+	return func() {
+		heartbeatTimeout.swap(was)
+		heartbeatWallMax.swap(wasStarved)
+	}
+}

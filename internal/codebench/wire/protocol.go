@@ -389,17 +389,11 @@ const rotateAfter = 160 << 20
 // within its container's deadline.
 const rotateAge = 45 * time.Minute
 
-// heartbeatTimeout is how long a supervisor running a job may stay silent;
-// it sends a heartbeat at least every second.
-const heartbeatTimeout = 20 * time.Second
-
 // heartbeatCPU is the container CPU time after which a silent supervisor
-// is taken for stopped or wedged; heartbeatWallMax is how long a silent
-// supervisor whose container got less is waited for.
-const (
-	heartbeatCPU     = 2 * time.Second
-	heartbeatWallMax = 45 * time.Second
-)
+// is taken for stopped or wedged (how long it may stay silent, and how
+// long one whose container got less is waited for, are heartbeatTimeout
+// and heartbeatWallMax in controls.go).
+const heartbeatCPU = 2 * time.Second
 
 // helloTimeout bounds the start of a supervisor.
 const helloTimeout = 60 * time.Second
@@ -526,7 +520,7 @@ func (w *Worker) barrier() {
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
 	t := w.t
-	timer := time.AfterFunc(heartbeatTimeout, t.Abort)
+	timer := time.AfterFunc(heartbeatTimeout.Load(), t.Abort)
 	defer timer.Stop()
 	if _, err := t.Write(w.hostFrame('S', nonce)); err != nil {
 		w.stop()
@@ -592,21 +586,22 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	// wedged and is killed; one whose container got less was starved by a
 	// loaded host and is waited for, up to heartbeatWallMax. (A job gains
 	// nothing by stopping the supervisor: its job ends as lost.)
+	silence, starved := heartbeatTimeout.Load(), heartbeatWallMax.Load()
 	lastFrame := time.Now()
 	var lastCPU time.Duration
 	if clk != nil {
 		lastCPU, _ = clk.CPUUsage()
 	}
 	var alive *time.Timer
-	alive = time.AfterFunc(heartbeatTimeout, func() {
+	alive = time.AfterFunc(silence, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if finished {
 			return
 		}
-		if clk != nil && time.Since(lastFrame) < heartbeatWallMax {
+		if clk != nil && time.Since(lastFrame) < starved {
 			if u, err := clk.CPUUsage(); err == nil && u-lastCPU < heartbeatCPU {
-				alive.Reset(heartbeatTimeout / 4)
+				alive.Reset(silence / 4)
 				return
 			}
 		}
@@ -674,7 +669,7 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			}
 		}
 		mu.Unlock()
-		alive.Reset(heartbeatTimeout)
+		alive.Reset(silence)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
 			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
