@@ -4,14 +4,18 @@
 #
 # go vet and staticcheck run beside the tests, and the tests run in two
 # lanes at once, each one package at a time (-p 1): cmd/repro (the largest
-# package) with internal/handoff, internal/sandbox and internal/release in
+# package) with internal/sandbox, internal/release and internal/pickle in
 # one, every other package (internal/codebench the largest) in the other,
-# which balances the lanes' measured times (CI on a 2-core machine, both
-# lanes at once: cmd/repro 1952 s, codebench 2313 s, release 251 s,
-# sandbox 206 s, handoff 202 s, edm 138 s, the rest ~250 s). The lanes
+# which balances the lanes' measured times (both lanes at once on a 2-core
+# machine at a load of 5 to 8, before the cuts in the two largest: cmd/repro
+# 1693 s, codebench 2250 s, release 476 s, sandbox 212 s, handoff 203 s,
+# edm 123 s, pickle 102 s, the rest about 160 s; since then cmd/repro's
+# full canonical run happens once and codebench's corpus subset leaves out
+# the machine-dependent tasks, about 150 s and 400 s less). The lanes
 # share the Docker engine; every test names its own containers, volumes
 # and labels, so neither lane sees the other's. Each step prints how long
-# it took, so that the next slow step is visible in CI's log.
+# it took, and each lane its packages' times and its slowest tests, so
+# that the next slow step is visible in CI's log.
 #
 # For the edit-test loop, `go test -short ./...` leaves out every test that
 # needs the engine, Slurm, cosign, a browser or PyTorch, and the longest
@@ -62,10 +66,13 @@ trap 'rm -rf "$logs"' EXIT
 lint() {
 	go vet ./... && go tool staticcheck ./... # pinned in go.mod (tool directive), bytes fixed by go.sum
 }
-lane() { # lane NAME PKG...: one go test of PKG..., one package at a time
+# lane NAME PKG...: one go test of PKG..., one package at a time. Its log
+# (scripts/testlog.py) gives each package's result and time as it ends, the
+# output of what failed, and the lane's slowest tests at the end.
+lane() {
 	local name=$1 t0=$SECONDS rc=0
 	shift
-	go test -p 1 -timeout 80m -count=1 "$@" || rc=$?
+	go test -json -p 1 -timeout 80m -count=1 "$@" | python3 scripts/testlog.py "$name" || rc=$?
 	echo "== go test, lane $name: $((SECONDS - t0)) s, exit $rc"
 	return $rc
 }
@@ -79,7 +86,7 @@ echo "== go vet, staticcheck, go test (two lanes)"
 	exit $rc
 ) &
 lint_pid=$!
-first=(github.com/reprolab/repro/cmd/repro github.com/reprolab/repro/internal/handoff github.com/reprolab/repro/internal/sandbox github.com/reprolab/repro/internal/release)
+first=(github.com/reprolab/repro/cmd/repro github.com/reprolab/repro/internal/sandbox github.com/reprolab/repro/internal/release github.com/reprolab/repro/internal/pickle)
 mapfile -t others < <(go list ./... | grep -v -x -F "${first[@]/#/-e}")
 lane cmd/repro+ "${first[@]}" &
 lane_a=$!
