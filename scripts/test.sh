@@ -2,20 +2,20 @@
 # Runs repro's whole test suite against real components: installs and starts
 # them first (scripts/deps.sh), then gofmt, vet, staticcheck and go test.
 #
-# go vet and staticcheck run beside the tests, and the tests run in two
+# go vet and staticcheck run beside the tests, and the tests run in three
 # lanes at once, each one package at a time (-p 1): cmd/repro (the largest
-# package) with internal/sandbox, internal/release and internal/pickle in
-# one, every other package (internal/codebench the largest) in the other,
-# which balances the lanes' measured times (both lanes at once on a 2-core
-# machine at a load of 5 to 8, before the cuts in the two largest: cmd/repro
-# 1693 s, codebench 2250 s, release 476 s, sandbox 212 s, handoff 203 s,
-# edm 123 s, pickle 102 s, the rest about 160 s; since then cmd/repro's
-# full canonical run happens once and codebench's corpus subset leaves out
-# the machine-dependent tasks, about 150 s and 400 s less). The lanes
-# share the Docker engine; every test names its own containers, volumes
-# and labels, so neither lane sees the other's. Each step prints how long
-# it took, and each lane its packages' times and its slowest tests, so
-# that the next slow step is visible in CI's log.
+# package); internal/codebench (the next) but four of its suites, with
+# internal/release and internal/pickle; and those four suites, then every
+# other package. Many of the engine's tests wait (a container's start, a
+# program idle until its limit, a silent supervisor), and a third lane
+# fills those waits. Measured with both of two lanes at once on a 2-core
+# machine at a load of 10 to 23: cmd/repro 1922 s, codebench 2331 s
+# (its four suites about 40 % of it), sandbox 302 s; at a load of 5 to 8:
+# release 476 s, handoff 203 s, edm 123 s, pickle 102 s, the rest about
+# 160 s. The lanes share the Docker engine; every test names its own
+# containers, volumes and labels, so no lane sees another's. Each step
+# prints how long it took, and each lane its packages' times and its
+# slowest tests, so that the next slow step is visible in CI's log.
 #
 # For the edit-test loop, `go test -short ./...` leaves out every test that
 # needs the engine, Slurm, cosign, a browser or PyTorch, and the longest
@@ -66,9 +66,10 @@ trap 'rm -rf "$logs"' EXIT
 lint() {
 	go vet ./... && go tool staticcheck ./... # pinned in go.mod (tool directive), bytes fixed by go.sum
 }
-# lane NAME PKG...: one go test of PKG..., one package at a time. Its log
-# (scripts/testlog.py) gives each package's result and time as it ends, the
-# output of what failed, and the lane's slowest tests at the end.
+# lane NAME ARG...: one go test of ARG... (flags, then packages), one
+# package at a time. Its log (scripts/testlog.py) gives each package's
+# result and time as it ends, the output of what failed, and the lane's
+# slowest tests at the end.
 lane() {
 	local name=$1 t0=$SECONDS rc=0
 	shift
@@ -78,7 +79,7 @@ lane() {
 }
 
 t0=$SECONDS
-echo "== go vet, staticcheck, go test (two lanes)"
+echo "== go vet, staticcheck, go test (three lanes)"
 (
 	t=$SECONDS rc=0
 	lint >"$logs/lint" 2>&1 || rc=$?
@@ -86,16 +87,28 @@ echo "== go vet, staticcheck, go test (two lanes)"
 	exit $rc
 ) &
 lint_pid=$!
-first=(github.com/reprolab/repro/cmd/repro github.com/reprolab/repro/internal/sandbox github.com/reprolab/repro/internal/release github.com/reprolab/repro/internal/pickle)
-mapfile -t others < <(go list ./... | grep -v -x -F "${first[@]/#/-e}")
-lane cmd/repro+ "${first[@]}" &
+mod=github.com/reprolab/repro
+codebench=$mod/internal/codebench
+# codebench's suites that run in the third lane, about 40 % of its time.
+suites='^(TestCorpusMatchesEvalPlus|TestHostileSuite|TestClockIntegritySuite|TestClockControlsAreNeeded)$'
+second=("$codebench" $mod/internal/release $mod/internal/pickle)
+mapfile -t others < <(go list ./... | grep -v -x -F -e $mod/cmd/repro "${second[@]/#/-e}")
+lane cmd/repro $mod/cmd/repro &
 lane_a=$!
-lane internal "${others[@]}" &
+lane codebench+ -skip "$suites" "${second[@]}" &
 lane_b=$!
+(
+	rc=0
+	lane codebench-suites -run "$suites" "$codebench" || rc=1
+	lane internal "${others[@]}" || rc=1
+	exit $rc
+) &
+lane_c=$!
 
 rc=0
 wait "$lane_a" || rc=1
 wait "$lane_b" || rc=1
+wait "$lane_c" || rc=1
 wait "$lint_pid" || rc=1
 cat "$logs/lint"
 echo "== go vet, staticcheck, go test: $((SECONDS - t0)) s"
