@@ -91,9 +91,9 @@ mod=github.com/reprolab/repro
 codebench=$mod/internal/codebench
 # codebench's suites that run in the third lane, about 40 % of its time.
 suites='^(TestCorpusMatchesEvalPlus|TestHostileSuite|TestClockIntegritySuite|TestClockControlsAreNeeded)$'
-second=("$codebench" $mod/internal/release $mod/internal/pickle)
-mapfile -t others < <(go list ./... | grep -v -x -F -e $mod/cmd/repro "${second[@]/#/-e}")
-lane cmd/repro $mod/cmd/repro &
+second=("$codebench" "$mod/internal/release" "$mod/internal/pickle")
+mapfile -t others < <(go list ./... | grep -v -x -F -e "$mod/cmd/repro" "${second[@]/#/-e}")
+lane cmd/repro "$mod/cmd/repro" &
 lane_a=$!
 lane codebench+ -skip "$suites" "${second[@]}" &
 lane_b=$!
