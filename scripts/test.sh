@@ -4,18 +4,19 @@
 #
 # go vet and staticcheck run beside the tests, and the tests run in three
 # lanes at once, each one package at a time (-p 1): cmd/repro (the largest
-# package); internal/codebench (the next) but four of its suites, with
-# internal/release and internal/pickle; and those four suites, then every
-# other package. Many of the engine's tests wait (a container's start, a
-# program idle until its limit, a silent supervisor), and a third lane
-# fills those waits. Measured with both of two lanes at once on a 2-core
-# machine at a load of 10 to 23: cmd/repro 1922 s, codebench 2331 s
-# (its four suites about 40 % of it), sandbox 302 s; at a load of 5 to 8:
-# release 476 s, handoff 203 s, edm 123 s, pickle 102 s, the rest about
-# 160 s. The lanes share the Docker engine; every test names its own
-# containers, volumes and labels, so no lane sees another's. Each step
-# prints how long it took, and each lane its packages' times and its
-# slowest tests, so that the next slow step is visible in CI's log.
+# package) with internal/edm; internal/codebench (the next) but four of its
+# suites, with internal/release and internal/pickle; and those four suites,
+# then every other package. Many of the engine's tests wait (a container's
+# start, a program idle until its limit, a silent supervisor), and a third
+# lane fills those waits. Measured on a 2-core machine at a load of 10 to
+# 20 with the three lanes at once: cmd/repro 2147 s, codebench 1346 s and
+# its four suites 1487 s, release 960 s, handoff 506 s, edm 344 s, sandbox
+# 186 s, pickle 91 s, the rest about 220 s (the lanes 2502 s, 2408 s and
+# 2475 s with edm where it is now). The lanes share the Docker engine;
+# every test names its own containers, volumes and labels, so no lane
+# sees another's. Each step prints how long it took, and each lane its
+# packages' times and its slowest tests, so that the next slow step is
+# visible in CI's log.
 #
 # For the edit-test loop, `go test -short ./...` leaves out every test that
 # needs the engine, Slurm, cosign, a browser or PyTorch, and the longest
@@ -92,8 +93,9 @@ codebench=$mod/internal/codebench
 # codebench's suites that run in the third lane, about 40 % of its time.
 suites='^(TestCorpusMatchesEvalPlus|TestHostileSuite|TestClockIntegritySuite|TestClockControlsAreNeeded)$'
 second=("$codebench" "$mod/internal/release" "$mod/internal/pickle")
-mapfile -t others < <(go list ./... | grep -v -x -F -e "$mod/cmd/repro" "${second[@]/#/-e}")
-lane cmd/repro "$mod/cmd/repro" &
+first=("$mod/cmd/repro" "$mod/internal/edm")
+mapfile -t others < <(go list ./... | grep -v -x -F "${first[@]/#/-e}" "${second[@]/#/-e}")
+lane cmd/repro+ "${first[@]}" &
 lane_a=$!
 lane codebench+ -skip "$suites" "${second[@]}" &
 lane_b=$!
