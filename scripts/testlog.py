@@ -24,16 +24,19 @@ def main():
         out.write("[%s] %s\n" % (lane, line.rstrip("\n")))
         out.flush()
 
+    def dump(lines):
+        for line in lines:
+            say(line)
+
     held = {}  # (package, test or "") -> lines
     timings = []  # (seconds, package, test)
     for raw in sys.stdin:
         try:
             ev = json.loads(raw)
         except ValueError:
-            say(raw)  # not an event: go test's own message
-            continue
+            ev = None
         if not isinstance(ev, dict):
-            say(raw)
+            say(raw)  # not an event: go test's own message
             continue
         action = ev.get("Action", "")
         pkg = ev.get("Package") or ev.get("ImportPath") or ""
@@ -42,33 +45,24 @@ def main():
         if action in ("output", "build-output"):
             held.setdefault(key, []).append(ev.get("Output", ""))
         elif action == "build-fail":
-            for line in held.pop(key, []):
-                say(line)
+            dump(held.pop(key, []))
             say("build of %s failed" % pkg)
         elif action in ("pass", "fail", "skip"):
-            lines = held.pop(key, [])
-            elapsed = ev.get("Elapsed") or 0.0
             if test:
-                if action == "fail":
-                    for line in lines:
-                        say(line)
+                lines = held.pop(key, [])
                 if "/" not in test:
-                    timings.append((elapsed, pkg, test))
+                    timings.append((ev.get("Elapsed") or 0.0, pkg, test))
             else:
-                # A failed package's tests that never ended (a timeout, a
-                # crash), then its own output, then its result.
-                for k in [k for k in held if k[0] == pkg]:
-                    if action == "fail":
-                        for line in held[k]:
-                            say(line)
-                    del held[k]
-                if action == "fail":
-                    for line in lines:
-                        say(line)
-                say("%-4s %s %.1fs" % ({"pass": "ok", "fail": "FAIL", "skip": "?"}[action], pkg, elapsed))
-    for (pkg, test), lines in held.items():
-        for line in lines:  # a stream that ended early: show what is left
-            say(line)
+                # A package's tests that never ended (a timeout, a crash)
+                # come before its own output.
+                stuck = [k for k in held if k[0] == pkg and k != key]
+                lines = [line for k in stuck for line in held.pop(k)] + held.pop(key, [])
+            if action == "fail":
+                dump(lines)
+            if not test:
+                say("%-4s %s %.1fs" % ({"pass": "ok", "fail": "FAIL", "skip": "?"}[action], pkg, ev.get("Elapsed") or 0.0))
+    for lines in held.values():
+        dump(lines)  # a stream that ended early: show what is left
     timings.sort(reverse=True)
     if timings:
         say("slowest tests:")
