@@ -455,3 +455,79 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// Ctrl-C stops the jobs in flight, not only the queue: a run whose sample
+// spins far past any wait here (its limit is 300 CPU-s an input) exits
+// within seconds of SIGINT, leaves no container, and its journal holds no
+// verdict of the sample it stopped. (Before, a run waited for each job in
+// flight to end: 27 s on real samples at load 15.)
+func TestHumanEvalInterruptStopsJobsInFlight(t *testing.T) {
+	home := humanevalHome(t, true)
+	fast := "def add(x, y):\n    return x + y\n"
+	spin := "def add(x, y):\n    while True:\n        pass\n"
+	samples := writeSamples(t, sampleLine("HumanEval/53", fast), sampleLine("HumanEval/53", spin))
+	before, _ := filepath.Glob(filepath.Join(home, "runs", "humaneval-*", "journal.jsonl"))
+	cmd, _, stderr := startHumanEval(t, home, "--samples", samples, "--dataset", "humanevalplus-mini", "--tasks", "53",
+		"--min-time-limit", "300", "--parallel", "2", "--json")
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The fast sample's first verdict is journaled once its job ends; the
+	// spinning sample's first job started beside it or right after.
+	var journal string
+	for deadline := time.Now().Add(4 * time.Minute); journal == "" || journalVerdicts(journal) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("no verdict was journaled: %s", stderr)
+		}
+		now, _ := filepath.Glob(filepath.Join(home, "runs", "humaneval-*", "journal.jsonl"))
+		for _, p := range now {
+			if !slices.Contains(before, p) {
+				journal = p
+			}
+		}
+	}
+	time.Sleep(2 * time.Second)
+	const bound = 60 * time.Second // a loaded machine's engine, far below the spin
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the run still ran %v after SIGINT: its job in flight was not stopped", bound)
+	}
+	t.Logf("the run exited %v after SIGINT", time.Since(sent).Round(time.Millisecond))
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %v, want 1 (interrupted):\n%s", err, stderr)
+	}
+	if left := containersOf(t, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("the interrupted run left containers %v", left)
+	}
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []int // the sample of each
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Body struct {
+				Type   string `json:"type"`
+				Sample int    `json:"sample"`
+			} `json:"body"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Body.Type == "verdict" {
+			verdicts = append(verdicts, e.Body.Sample)
+		}
+	}
+	for _, v := range verdicts {
+		if v != 0 {
+			t.Errorf("the journal holds a verdict of the stopped sample %d", v)
+		}
+	}
+	if len(verdicts) == 0 {
+		t.Errorf("the journal lost the fast sample's verdicts:\n%s", b)
+	}
+}

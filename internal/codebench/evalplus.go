@@ -242,7 +242,7 @@ func (p *evalplusPass) run(ctx context.Context, samples []*task.Sample) ([]*Samp
 		Do: func(ctx context.Context, w *wire.Worker, i int) error {
 			return p.score(ctx, w, results[i], len(samples))
 		},
-		Stop: func(w *wire.Worker) { peak.note(w.Close()) },
+		Stop: func(w *wire.Worker) { peak.note(w.Release(ctx)) },
 	})
 	st := p.st
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()

@@ -219,7 +219,7 @@ func (t *Truth) Compute(ctx context.Context, launch wire.Launcher, tasks []*task
 			}
 			return nil
 		},
-		Stop: func(w *wire.Worker) { peak.note(w.Close()) },
+		Stop: func(w *wire.Worker) { peak.note(w.Release(ctx)) },
 	})
 	st.PeakMemory = peak.max()
 	return st, err

@@ -206,7 +206,7 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
 		BaseOnly: !plus, Parallel: cfg.Parallel, Progress: progress("self-check"), Keep: true, EngineUp: cfg.EngineUp}
 	defer func() {
-		peak := sc.Close()
+		peak := sc.Release(ctx)
 		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
 	}()
 	canon, st, err := sc.Score(ctx, CanonicalSamples(cfg.Tasks))

@@ -231,8 +231,10 @@ func (s *Scorer) give(w *wire.Worker) int64 {
 	return w.Peak()
 }
 
-// Close ends the kept supervisors and returns their highest peak memory.
-func (s *Scorer) Close() int64 {
+// Release ends the kept supervisors side by side and returns their highest
+// peak memory; once ctx is done (the run was stopped) it discards them
+// (wire.Worker.Release).
+func (s *Scorer) Release(ctx context.Context) int64 {
 	s.mu.Lock()
 	idle := s.idle
 	s.idle = nil
@@ -245,7 +247,7 @@ func (s *Scorer) Close() int64 {
 	)
 	for _, w := range idle {
 		wg.Add(1)
-		go func() { defer wg.Done(); peak.note(w.Close()) }()
+		go func() { defer wg.Done(); peak.note(w.Release(ctx)) }()
 	}
 	wg.Wait()
 	return peak.max()
@@ -391,7 +393,13 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 			}
 			return nil
 		},
-		Stop: func(w *wire.Worker) { peak.note(s.give(w)) },
+		Stop: func(w *wire.Worker) {
+			if ctx.Err() != nil {
+				w.Discard() // stopped: not kept, and nothing to wait for
+				return
+			}
+			peak.note(s.give(w))
+		},
 	})
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {

@@ -339,6 +339,28 @@ func (c *Container) Kill(ctx context.Context) error {
 	return nil
 }
 
+// Discard kills and removes the container at once, without its outcome:
+// for a caller that was stopped (Ctrl-C) and has no use for one. A Wait
+// after it returns ErrDiscarded; if a Wait has begun, Discard waits for it
+// (it removes the container too). It returns the removal's error; the
+// Engine's Close and Sweep remove what it could not.
+func (c *Container) Discard() error {
+	var err error
+	c.waitOnce.Do(func() {
+		c.timer.Stop()
+		c.conn.Close()
+		err = c.e.destroy(c.id, c.vol)
+		c.waitErr = ErrDiscarded
+		if c.cgroup != nil {
+			c.cgroup.close()
+		}
+	})
+	return err
+}
+
+// ErrDiscarded is Wait's error for a container its caller discarded.
+var ErrDiscarded = errors.New("the sandbox container was discarded")
+
 // Wait waits for the program to end or its deadline to pass, collects the
 // outcome, kills the container and removes it. It always removes the
 // container, also when ctx is cancelled (then it returns ctx's error). If

@@ -46,6 +46,9 @@ type Transport interface {
 	io.Writer
 	io.Reader
 	Abort()
+	// Discard ends the supervisor's container at once, without its
+	// outcome (the run was stopped), and returns once it is removed.
+	Discard()
 	Close() (peakMemory int64, err error)
 	// Stderr returns the start of what the supervisor wrote to stderr,
 	// once it has ended (for error messages).
@@ -443,6 +446,20 @@ func (w *Worker) ensure(ctx context.Context) error {
 // stop kills the current supervisor, if any.
 func (w *Worker) stop() { w.End(true) }
 
+// Discard ends the worker's supervisor and its large companion's at once,
+// without their outcome: for a run that was stopped (Ctrl-C), which must
+// not wait for what a graceful end collects. It returns once their
+// containers are removed.
+func (w *Worker) Discard() {
+	if w.t != nil {
+		w.t.Discard()
+		w.t, w.r, w.key, w.in = nil, nil, nil, nil
+	}
+	if w.large != nil {
+		w.large.Discard()
+	}
+}
+
 // End ends the current supervisor: killed at once if abort is set, else by
 // closing its stdin, which it reads as the end of the run.
 func (w *Worker) End(abort bool) {
@@ -535,10 +552,28 @@ func (w *Worker) barrier() {
 // Run sends j and hands each record to onRecord, which returns false to stop
 // the job early. It returns the job's end. A supervisor that dies, breaks the
 // protocol or overruns the job's limits is killed and reported as status
-// "lost" with the records seen; the next job gets a fresh supervisor.
+// "lost" with the records seen; the next job gets a fresh supervisor. Once
+// ctx is done the supervisor is discarded at once, whatever the job is
+// doing, and Run returns ctx's error and no end: a stopped run decides
+// nothing more.
 func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record) bool) (JobEnd, error) {
 	if err := w.ensure(ctx); err != nil {
 		return JobEnd{}, err
+	}
+	discarded := make(chan struct{})
+	tr := w.t
+	stopWatch := context.AfterFunc(ctx, func() { tr.Discard(); close(discarded) })
+	defer func() {
+		if !stopWatch() {
+			<-discarded // started: the container is being removed
+		}
+	}()
+	interrupted := func() (JobEnd, error) {
+		<-discarded // ctx is done: the AfterFunc runs, if it has not yet
+		if w.t == tr {
+			w.t, w.r, w.key, w.in = nil, nil, nil, nil
+		}
+		return JobEnd{}, ctx.Err()
 	}
 	inputs, lens := joinInputs(j.Inputs)
 	if j.EvalPlus != nil {
@@ -629,6 +664,10 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	}
 
 	lost := func(k int, why string) (JobEnd, error) {
+		if ctx.Err() != nil {
+			// The stream ended because the run was stopped.
+			return interrupted()
+		}
 		mu.Lock()
 		if expired {
 			why = "the supervisor did not finish the job in time"
@@ -669,6 +708,9 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			}
 		}
 		mu.Unlock()
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		alive.Reset(silence)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
 		if err != nil {
@@ -807,6 +849,16 @@ func joinInputs(in []json.RawMessage) ([]byte, []int) {
 		b = append(b, m...)
 	}
 	return append(b, ']'), lens
+}
+
+// Release ends the worker as a pool's worker ends: Close, or Discard once
+// ctx is done (the run was stopped). It returns the peak memory.
+func (w *Worker) Release(ctx context.Context) int64 {
+	if ctx.Err() != nil {
+		w.Discard()
+		return w.peak
+	}
+	return w.Close()
 }
 
 // Close ends the worker's supervisor and returns the highest container peak

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -79,6 +80,7 @@ func tagged(key []byte, seq uint64, frame []byte) []byte {
 
 func (s *supervisorStream) Read(p []byte) (int, error) { return s.out.Read(p) }
 func (s *supervisorStream) Abort()                     {}
+func (s *supervisorStream) Discard()                   {}
 func (s *supervisorStream) Close() (int64, error)      { return 0, nil }
 func (s *supervisorStream) Stderr() string             { return "" }
 func streamOf(b []byte) Launcher                       { return launcherOf(&supervisorStream{frames: b}) }
@@ -124,6 +126,52 @@ func TestWorkerReadsAJob(t *testing.T) {
 	})
 	if err != nil || end.Status != "done" || len(got) != 2 || got[1] != string(intv(2)) {
 		t.Fatalf("end %+v, err %v, records %v", end, err, got)
+	}
+}
+
+// stalledStream is a supervisor in the middle of a long job: once its
+// frames are read it sends nothing more until it is discarded.
+type stalledStream struct {
+	supervisorStream
+	discarded chan struct{}
+	discards  int
+}
+
+func (s *stalledStream) Read(p []byte) (int, error) {
+	if s.out.Len() > 0 {
+		return s.out.Read(p)
+	}
+	<-s.discarded
+	return 0, io.ErrClosedPipe
+}
+
+func (s *stalledStream) Discard() {
+	s.discards++
+	close(s.discarded)
+}
+
+// A stopped run (Ctrl-C) discards the supervisor of the job in flight at
+// once and decides nothing: Run returns the context's error, not an end.
+func TestWorkerDiscardsTheJobInFlightWhenStopped(t *testing.T) {
+	s := &stalledStream{supervisorStream: supervisorStream{frames: append(hello(), recordFrame('V', intv(1))...)}, discarded: make(chan struct{})}
+	w := &Worker{launch: launcherOf(s)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	records := 0
+	end, err := w.Run(ctx, testJob(2), func(k int, r Record) bool {
+		records++
+		time.AfterFunc(20*time.Millisecond, cancel) // while Run waits for the next frame
+		return true
+	})
+	if !errors.Is(err, context.Canceled) || end.Status != "" || records != 1 {
+		t.Fatalf("end %+v, err %v after %d records: want the context's error and no end", end, err, records)
+	}
+	if s.discards != 1 || w.t != nil {
+		t.Errorf("discarded %d times, worker's transport %v: want it discarded once and let go", s.discards, w.t)
+	}
+	w.Discard() // nothing left to discard
+	if s.discards != 1 {
+		t.Errorf("discarded %d times", s.discards)
 	}
 }
 

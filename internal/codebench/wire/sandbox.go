@@ -144,6 +144,8 @@ func (t *sandboxTransport) Abort() {
 	t.c.Kill(ctx)
 }
 
+func (t *sandboxTransport) Discard() { t.c.Discard() }
+
 func (t *sandboxTransport) Close() (int64, error) {
 	t.c.Stdin().Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
