@@ -395,7 +395,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 		},
 		Stop: func(w *wire.Worker) {
 			if ctx.Err() != nil {
-				w.Discard() // stopped: not kept, and nothing to wait for
+				peak.note(w.Release(ctx)) // stopped: discarded, not kept
 				return
 			}
 			peak.note(s.give(w))

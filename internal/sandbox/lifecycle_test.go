@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -589,6 +590,56 @@ func TestKernelSeen(t *testing.T) {
 	if r, ok := seen[sandbox.Runsc]; ok {
 		if sandbox.KernelSeen(sandbox.Runc, hostKernel, r[0], r[1]) == nil {
 			t.Errorf("what a program sees under runsc (%q) passes for the host kernel", r)
+		}
+	}
+}
+
+// TestDiscard: Discard removes a running container at once, with no
+// outcome: a Wait after it, or one already under way when it comes (on a
+// program that would run for minutes), returns ErrDiscarded, and the
+// container is gone when Discard returns.
+func TestDiscard(t *testing.T) {
+	t.Parallel()
+	e := sandboxtest.Engine(t)
+	img := sandboxtest.Image(t, e)
+	f := newFixture(t)
+	l := testLimits()
+	l.Deadline = 10 * time.Minute // nothing but Discard ends the program here
+	for _, waiting := range []bool{false, true} {
+		c, err := e.Start(context.Background(), f.spec(img, "time.sleep(600)\n", l, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := make(chan error, 1)
+		if waiting {
+			go func() { _, err := c.Wait(context.Background()); waited <- err }()
+			time.Sleep(200 * time.Millisecond) // the Wait is under way
+		}
+		start := time.Now()
+		discarded := make(chan error, 1)
+		go func() { discarded <- c.Discard() }()
+		select {
+		case err := <-discarded:
+			if err != nil {
+				t.Errorf("Discard: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("waiting %v: Discard did not return within a minute", waiting)
+		}
+		t.Logf("waiting %v: discarded in %v", waiting, time.Since(start).Round(time.Millisecond))
+		if _, err := e.Client().ContainerInspect(context.Background(), c.ID(), client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+			t.Errorf("waiting %v: container %s outlived Discard (inspect: %v)", waiting, c.ID(), err)
+		}
+		if !waiting {
+			go func() { _, err := c.Wait(context.Background()); waited <- err }()
+		}
+		select {
+		case err := <-waited:
+			if !errors.Is(err, sandbox.ErrDiscarded) {
+				t.Errorf("waiting %v: Wait = %v, want ErrDiscarded", waiting, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("waiting %v: Wait did not return after Discard", waiting)
 		}
 	}
 }

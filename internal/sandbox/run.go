@@ -103,6 +103,10 @@ type Container struct {
 	waitOnce sync.Once
 	outcome  *Outcome
 	waitErr  error
+	// discard is closed by Discard: a Wait under way stops collecting the
+	// outcome and removes the container.
+	discard     chan struct{}
+	discardOnce sync.Once
 }
 
 // ID returns the container's ID.
@@ -255,7 +259,7 @@ func (e *Engine) start(ctx context.Context, s Spec, keep bool) (c *Container, er
 	c = &Container{
 		e: e, id: created.ID, vol: vol, spec: s, execID: ex.ID, conn: conn.HijackedResponse,
 		stdout: newCapBuffer(s.Limits.OutputCap, keep), stderr: newCapBuffer(s.Limits.OutputCap, keep),
-		started: time.Now(), demuxed: make(chan struct{}), cgroup: cg, cgroupErr: cgErr,
+		started: time.Now(), demuxed: make(chan struct{}), discard: make(chan struct{}), cgroup: cg, cgroupErr: cgErr,
 	}
 	c.timer = time.AfterFunc(s.Limits.Deadline, c.expire)
 	go func() {
@@ -341,25 +345,46 @@ func (c *Container) Kill(ctx context.Context) error {
 
 // Discard kills and removes the container at once, without its outcome:
 // for a caller that was stopped (Ctrl-C) and has no use for one. A Wait
-// after it returns ErrDiscarded; if a Wait has begun, Discard waits for it
-// (it removes the container too). It returns the removal's error; the
-// Engine's Close and Sweep remove what it could not.
+// after it returns ErrDiscarded; a Wait under way stops collecting the
+// outcome, removes the container and returns ErrDiscarded, and Discard
+// returns once it has. It returns the removal's error; the Engine's Close
+// and Sweep remove what it could not.
 func (c *Container) Discard() error {
-	var err error
+	c.discardOnce.Do(func() { close(c.discard) })
 	c.waitOnce.Do(func() {
-		c.timer.Stop()
 		c.conn.Close()
-		err = c.e.destroy(c.id, c.vol)
-		c.waitErr = ErrDiscarded
-		if c.cgroup != nil {
-			c.cgroup.close()
-		}
+		c.outcome, c.waitErr = c.discarded()
 	})
-	return err
+	if c.waitErr != ErrDiscarded && errors.Is(c.waitErr, ErrDiscarded) {
+		return c.waitErr // the removal failed
+	}
+	return nil
 }
 
 // ErrDiscarded is Wait's error for a container its caller discarded.
 var ErrDiscarded = errors.New("the sandbox container was discarded")
+
+func (c *Container) discarding() bool {
+	select {
+	case <-c.discard:
+		return true
+	default:
+		return false
+	}
+}
+
+// discarded ends a Wait that Discard interrupted: the container is
+// removed, and no outcome is collected.
+func (c *Container) discarded() (*Outcome, error) {
+	c.timer.Stop()
+	if c.cgroup != nil {
+		c.cgroup.close()
+	}
+	if err := c.e.destroy(c.id, c.vol); err != nil {
+		return nil, errors.Join(ErrDiscarded, err)
+	}
+	return nil, ErrDiscarded
+}
 
 // Wait waits for the program to end or its deadline to pass, collects the
 // outcome, kills the container and removes it. It always removes the
@@ -381,11 +406,16 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 			return nil, errors.Join(ctx.Err(), err)
 		}
 		return nil, ctx.Err()
+	case <-c.discard:
+		return c.discarded()
 	}
 	wall := time.Since(c.started)
 	c.timer.Stop()
 	o := &Outcome{ContainerID: c.id, Wall: wall}
 	cleanup := func() error { return c.e.destroy(c.id, c.vol) }
+	if c.discarding() {
+		return c.discarded()
+	}
 
 	// The attach stream ends when the program's output is closed; the exec
 	// itself ends at the same time or very soon after.
@@ -444,6 +474,9 @@ func (c *Container) wait(ctx context.Context) (*Outcome, error) {
 	if c.cgroup != nil {
 		oomKills, _ = c.cgroup.oomKills()
 		c.cgroup.close()
+	}
+	if c.discarding() {
+		return c.discarded()
 	}
 	// Stop the container so that the engine records the OOM state, then
 	// remove it.

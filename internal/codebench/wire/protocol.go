@@ -418,6 +418,8 @@ func (w *Worker) ensure(ctx context.Context) error {
 	rand.Read(w.key)
 	w.in = digest.NewHMAC(w.key)
 	hello := time.AfterFunc(helloTimeout, t.Abort)
+	// A stop while the supervisor starts discards it at once too.
+	stopHello := context.AfterFunc(ctx, t.Discard)
 	_, err = t.Write(append([]byte{'K', 0, 0, 0, channelKeySize}, w.key...))
 	var (
 		kind byte
@@ -427,6 +429,9 @@ func (w *Worker) ensure(ctx context.Context) error {
 		kind, body, err = w.frame(maxControlFrame)
 	}
 	hello.Stop()
+	if !stopHello() {
+		err = ctx.Err() // discarded (stop below waits for it)
+	}
 	if err == nil && kind != 'H' {
 		err = fmt.Errorf("first frame is %q, not hello", kind)
 	}
@@ -438,6 +443,9 @@ func (w *Worker) ensure(ctx context.Context) error {
 	}
 	if err != nil {
 		w.stop()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("the supervisor did not start: %v: %s", err, task.Clip(t.Stderr()))
 	}
 	return nil
@@ -553,10 +561,15 @@ func (w *Worker) barrier() {
 // the job early. It returns the job's end. A supervisor that dies, breaks the
 // protocol or overruns the job's limits is killed and reported as status
 // "lost" with the records seen; the next job gets a fresh supervisor. Once
-// ctx is done the supervisor is discarded at once, whatever the job is
-// doing, and Run returns ctx's error and no end: a stopped run decides
-// nothing more.
-func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record) bool) (JobEnd, error) {
+// ctx is done (the run was stopped, or a pool cancelled its other jobs on
+// a failure) the supervisor is discarded at once, whatever the job is
+// doing, and Run returns ctx's error and no end, even one that came
+// meanwhile: a stopped run decides nothing more. Run returns only once the
+// discarded container is removed.
+func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record) bool) (end JobEnd, err error) {
+	if err := ctx.Err(); err != nil {
+		return JobEnd{}, err
+	}
 	if err := w.ensure(ctx); err != nil {
 		return JobEnd{}, err
 	}
@@ -564,17 +577,21 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	tr := w.t
 	stopWatch := context.AfterFunc(ctx, func() { tr.Discard(); close(discarded) })
 	defer func() {
-		if !stopWatch() {
-			<-discarded // started: the container is being removed
+		stopped := stopWatch()
+		if stopped && ctx.Err() == nil {
+			return // never stopped: the job's end stands
 		}
-	}()
-	interrupted := func() (JobEnd, error) {
-		<-discarded // ctx is done: the AfterFunc runs, if it has not yet
+		if stopped {
+			tr.Discard() // ctx is done, and its AfterFunc was not yet started
+		} else {
+			<-discarded
+		}
 		if w.t == tr {
 			w.t, w.r, w.key, w.in = nil, nil, nil, nil
 		}
-		return JobEnd{}, ctx.Err()
-	}
+		end, err = JobEnd{}, ctx.Err()
+	}()
+	interrupted := func() (JobEnd, error) { return JobEnd{}, ctx.Err() } // the deferred call discards
 	inputs, lens := joinInputs(j.Inputs)
 	if j.EvalPlus != nil {
 		inputs, lens = j.Body, nil
@@ -856,6 +873,9 @@ func joinInputs(in []json.RawMessage) ([]byte, []int) {
 func (w *Worker) Release(ctx context.Context) int64 {
 	if ctx.Err() != nil {
 		w.Discard()
+		if w.large != nil {
+			w.peak = max(w.peak, w.large.peak)
+		}
 		return w.peak
 	}
 	return w.Close()

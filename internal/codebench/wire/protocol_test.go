@@ -175,6 +175,22 @@ func TestWorkerDiscardsTheJobInFlightWhenStopped(t *testing.T) {
 	}
 }
 
+// A stop while the supervisor starts (before its hello) discards it too.
+func TestWorkerDiscardsAStartingSupervisorWhenStopped(t *testing.T) {
+	s := &stalledStream{discarded: make(chan struct{})}
+	w := &Worker{launch: launcherOf(s)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(20*time.Millisecond, cancel)
+	end, err := w.Run(ctx, testJob(2), func(int, Record) bool { return true })
+	if !errors.Is(err, context.Canceled) || end.Status != "" || s.discards != 1 || w.t != nil {
+		t.Fatalf("end %+v, err %v, discarded %d times, transport %v: want the context's error, the supervisor discarded once", end, err, s.discards, w.t)
+	}
+	if _, err := w.Run(ctx, testJob(2), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("a run on a stopped context: %v, want the context's error before any start", err)
+	}
+}
+
 func TestWorkerLosesABrokenSupervisor(t *testing.T) {
 	for name, tail := range map[string][]byte{
 		"truncated record":     recordFrame('V', intv(1))[:10],
