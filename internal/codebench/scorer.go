@@ -219,11 +219,12 @@ func (s *Scorer) take() *wire.Worker {
 	return wire.NewWorker(s.Launch)
 }
 
-// give keeps w if s.Keep is set, or closes it; it returns the highest
-// container peak memory w has seen so far.
-func (s *Scorer) give(w *wire.Worker) int64 {
-	if !s.Keep {
-		return w.Close()
+// give keeps w if s.Keep is set and the run goes on, or releases it
+// (wire.Worker.Release: closed, or discarded once ctx is done); it returns
+// the highest container peak memory w has seen so far.
+func (s *Scorer) give(ctx context.Context, w *wire.Worker) int64 {
+	if !s.Keep || ctx.Err() != nil {
+		return w.Release(ctx)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -393,13 +394,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 			}
 			return nil
 		},
-		Stop: func(w *wire.Worker) {
-			if ctx.Err() != nil {
-				peak.note(w.Release(ctx)) // stopped: discarded, not kept
-				return
-			}
-			peak.note(s.give(w))
-		},
+		Stop: func(w *wire.Worker) { peak.note(s.give(ctx, w)) },
 	})
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
 	if err != nil {

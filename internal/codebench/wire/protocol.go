@@ -457,7 +457,8 @@ func (w *Worker) stop() { w.End(true) }
 // Discard ends the worker's supervisor and its large companion's at once,
 // without their outcome: for a run that was stopped (Ctrl-C), which must
 // not wait for what a graceful end collects. It returns once their
-// containers are removed.
+// containers are removed; the companion's peak memory counts in Peak, as
+// after Close.
 func (w *Worker) Discard() {
 	if w.t != nil {
 		w.t.Discard()
@@ -465,6 +466,7 @@ func (w *Worker) Discard() {
 	}
 	if w.large != nil {
 		w.large.Discard()
+		w.peak = max(w.peak, w.large.peak)
 	}
 }
 
@@ -591,7 +593,6 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 		}
 		end, err = JobEnd{}, ctx.Err()
 	}()
-	interrupted := func() (JobEnd, error) { return JobEnd{}, ctx.Err() } // the deferred call discards
 	inputs, lens := joinInputs(j.Inputs)
 	if j.EvalPlus != nil {
 		inputs, lens = j.Body, nil
@@ -682,8 +683,9 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 
 	lost := func(k int, why string) (JobEnd, error) {
 		if ctx.Err() != nil {
-			// The stream ended because the run was stopped.
-			return interrupted()
+			// The stream ended because the run was stopped: the deferred
+			// call discards.
+			return JobEnd{}, ctx.Err()
 		}
 		mu.Lock()
 		if expired {
@@ -726,7 +728,7 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 		}
 		mu.Unlock()
 		if ctx.Err() != nil {
-			return interrupted()
+			return JobEnd{}, ctx.Err() // the deferred call discards
 		}
 		alive.Reset(silence)
 		kind, body, err := w.frame(max(maxRecord, maxControlFrame))
@@ -873,9 +875,6 @@ func joinInputs(in []json.RawMessage) ([]byte, []int) {
 func (w *Worker) Release(ctx context.Context) int64 {
 	if ctx.Err() != nil {
 		w.Discard()
-		if w.large != nil {
-			w.peak = max(w.peak, w.large.peak)
-		}
 		return w.peak
 	}
 	return w.Close()
