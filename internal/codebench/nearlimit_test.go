@@ -57,22 +57,29 @@ func TestNearLimit(t *testing.T) {
 }
 
 func TestTimeoutStatus(t *testing.T) {
+	// listed is the input EvalPlus lists as failing: the one its alarm
+	// failed, or for a timeout the last one that completed.
 	for _, c := range []struct {
-		end  wire.JobEnd
-		want Status
+		end    wire.JobEnd
+		want   Status
+		listed int
 	}{
-		{wire.JobEnd{Records: 3, Detail: "input 3 used more than 4.00 s of CPU time"}, StatusFail},
-		{wire.JobEnd{Records: 3, Detail: "input 3 was idle (sleeping or blocked) for more than 12.0 s"}, StatusFail},
-		{wire.JobEnd{Records: 0, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusTimeout},
-		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusFail},
-		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 was idle (sleeping or blocked) for more than 24.0 s"}, StatusFail},
-		{wire.JobEnd{Records: 0, Called: true, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
-		{wire.JobEnd{Records: 0, Called: true, Detail: "the job used 70.00 s of CPU time as the host measures its container, over the 69.00 s its limits allow"}, StatusTimeout},
-		{wire.JobEnd{Records: 3, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout},
-		{wire.JobEnd{Records: 3, Detail: "input 2 used more than 4.00 s of CPU time"}, StatusTimeout},
+		{wire.JobEnd{Records: 3, Detail: "input 3 used more than 4.00 s of CPU time"}, StatusFail, 3},
+		{wire.JobEnd{Records: 3, Detail: "input 3 was idle (sleeping or blocked) for more than 12.0 s"}, StatusFail, 3},
+		{wire.JobEnd{Records: 0, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusTimeout, -1},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 used more than 8.00 s of CPU time"}, StatusFail, 0},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "input 0 was idle (sleeping or blocked) for more than 24.0 s"}, StatusFail, 0},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout, -1},
+		{wire.JobEnd{Records: 0, Called: true, Detail: "the job used 70.00 s of CPU time as the host measures its container, over the 69.00 s its limits allow"}, StatusTimeout, -1},
+		{wire.JobEnd{Records: 3, Detail: "the list used more than 61.0 s of CPU time"}, StatusTimeout, 2},
+		{wire.JobEnd{Records: 3, Detail: "input 2 used more than 4.00 s of CPU time"}, StatusTimeout, 2},
 	} {
-		if got := timeoutStatus(c.end); got != c.want {
+		got := timeoutStatus(c.end)
+		if got != c.want {
 			t.Errorf("%q: %s, want %s", c.end.Detail, got, c.want)
+		}
+		if l := listedInput(got, c.end.Records); l != c.listed {
+			t.Errorf("%q after %d results: lists input %d, want %d", c.end.Detail, c.end.Records, l, c.listed)
 		}
 	}
 }

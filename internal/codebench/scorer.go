@@ -88,7 +88,7 @@ func (rl RunLimits) Validate() error {
 // PhaseResult is the verdict of one program on one input list.
 type PhaseResult struct {
 	Status    Status `json:"status"`
-	FailInput int    `json:"fail_input"` // index of the failing input; -1 for none
+	FailInput int    `json:"fail_input"` // the input EvalPlus lists as failing (listedInput); -1 for none
 	Reason    string `json:"reason,omitempty"`
 	Records   int    `json:"records"`
 	// Elapsed is the deciding run's wall seconds (Clocks.Wall; kept under
@@ -590,7 +590,8 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 				res.Status, res.Reason = StatusFail, fmt.Sprintf("%d results for %d inputs", end.Records, len(inputs))
 			}
 		case wire.EndTimeout:
-			res.Status, res.FailInput, res.Reason = timeoutStatus(end), end.Records, end.Detail
+			res.Status, res.Reason = timeoutStatus(end), end.Detail
+			res.FailInput = listedInput(res.Status, end.Records)
 		case wire.EndSetup:
 			// The sandbox failed before the program ran: nothing the sample
 			// did. Try once more in a fresh supervisor.
@@ -628,7 +629,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 			} else {
 				res.Status = StatusFail
 			}
-			res.FailInput, res.Reason = end.Records, end.Detail
+			res.FailInput, res.Reason = listedInput(res.Status, end.Records), end.Detail
 		default:
 			res.Status, res.FailInput, res.Reason = StatusFail, end.Records, end.Detail
 			if tail := strings.TrimSpace(end.Stderr); tail != "" {
@@ -666,6 +667,20 @@ func timeoutStatus(end wire.JobEnd) Status {
 		return StatusFail
 	}
 	return StatusTimeout
+}
+
+// listedInput is the input EvalPlus lists as failing for a job that ended
+// while input k ran (k results recorded). For a fail it is input k, which
+// EvalPlus's per-input alarm or a wrong output fails. For a timeout it is
+// the last input that completed, k-1, or none (-1) when none did: EvalPlus
+// lists the last input its run got through ("the only and the last fail
+// test" of evaluate's get_failed_tests), and a timeout stops the run before
+// input k records anything. The reason names the input that was running.
+func listedInput(st Status, k int) int {
+	if st == StatusTimeout {
+		return k - 1
+	}
+	return k
 }
 
 // failTests returns the failing inputs of a phase for the results file.
