@@ -1,7 +1,10 @@
 """The chart of cost against n for docs/humaneval.md, from bench/passk.sh's
 table: time per sample (repro, EvalPlus, the floor), repro's peak host RSS
 and repro's jobs per second, one panel each, n on a log axis. The median of
-the rounds is drawn for each n and side.
+the rounds is drawn for each n and side; repro under its default runtime
+(side repro or repro-runsc: gVisor) and under runc (repro-runc) are two
+lines where the table has both. The floor is the median of every repro
+run's floor at that n, per sample.
 
 Usage: python3 passk_chart.py PASSK.tsv OUT.svg [TITLE]
 """
@@ -14,7 +17,7 @@ from xml.sax.saxutils import escape
 STYLE = (
     "text{font:11px system-ui,sans-serif;fill:#444}.title{font:600 12px system-ui,sans-serif;fill:#222}"
     ".axis{stroke:#888;stroke-width:1}.grid{stroke:#ececec;stroke-width:1}"
-    ".repro{stroke:#2e6fd2;fill:#2e6fd2}.evalplus{stroke:#d23b3b;fill:#d23b3b}.floor{stroke:#222;fill:#222}"
+    ".repro{stroke:#2e6fd2;fill:#2e6fd2}.runc{stroke:#2a9d5c;fill:#2a9d5c}.evalplus{stroke:#d23b3b;fill:#d23b3b}.floor{stroke:#222;fill:#222}"
     ".line{fill:none;stroke-width:1.8}.floor.line{stroke-dasharray:5 3}"
 )
 
@@ -65,26 +68,28 @@ def main():
     rows = load(sys.argv[1])
     title = sys.argv[3] if len(sys.argv) > 3 else "pass@k at scale: cost against n"
     ns = sorted({int(r["n"]) for r in rows})
-    repro = [s for s in ("repro", "repro-runsc", "repro-runc") if any(r["side"] == s for r in rows)][0]
+    runsc = [s for s in ("repro", "repro-runsc") if any(r["side"] == s for r in rows)][:1]
+    runc = [s for s in ("repro-runc",) if any(r["side"] == s for r in rows)]
+    sides = [("repro", runsc[0], "repro under gVisor (runsc)")] if runsc else []
+    sides += [("runc", runc[0], "repro under runc")] if runc else []
     floor_per_sample = defaultdict(list)
     for r in rows:
-        if r["side"] == repro and r["floor_s"] != "-":
-            floor_per_sample[int(r["n"])].append(1000 * float(r["floor_s"]) / float(r["wall_s"]) * float(r["ms_per_sample"]) / 1000)
+        if r["side"] in (runsc + runc) and r["floor_s"] != "-":
+            floor_per_sample[int(r["n"])].append(float(r["floor_s"]) / float(r["wall_s"]) * float(r["ms_per_sample"]))
     floor = sorted((n, statistics.median(v)) for n, v in floor_per_sample.items())
     body = []
-    body += panel(0, "time per sample", "ms", [
-        ("repro", series(rows, repro, "ms_per_sample"), "repro (%s) end to end" % repro),
+    body += panel(0, "time per sample", "ms", [(cls, series(rows, side, "ms_per_sample"), label + ", end to end") for cls, side, label in sides] + [
         ("evalplus", series(rows, "evalplus", "ms_per_sample"), "EvalPlus evaluate, ground truth cached"),
         ("floor", floor, "floor: programs' CPU + self-check's bare compute over the cores"),
     ], ns)
-    body += panel(270, "repro's peak host RSS", "MiB", [("repro", series(rows, repro, "peak_rss_mib"), "repro peak RSS")], ns)
-    body += panel(540, "repro's jobs per second", "jobs/s, scoring", [("repro", series(rows, repro, "jobs_per_s"), "repro jobs per second")], ns)
-    legend = [("repro", "repro end to end"), ("evalplus", "EvalPlus evaluate (ground truth cached)"), ("floor", "floor")]
-    x = 56
+    body += panel(270, "repro's peak host RSS", "MiB", [(cls, series(rows, side, "peak_rss_mib"), label + ", peak RSS") for cls, side, label in sides], ns)
+    body += panel(540, "repro's jobs per second", "jobs/s, scoring", [(cls, series(rows, side, "jobs_per_s"), label + ", jobs per second") for cls, side, label in sides], ns)
+    legend = [(cls, label) for cls, _, label in sides] + [("evalplus", "EvalPlus evaluate (ground truth cached)"), ("floor", "floor")]
+    x = 20
     for cls, label in legend:
         body.append('<line x1="%d" y1="222" x2="%d" y2="222" class="%s line"/>' % (x, x + 18, cls))
         body.append('<text x="%d" y="226">%s</text>' % (x + 24, escape(label)))
-        x += 40 + 6 * len(label)
+        x += 34 + 6 * len(label)
     svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="810" height="236" viewBox="0 0 810 236" role="img" aria-label="%s">' % escape(title),
            "<title>%s</title>" % escape(title), "<style>%s</style>" % STYLE] + body + ["</svg>"]
     with open(sys.argv[2] + ".tmp", "w") as f:
