@@ -1,6 +1,7 @@
 package codebench
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/reprolab/repro/internal/codebench/wire"
@@ -53,6 +54,13 @@ def spin(s):
 // other events. A call of pure computation then measures 0 or a whole
 // tick, whatever it did. The child measures on its thread's clock, which
 // is exact (runc; under gVisor every CPU clock counts in 10 ms ticks).
+//
+// The test checks what tells the two clocks apart: a tick clock reads 0
+// for most calls of 0.3 ms and a whole tick for the others, an exact clock
+// neither. It does not bound the spread of the times: on a loaded virtual
+// machine the time the host takes a virtual CPU away still counts in the
+// guest's thread clocks, and one CI run measured the same call at 0.097 ms
+// and 0.487 ms.
 func TestCallTimesAreExact(t *testing.T) {
 	launch, _, _ := testSandbox(t)
 	w := wire.NewWorker(launch)
@@ -73,16 +81,17 @@ def work(n):
 	if len(recs) != len(inputs) {
 		t.Fatalf("%d records, want %d", len(recs), len(inputs))
 	}
-	lo, hi := recs[0].Time, recs[0].Time
+	times := make([]float64, len(recs))
 	for k, r := range recs {
 		if r.Time <= 0 {
-			t.Errorf("input %d: the call's own time is %g s for about 0.3 ms of arithmetic", k, r.Time)
+			t.Errorf("input %d: the call's own time is %g s for about 0.3 ms of arithmetic; a tick clock reads 0", k, r.Time)
 		}
-		lo, hi = min(lo, r.Time), max(hi, r.Time)
+		times[k] = r.Time
 	}
-	// The same work each time: an exact clock gives nearly the same time,
-	// a tick clock 0 or a tick.
-	if hi > 4*lo {
-		t.Errorf("the same call measured %.6f s to %.6f s over %d inputs; an exact clock gives the same time to within a few times", lo, hi, len(recs))
+	// Half the 4 ms tick: a tick clock's calls that are not 0 read a whole
+	// tick. The median, since a call the host slowed may read more.
+	slices.Sort(times)
+	if med := times[len(times)/2]; med >= 0.002 {
+		t.Errorf("the median call of about 0.3 ms of arithmetic measured %.6f s (all: %v); a tick clock reads whole 4 ms ticks", med, times)
 	}
 }
