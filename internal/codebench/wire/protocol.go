@@ -462,7 +462,7 @@ func (w *Worker) stop() { w.End(true) }
 func (w *Worker) Discard() {
 	if w.t != nil {
 		w.t.Discard()
-		w.t, w.r, w.key, w.in = nil, nil, nil, nil
+		w.forget()
 	}
 	if w.large != nil {
 		w.large.Discard()
@@ -482,8 +482,12 @@ func (w *Worker) End(abort bool) {
 	if peak, err := w.t.Close(); err == nil && peak > w.peak {
 		w.peak = peak
 	}
-	w.t, w.r, w.key, w.in = nil, nil, nil, nil
+	w.forget()
 }
+
+// forget drops the current supervisor: its transport, reader and channel
+// key. The next job starts a fresh one (ensure).
+func (w *Worker) forget() { w.t, w.r, w.key, w.in = nil, nil, nil, nil }
 
 // frame reads one frame of at most max bytes and checks its tag: it must
 // be the supervisor's next frame.
@@ -589,7 +593,7 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			<-discarded
 		}
 		if w.t == tr {
-			w.t, w.r, w.key, w.in = nil, nil, nil, nil
+			w.forget()
 		}
 		end, err = JobEnd{}, ctx.Err()
 	}()
