@@ -123,7 +123,8 @@ func RunEvalPlus(ctx context.Context, cfg EvalPlusConfig) (*StagesReport, error)
 	}
 	run := &evalplusPass{cfg: cfg, stage: "scoring"}
 	results, st, err := run.run(ctx, samples)
-	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
+	rep.Results = results
+	return rep.scored(st, err, cfg.Tasks, cfg.Dataset, plus)
 }
 
 type evalplusPass struct {

@@ -185,7 +185,7 @@ func TestRechecks(t *testing.T) {
 		return &SampleResult{Sample: &task.Sample{TaskID: "HumanEval/1", ID: id, Solution: prog},
 			Base: PhaseResult{Status: StatusPass, Near: base}, Plus: &PhaseResult{Status: StatusPass, Near: plus}}
 	}
-	got := Rechecks([]*SampleResult{res(0, slow, nil, n), res(1, fast, nil, nil), res(2, slow, nil, n), res(3, fast, &NearLimit{Status: StatusPass, Input: 0, CPU: 7, Limit: 8}, nil)}, DefaultRunLimits())
+	got, _ := Rechecks(ResultSlice{res(0, slow, nil, n), res(1, fast, nil, nil), res(2, slow, nil, n), res(3, fast, &NearLimit{Status: StatusPass, Input: 0, CPU: 7, Limit: 8}, nil)}, DefaultRunLimits())
 	if got.Rule != RecheckRule || got.Margin != DefaultNearLimitMargin || len(got.Rechecked) != 1 {
 		t.Fatalf("%+v", got)
 	}

@@ -25,10 +25,10 @@ type RecheckedVerdict struct {
 
 // Rechecks lists the rechecked verdicts of results, in the order of the
 // results, one entry per task, phase and program.
-func Rechecks(results []*SampleResult, limits RunLimits) *RecheckReport {
+func Rechecks(results ResultSource, limits RunLimits) (*RecheckReport, error) {
 	out := &RecheckReport{Rule: RecheckRule, Margin: limits.NearLimitMargin, Rechecked: []RecheckedVerdict{}}
 	seen := map[shareKey]int{}
-	for _, r := range results {
+	err := results.Each(func(r *SampleResult) error {
 		for _, p := range []task.Phase{task.Base, task.Plus} {
 			pr := r.phase(p)
 			if pr == nil || pr.Near == nil || pr.Near.Recheck == nil {
@@ -47,6 +47,10 @@ func Rechecks(results []*SampleResult, limits RunLimits) *RecheckReport {
 				First: first, Recheck: *pr.Near.Recheck, DecidedBy: pr.Near.DecidedBy, Status: pr.Status,
 			})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out
+	return out, nil
 }

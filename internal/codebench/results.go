@@ -2,10 +2,12 @@ package codebench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -71,38 +73,54 @@ type Summary struct {
 
 // Summarize computes counts and pass@k over tasks (in order) from results.
 func Summarize(tasks []*task.Task, results []*SampleResult, plus, subset bool) Summary {
-	byTask := map[string][]*SampleResult{}
-	for _, r := range results {
-		byTask[r.Sample.TaskID] = append(byTask[r.Sample.TaskID], r)
+	s, _ := SummarizeSource(tasks, ResultSlice(results), plus, subset)
+	return s
+}
+
+// SummarizeSource is Summarize over results read from src, in one pass
+// that keeps three counts a task.
+func SummarizeSource(tasks []*task.Task, src ResultSource, plus, subset bool) (Summary, error) {
+	type counts struct{ n, base, both int }
+	byTask := make(map[string]*counts, len(tasks))
+	for _, t := range tasks {
+		byTask[t.ID] = &counts{}
 	}
-	s := Summary{Tasks: len(tasks), Samples: len(results), PlusScored: plus, Subset: subset}
+	s := Summary{Tasks: len(tasks), Samples: src.Len(), PlusScored: plus, Subset: subset}
+	err := src.Each(func(r *SampleResult) error {
+		c := byTask[r.Sample.TaskID]
+		if c == nil {
+			return nil
+		}
+		c.n++
+		if r.Base.Status == StatusPass {
+			c.base++
+		}
+		if r.Passed() {
+			c.both++
+		}
+		if r.Base.Status == StatusTimeout || r.Plus != nil && r.Plus.Status == StatusTimeout {
+			s.Timeouts++
+		}
+		return nil
+	})
+	if err != nil {
+		return Summary{}, err
+	}
 	var base, both [][2]int
 	for _, t := range tasks {
-		rs := byTask[t.ID]
-		cb, cp := 0, 0
-		for _, r := range rs {
-			if r.Base.Status == StatusPass {
-				cb++
-			}
-			if r.Passed() {
-				cp++
-			}
-			if r.Base.Status == StatusTimeout || r.Plus != nil && r.Plus.Status == StatusTimeout {
-				s.Timeouts++
-			}
-		}
-		s.BasePassed += cb
-		base = append(base, [2]int{len(rs), cb})
+		c := byTask[t.ID]
+		s.BasePassed += c.base
+		base = append(base, [2]int{c.n, c.base})
 		if plus {
-			s.PlusPassed += cp
-			both = append(both, [2]int{len(rs), cp})
+			s.PlusPassed += c.both
+			both = append(both, [2]int{c.n, c.both})
 		}
 	}
 	s.BasePassAtK = passAtK(base)
 	if plus {
 		s.PlusPassAtK = passAtK(both)
 	}
-	return s
+	return s, nil
 }
 
 // ResultsFile is the part of an EvalPlus-format eval_results.json that
@@ -186,37 +204,63 @@ func (e *ResultEntry) checkClocks() error {
 // base_exact_run and plus_exact_run where a run with one input at a time
 // decided it. An entry whose pass is over its limits is refused (an
 // error; nothing is written).
-func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results []*SampleResult, sum Summary, when time.Time) error {
-	byID := make(map[string]*task.Task, len(tasks))
-	for _, t := range tasks {
-		byID[t.ID] = t
+//
+// The tasks' entries are written in the order of tasks, each task's in the
+// order of results. A ResultSlice may hold them in any order; any other
+// source is read once, as a stream, and must give each task's samples
+// together, tasks in the order of tasks (as a run's samples are).
+func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results ResultSource, sum Summary, when time.Time) error {
+	order := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		order[t.ID] = i
 	}
-	eval := map[string][]ResultEntry{}
-	for _, r := range results {
-		t := byID[r.Sample.TaskID]
-		if t == nil {
-			continue
-		}
-		e := ResultEntry{
-			TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
-			BaseFailTests: failTests(t, task.Base, &r.Base), PlusFailTests: []json.RawMessage{},
-			BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
-		}
-		if r.Base.Status != StatusPass {
-			e.BaseReason = r.Base.Reason
-		}
-		if r.Plus != nil {
-			st := r.Plus.Status
-			e.PlusStatus = &st
-			e.PlusFailTests = failTests(t, task.Plus, r.Plus)
-			e.PlusClocks, e.PlusNearLimit, e.PlusExactRun = r.Plus.Clocks, r.Plus.Near, r.Plus.Exact
-			if st != StatusPass {
-				e.PlusReason = r.Plus.Reason
+	if rs, ok := results.(ResultSlice); ok {
+		rs = slices.Clone(rs)
+		slices.SortStableFunc(rs, func(a, b *SampleResult) int {
+			return cmp.Compare(order[a.Sample.TaskID], order[b.Sample.TaskID])
+		})
+		results = rs
+	}
+	return writeResultsFile(path, d.MD5, sum, when, func(w *entryWriter) error {
+		last := -1
+		return results.Each(func(r *SampleResult) error {
+			k, ok := order[r.Sample.TaskID]
+			if !ok {
+				return nil
 			}
-		}
-		eval[t.ID] = append(eval[t.ID], e)
+			if k < last {
+				return fmt.Errorf("results file: the samples of %s come after those of %s", r.Sample.TaskID, tasks[last].ID)
+			}
+			last = k
+			e := resultEntry(tasks[k], r)
+			if err := e.checkClocks(); err != nil {
+				return exitcode.New(exitcode.Integrity, err)
+			}
+			return w.add(e)
+		})
+	})
+}
+
+// resultEntry is r's entry in the results file; r belongs to t.
+func resultEntry(t *task.Task, r *SampleResult) ResultEntry {
+	e := ResultEntry{
+		TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
+		BaseFailTests: failTests(t, task.Base, &r.Base), PlusFailTests: []json.RawMessage{},
+		BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
 	}
-	return WriteResultEntries(path, d.MD5, tasks, eval, sum, when)
+	if r.Base.Status != StatusPass {
+		e.BaseReason = r.Base.Reason
+	}
+	if r.Plus != nil {
+		st := r.Plus.Status
+		e.PlusStatus = &st
+		e.PlusFailTests = failTests(t, task.Plus, r.Plus)
+		e.PlusClocks, e.PlusNearLimit, e.PlusExactRun = r.Plus.Clocks, r.Plus.Near, r.Plus.Exact
+		if st != StatusPass {
+			e.PlusReason = r.Plus.Reason
+		}
+	}
+	return e
 }
 
 // WriteResultEntries writes a results file in WriteResults's format from
@@ -233,51 +277,76 @@ func WriteResultEntries(path, hash string, tasks []*task.Task, eval map[string][
 			}
 		}
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		enc := func(v any) error {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			_, err = bw.Write(b)
-			return err
-		}
-		fmt.Fprintf(bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), hash)
-		first := true
+	return writeResultsFile(path, hash, sum, when, func(w *entryWriter) error {
 		for _, t := range tasks {
-			es := eval[t.ID]
-			if len(es) == 0 {
-				continue
-			}
-			if !first {
-				bw.WriteByte(',')
-			}
-			first = false
-			if err := enc(t.ID); err != nil {
-				return err
-			}
-			bw.WriteString(":[")
-			for i := range es {
-				if i > 0 {
-					bw.WriteByte(',')
-				}
-				if err := enc(es[i]); err != nil {
+			for i := range eval[t.ID] {
+				if err := w.add(eval[t.ID][i]); err != nil {
 					return err
 				}
 			}
-			bw.WriteByte(']')
 		}
-		bw.WriteString("},\"pass_at_k\":")
+		return nil
+	})
+}
+
+// entryWriter writes the eval object of a results file entry by entry:
+// the entries of a task must come together.
+type entryWriter struct {
+	bw   *bufio.Writer
+	task string // the task whose list is open; "" before the first
+}
+
+func (w *entryWriter) json(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.bw.Write(b)
+	return err
+}
+
+// add writes e, opening its task's list (and closing the one before)
+// where e's task differs from the last entry's.
+func (w *entryWriter) add(e ResultEntry) error {
+	if e.TaskID != w.task {
+		if w.task != "" {
+			w.bw.WriteString("],")
+		}
+		w.task = e.TaskID
+		if err := w.json(e.TaskID); err != nil {
+			return err
+		}
+		w.bw.WriteString(":[")
+	} else {
+		w.bw.WriteByte(',')
+	}
+	return w.json(e)
+}
+
+// writeResultsFile writes a results file atomically at path: the date
+// formatted from when as given (no time zone conversion), hash, the
+// entries fill adds, pass_at_k from sum. An error from fill leaves
+// nothing written; the file must parse back as one JSON document.
+func writeResultsFile(path, hash string, sum Summary, when time.Time, fill func(*entryWriter) error) error {
+	return atomicfile.Write(path, 0o644, func(f io.Writer) error {
+		w := &entryWriter{bw: bufio.NewWriterSize(f, 1<<16)}
+		fmt.Fprintf(w.bw, "{\"date\":%q,\"hash\":%q,\"eval\":{", when.Format("2006-01-02 15:04"), hash)
+		if err := fill(w); err != nil {
+			return err
+		}
+		if w.task != "" {
+			w.bw.WriteByte(']')
+		}
+		w.bw.WriteString("},\"pass_at_k\":")
 		pk := map[string]PassAtK{"base": sum.BasePassAtK}
 		if sum.PlusScored {
 			pk["plus"] = sum.PlusPassAtK
 		}
-		if err := enc(pk); err != nil {
+		if err := w.json(pk); err != nil {
 			return err
 		}
-		bw.WriteString("}\n")
-		return bw.Flush()
+		w.bw.WriteString("}\n")
+		return w.bw.Flush()
 	}, func(f *os.File) error {
 		// The file must parse back as one JSON document.
 		dec := json.NewDecoder(f)
@@ -291,13 +360,14 @@ func WriteResultEntries(path, hash string, tasks []*task.Task, eval map[string][
 // folder) that holds the details: a task with one sample is named by its
 // task id ("HumanEval/0"), the samples of a task with several by task id
 // and completion id, their order in the samples file ("HumanEval/0#1").
-func TestsOf(results []*SampleResult, resultsFile string) *runs.Tests {
+// It reads results twice.
+func TestsOf(results ResultSource, resultsFile string) (*runs.Tests, error) {
 	n := map[string]int{}
-	for _, r := range results {
-		n[r.Sample.TaskID]++
+	if err := results.Each(func(r *SampleResult) error { n[r.Sample.TaskID]++; return nil }); err != nil {
+		return nil, err
 	}
 	t := &runs.Tests{Results: resultsFile}
-	for _, r := range results {
+	err := results.Each(func(r *SampleResult) error {
 		name := r.Sample.TaskID
 		if n[name] > 1 {
 			name = fmt.Sprintf("%s#%d", name, r.Sample.ID)
@@ -307,6 +377,10 @@ func TestsOf(results []*SampleResult, resultsFile string) *runs.Tests {
 		} else {
 			t.Failed = append(t.Failed, name)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return t
+	return t, nil
 }

@@ -59,7 +59,7 @@ func TestSummarizeAndResultsFile(t *testing.T) {
 		t.Error("pass@10 reported with fewer than 10 samples per task")
 	}
 	path := filepath.Join(t.TempDir(), "eval_results.json")
-	if err := WriteResults(path, d, d.Tasks, results, sum, time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)); err != nil {
+	if err := WriteResults(path, d, d.Tasks, ResultSlice(results), sum, time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
@@ -125,7 +125,7 @@ func TestNoPassOverItsLimit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval_results.json")
 	for _, c := range over {
 		res := []*SampleResult{{Sample: &task.Sample{TaskID: "Mbpp/123", Solution: "x"}, Base: PhaseResult{Status: StatusPass, FailInput: -1, Clocks: c}}}
-		err := WriteResults(path, d, d.Tasks, res, Summarize(d.Tasks, res, false, false), time.Now())
+		err := WriteResults(path, d, d.Tasks, ResultSlice(res), Summarize(d.Tasks, res, false, false), time.Now())
 		if exitcode.Of(err) != exitcode.Integrity {
 			t.Errorf("a pass over its limit (%+v) was written, or refused with %v: want exit 4", c, err)
 		}

@@ -41,6 +41,10 @@ type StagesConfig struct {
 	// verdicts (resumed or decided), how many have: passed and failed, of
 	// samples in all; stage is "scoring".
 	Verdicts func(stage string, passed, failed, samples int)
+	// SpoolDir, if set, is where the candidates' verdicts are kept while
+	// they are scored (a VerdictSpool, StagesReport.Spool) rather than in
+	// memory (StagesReport.Results).
+	SpoolDir string
 }
 
 // TruthReport describes the ground truth a run used.
@@ -124,9 +128,20 @@ func (s *SelfCheckReport) Err(path string) error {
 type StagesReport struct {
 	Truth     TruthReport     `json:"ground_truth"`
 	SelfCheck SelfCheckReport `json:"self_check"`
-	Results   []*SampleResult `json:"-"`
-	Summary   Summary         `json:"summary"`
-	Scoring   ScoreStats      `json:"scoring"`
+	// The candidates' results, in the order of the samples: in Results, or,
+	// with StagesConfig.SpoolDir, in Spool, which the caller must Close.
+	Results []*SampleResult `json:"-"`
+	Spool   *VerdictSpool   `json:"-"`
+	Summary Summary         `json:"summary"`
+	Scoring ScoreStats      `json:"scoring"`
+}
+
+// Source returns the candidates' results, wherever they are kept.
+func (r *StagesReport) Source() ResultSource {
+	if r.Spool != nil {
+		return r.Spool
+	}
+	return ResultSlice(r.Results)
 }
 
 // PeakMemory is the highest container peak memory seen in any stage.
@@ -135,16 +150,15 @@ func (r *StagesReport) PeakMemory() int64 {
 }
 
 // scored records the scoring stage's outcome in r: its statistics always,
-// its results and their summary over tasks (a subset of d's when fewer)
-// when it completed.
-func (r *StagesReport) scored(results []*SampleResult, st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*StagesReport, error) {
+// the summary of its results over tasks (a subset of d's when fewer) when
+// it completed.
+func (r *StagesReport) scored(st ScoreStats, err error, tasks []*task.Task, d *task.Dataset, plus bool) (*StagesReport, error) {
 	r.Scoring = st
 	if err != nil {
 		return r, err
 	}
-	r.Results = results
-	r.Summary = Summarize(tasks, results, plus, len(tasks) != len(d.Tasks))
-	return r, nil
+	r.Summary, err = SummarizeSource(tasks, r.Source(), plus, len(tasks) != len(d.Tasks))
+	return r, err
 }
 
 // CanonicalSamples returns the canonical program of each task as a sample.
@@ -240,6 +254,13 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		report := func(p, f, n int) { cfg.Verdicts("scoring", p, f, n) }
 		sc.Known, sc.Decided = newVerdictTally(len(samples), phases, report).wrap(sc.Known, sc.Decided)
 	}
-	results, st, err := sc.Score(ctx, samples)
-	return rep.scored(results, st, err, cfg.Tasks, cfg.Dataset, plus)
+	if cfg.SpoolDir == "" {
+		rep.Results, st, err = sc.Score(ctx, samples)
+		return rep.scored(st, err, cfg.Tasks, cfg.Dataset, plus)
+	}
+	if rep.Spool, err = NewVerdictSpool(cfg.SpoolDir, samples, sc.phases()); err != nil {
+		return rep, err
+	}
+	st, err = sc.ScoreTo(ctx, samples, rep.Spool)
+	return rep.scored(st, err, cfg.Tasks, cfg.Dataset, plus)
 }

@@ -434,10 +434,14 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
+			SpoolDir: run.Dir,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr
 		}
+	}
+	if report != nil && report.Spool != nil {
+		defer report.Spool.Close()
 	}
 	if report != nil {
 		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
@@ -448,18 +452,21 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		return err
 	}
 	rep.Scoring = &report.Scoring
+	results := report.Source()
 	if o.Engine == EngineRepro {
-		rep.Recheck = Rechecks(report.Results, o.Limits)
+		if rep.Recheck, err = Rechecks(results, o.Limits); err != nil {
+			return err
+		}
 	}
 	rep.Summary = &report.Summary
 	rec.Summary = report.Summary
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
-	if err := WriteResults(resultsPath, d, tasks, report.Results, report.Summary, time.Now()); err != nil {
+	if err := WriteResults(resultsPath, d, tasks, results, report.Summary, time.Now()); err != nil {
 		return err
 	}
 	rep.ResultsFile = resultsPath
-	rec.Tests = TestsOf(report.Results, filepath.Base(resultsPath))
-	return nil
+	rec.Tests, err = TestsOf(results, filepath.Base(resultsPath))
+	return err
 }
 
 // WriteText writes the report for people.

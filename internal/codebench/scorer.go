@@ -255,11 +255,11 @@ func (s *Scorer) Release(ctx context.Context) int64 {
 }
 
 type scoreJob struct {
-	res   *SampleResult
+	smp   *task.Sample
 	task  *task.Task
 	phase task.Phase
 	cost  float64
-	// index is res's index in the samples; also are the other samples of
+	// index is smp's index in the samples; also are the other samples of
 	// the task with the same program, which this job's verdict serves.
 	index int
 	also  []int
@@ -280,31 +280,69 @@ type shareKey struct {
 // An error means the run cannot be trusted (a corrupt ground truth, a
 // sandbox that cannot start) and no result may be reported.
 func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleResult, ScoreStats, error) {
-	start := time.Now()
 	results := make([]*SampleResult, len(samples))
+	for i, smp := range samples {
+		results[i] = &SampleResult{Sample: smp}
+		if s.phases() == 2 {
+			results[i].Plus = &PhaseResult{}
+		}
+	}
+	st, err := s.score(ctx, samples, func(i int, p task.Phase, pr *PhaseResult, also []int) error {
+		*results[i].phase(p) = *pr
+		for _, k := range also {
+			*results[k].phase(p) = *pr
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return results, st, nil
+}
+
+// ScoreTo scores every sample as Score does, but keeps the results in sp
+// (made for samples with s's phases) rather than in memory.
+func (s *Scorer) ScoreTo(ctx context.Context, samples []*task.Sample, sp *VerdictSpool) (ScoreStats, error) {
+	if sp.Len() != len(samples) || sp.phases != s.phases() {
+		return ScoreStats{}, fmt.Errorf("verdict spool: made for %d samples and %d phases, the pass has %d and %d", sp.Len(), sp.phases, len(samples), s.phases())
+	}
+	return s.score(ctx, samples, sp.put)
+}
+
+// phases is the number of phases each sample is scored on.
+func (s *Scorer) phases() int {
+	if !s.BaseOnly && s.Dataset.HasPlus {
+		return 2
+	}
+	return 1
+}
+
+// score runs the pass and gives each verdict to put once: for sample i's
+// phase p and the samples also whose equal program it serves.
+func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i int, p task.Phase, pr *PhaseResult, also []int) error) (ScoreStats, error) {
+	start := time.Now()
 	var jobs []*scoreJob
 	shared := map[shareKey]*scoreJob{}
 	reused := 0
+	phases := []task.Phase{task.Base}
+	if s.phases() == 2 {
+		phases = append(phases, task.Plus)
+	}
 	for i, smp := range samples {
 		tk := s.Dataset.Task(smp.TaskID)
 		if tk == nil {
-			return nil, ScoreStats{}, fmt.Errorf("sample %s: task %s is not in dataset %s", smp.Origin, smp.TaskID, s.Dataset.ID)
+			return ScoreStats{}, fmt.Errorf("sample %s: task %s is not in dataset %s", smp.Origin, smp.TaskID, s.Dataset.ID)
 		}
 		tt, err := s.Truth.Get(tk)
 		if err != nil {
-			return nil, ScoreStats{}, err
-		}
-		res := &SampleResult{Sample: smp}
-		results[i] = res
-		phases := []task.Phase{task.Base}
-		if !s.BaseOnly && s.Dataset.HasPlus {
-			res.Plus = &PhaseResult{}
-			phases = append(phases, task.Plus)
+			return ScoreStats{}, err
 		}
 		for _, p := range phases {
 			if s.Known != nil {
 				if pr, ok := s.Known(i, smp, p); ok {
-					*res.phase(p) = pr
+					if err := put(i, p, &pr, nil); err != nil {
+						return ScoreStats{}, err
+					}
 					reused++
 					continue
 				}
@@ -320,11 +358,12 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 					cost += t
 				}
 			}
-			j := &scoreJob{res: res, task: tk, phase: p, cost: cost, index: i}
+			j := &scoreJob{smp: smp, task: tk, phase: p, cost: cost, index: i}
 			shared[k] = j
 			jobs = append(jobs, j)
 		}
 	}
+	shared = nil
 	// Longest first, so that the slowest tasks do not finish last alone.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
 
@@ -341,7 +380,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 		Start: s.take,
 		Do: func(ctx context.Context, w *wire.Worker, j *scoreJob) error {
 			retired := w.RetiredCount()
-			pr, _, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+			pr, _, err := s.runPhase(ctx, w, j.smp, j.task, j.phase)
 			if err != nil {
 				return err
 			}
@@ -355,7 +394,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 				if freshRecheckContainer {
 					w.End(false)
 				}
-				again, m, err := s.runPhase(ctx, w, j.res.Sample, j.task, j.phase)
+				again, m, err := s.runPhase(ctx, w, j.smp, j.task, j.phase)
 				if err != nil {
 					return err
 				}
@@ -372,19 +411,19 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 					st.RecheckChanged++
 				}
 			}
-			*j.res.phase(j.phase) = pr
-			for _, i := range j.also {
-				*results[i].phase(j.phase) = pr
-			}
+			err = put(j.index, j.phase, &pr, j.also)
 			done++
 			d := done
 			mu.Unlock()
+			if err != nil {
+				return err
+			}
 			if s.Decided != nil {
-				if err := s.Decided(j.index, j.res.Sample, j.phase, pr, false); err != nil {
+				if err := s.Decided(j.index, j.smp, j.phase, pr, false); err != nil {
 					return err
 				}
 				for _, i := range j.also {
-					if err := s.Decided(i, results[i].Sample, j.phase, pr, true); err != nil {
+					if err := s.Decided(i, samples[i], j.phase, pr, true); err != nil {
 						return err
 					}
 				}
@@ -397,10 +436,7 @@ func (s *Scorer) Score(ctx context.Context, samples []*task.Sample) ([]*SampleRe
 		Stop: func(w *wire.Worker) { peak.note(s.give(ctx, w)) },
 	})
 	st.Wall, st.PeakMemory = time.Since(start), peak.max()
-	if err != nil {
-		return nil, st, err
-	}
-	return results, st, nil
+	return st, err
 }
 
 // peakMemory keeps the largest container peak memory that workers report

@@ -18,7 +18,7 @@ func TestTestsOf(t *testing.T) {
 		return r
 	}
 	pass, fail := StatusPass, StatusFail
-	got := TestsOf([]*SampleResult{
+	got, _ := TestsOf(ResultSlice{
 		res("HumanEval/0", 0, StatusPass, nil),
 		res("HumanEval/1", 0, StatusPass, &fail),
 		res("HumanEval/1", 1, StatusPass, &pass),

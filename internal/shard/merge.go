@@ -157,7 +157,8 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rec.SelfCheck = sc
 	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, codebench.EngineRepro, d.ID, d.MD5
 	rep.Tasks, rep.Summary, rep.SelfCheck = len(tasks), &sum, &sc
-	rep.Recheck = codebench.Rechecks(results, p.Limits)
+	// A slice never fails to be read.
+	rep.Recheck, _ = codebench.Rechecks(codebench.ResultSlice(results), p.Limits)
 	rep.Samples = &codebench.Input{Path: p.Samples.Path, Format: p.Samples.Format, SHA256: p.Samples.SHA256, Samples: p.Samples.Count}
 	resultsPath := filepath.Join(run.Dir, "eval_results.json")
 	// Tasks in dataset order, dated by the last shard's end, so that a
@@ -165,7 +166,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	err = codebench.WriteResultEntries(resultsPath, d.MD5, tasks, eval, sum, ended.UTC())
 	if err == nil {
 		rep.ResultsFile = resultsPath
-		rec.Tests = codebench.TestsOf(results, filepath.Base(resultsPath))
+		rec.Tests, _ = codebench.TestsOf(codebench.ResultSlice(results), filepath.Base(resultsPath))
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
