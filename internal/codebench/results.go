@@ -360,27 +360,34 @@ func writeResultsFile(path, hash string, sum Summary, when time.Time, fill func(
 // folder) that holds the details: a task with one sample is named by its
 // task id ("HumanEval/0"), the samples of a task with several by task id
 // and completion id, their order in the samples file ("HumanEval/0#1").
-// It reads results twice.
+// It reads results once.
 func TestsOf(results ResultSource, resultsFile string) (*runs.Tests, error) {
-	n := map[string]int{}
-	if err := results.Each(func(r *SampleResult) error { n[r.Sample.TaskID]++; return nil }); err != nil {
-		return nil, err
+	type outcome struct {
+		task   string
+		id     int
+		passed bool
 	}
-	t := &runs.Tests{Results: resultsFile}
+	n := map[string]int{}
+	all := make([]outcome, 0, results.Len())
 	err := results.Each(func(r *SampleResult) error {
-		name := r.Sample.TaskID
-		if n[name] > 1 {
-			name = fmt.Sprintf("%s#%d", name, r.Sample.ID)
-		}
-		if r.Passed() {
-			t.Passed = append(t.Passed, name)
-		} else {
-			t.Failed = append(t.Failed, name)
-		}
+		n[r.Sample.TaskID]++
+		all = append(all, outcome{r.Sample.TaskID, r.Sample.ID, r.Passed()})
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	t := &runs.Tests{Results: resultsFile}
+	for _, o := range all {
+		name := o.task
+		if n[name] > 1 {
+			name = fmt.Sprintf("%s#%d", name, o.id)
+		}
+		if o.passed {
+			t.Passed = append(t.Passed, name)
+		} else {
+			t.Failed = append(t.Failed, name)
+		}
 	}
 	return t, nil
 }

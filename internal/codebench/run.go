@@ -247,12 +247,8 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 	sc.Progress = progress("scoring")
 	sc.Known, sc.Decided = cfg.Known, cfg.Decided
 	if cfg.Verdicts != nil {
-		phases := 1
-		if plus {
-			phases = 2
-		}
 		report := func(p, f, n int) { cfg.Verdicts("scoring", p, f, n) }
-		sc.Known, sc.Decided = newVerdictTally(len(samples), phases, report).wrap(sc.Known, sc.Decided)
+		sc.Known, sc.Decided = newVerdictTally(len(samples), sc.phases(), report).wrap(sc.Known, sc.Decided)
 	}
 	if cfg.SpoolDir == "" {
 		rep.Results, st, err = sc.Score(ctx, samples)

@@ -440,10 +440,10 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			err = jerr
 		}
 	}
-	if report != nil && report.Spool != nil {
-		defer report.Spool.Close()
-	}
 	if report != nil {
+		if report.Spool != nil {
+			defer report.Spool.Close()
+		}
 		rep.Truth, rep.SelfCheck = &report.Truth, &report.SelfCheck
 		rep.PeakMemory = report.PeakMemory()
 		rec.SelfCheck = report.SelfCheck

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -100,16 +99,21 @@ func (s *VerdictSpool) put(i int, p task.Phase, pr *PhaseResult, also []int) err
 	b = append(b, '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ref := spoolRef{off: s.off, n: int32(len(b))}
+	slots := make([]int, 0, 1+len(also))
 	for _, k := range append([]int{i}, also...) {
 		j := s.slot(k, p)
 		if j < 0 {
 			return fmt.Errorf("verdict spool: sample %d phase %s is outside the pass", k, p)
 		}
-		s.refs[j] = ref
+		slots = append(slots, j)
 	}
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("cannot write the verdict spool: %w", err)
+	}
+	// Located only once written.
+	ref := spoolRef{off: s.off, n: int32(len(b))}
+	for _, j := range slots {
+		s.refs[j] = ref
 	}
 	s.off += int64(len(b))
 	return nil
@@ -136,7 +140,7 @@ func (s *VerdictSpool) Each(fn func(*SampleResult) error) error {
 			buf = make([]byte, ref.n)
 		}
 		buf = buf[:ref.n]
-		if _, err := s.f.ReadAt(buf, ref.off); err != nil && err != io.EOF {
+		if _, err := s.f.ReadAt(buf, ref.off); err != nil {
 			return fmt.Errorf("cannot read the verdict spool: %w", err)
 		}
 		*into = PhaseResult{}
