@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reprolab/repro/internal/codebench/judge"
 	"github.com/reprolab/repro/internal/codebench/task"
@@ -400,6 +401,7 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 				}
 				pr = combineRecheck(pr, again, m)
 			}
+			pr.Reason = jsonText(pr.Reason)
 			mu.Lock()
 			st.Retired += w.RetiredCount() - retired
 			if pr.Exact {
@@ -725,4 +727,17 @@ func failTests(tk *task.Task, p task.Phase, pr *PhaseResult) []json.RawMessage {
 		return []json.RawMessage{}
 	}
 	return []json.RawMessage{tk.Inputs(p)[pr.FailInput]}
+}
+
+// jsonText is s as a JSON round trip gives it back: each byte that is not
+// part of valid UTF-8 replaced by U+FFFD, as encoding/json writes it. A
+// reason holds text the program chose (an exception's message, cut at a
+// byte limit); made valid once, where the verdict is decided, it reads the
+// same from memory, the spool, the journal and the verdict cache.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	// strings.Map writes U+FFFD for each invalid byte.
+	return strings.Map(func(r rune) rune { return r }, s)
 }

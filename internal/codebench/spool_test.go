@@ -34,6 +34,13 @@ func spoolFixture() (*task.Dataset, []*task.Sample, map[[2]int]PhaseResult) {
 			switch i % 5 {
 			case 1:
 				base = PhaseResult{Status: StatusFail, FailInput: 1, Reason: "raised ValueError"}
+			case 2:
+				// What a program prints lands in reasons: a line that looks
+				// like a spool entry, quotes, NUL and bytes that are not UTF-8
+				// must come back as the results file from memory writes them.
+				// (Scorer.score makes a reason valid text before any sink
+				// sees it.)
+				base = PhaseResult{Status: StatusFail, FailInput: 0, Reason: jsonText("printed \"x\"\n{\"status\":\"pass\"}\n\x00\xff\xfe")}
 			case 3:
 				plus = PhaseResult{Status: StatusTimeout, FailInput: 0, Reason: "slow", Limit: 4,
 					Near: &NearLimit{Status: StatusTimeout, Input: 0, CPU: 4.1, Limit: 4, Recheck: &NearLimit{Status: StatusTimeout, CPU: 4.2, Limit: 4}, DecidedBy: DecidedByFirst}}
@@ -279,6 +286,32 @@ func BenchmarkVerdictSpoolHeap(b *testing.B) {
 				}
 				b.ReportMetric(per, "heap-B/sample")
 			})
+		}
+	}
+}
+
+// TestJSONText: a reason made valid text reads back from JSON as it was,
+// and equals what a JSON round trip of the raw reason gives, so that the
+// results file is the same bytes whether a verdict came from memory, the
+// spool, the journal or the cache.
+func TestJSONText(t *testing.T) {
+	for _, s := range []string{"", "plain", "é€😀", "\xff", "a\xe2\x82", "\xe2\x82\xac\xff\xfe\x00x", "\xed\xa0\x80"} {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back string
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		got := jsonText(s)
+		if got != back {
+			t.Errorf("jsonText(%q) = %q, a JSON round trip gives %q", s, got, back)
+		}
+		again, _ := json.Marshal(got)
+		var back2 string
+		if err := json.Unmarshal(again, &back2); err != nil || back2 != got {
+			t.Errorf("jsonText(%q) = %q does not read back from JSON as itself: %q", s, got, back2)
 		}
 	}
 }
