@@ -7,16 +7,21 @@
 #
 # Usage: sudo bench/shard-overhead.sh   (slurmd must run as root)
 #   REPRO_HOME  must hold the evaluator image and humanevalplus-v0.1.10
-#   TASKS       the tasks scored (default 0-39, a subset)
+#   SAMPLES     a samples file to score (e.g. bench/codet-samples.sh's
+#               codet-n100.jsonl: real model output); else made here:
+#   TASKS       the tasks scored (default 0-39, a subset; with SAMPLES,
+#               every task the file has)
 #   N           samples per task (default 10: half canonical, half wrong)
 #   SHARDS      number of shards (default 4)
 #
-# Ground truth is cached by an untimed warm-up. The sharded time includes
+# Ground truth is cached by an untimed warm-up that scores the first sample
+# of each task. The sharded time includes
 # the plan (saving the image tarball, copying the binary), the array tasks
 # (each loads the image, self-checks its tasks and scores) and the merge.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tasks=${TASKS:-0-39}
+tasks=${TASKS:-}
+[ -n "${SAMPLES:-}" ] || tasks=${tasks:-0-39}
 n=${N:-10}
 shards=${SHARDS:-4}
 work=$(mktemp -d)
@@ -34,8 +39,24 @@ if [ ! -f "$blob" ]; then
   echo "bench: humanevalplus-v0.1.10 is not in the store: run repro fetch humanevalplus-v0.1.10" >&2
   exit 3
 fi
-/usr/bin/python3 bench/humaneval_samples.py "$blob" "$work/samples.jsonl" "$tasks" "$n"
+if [ -n "${SAMPLES:-}" ]; then
+  cp -- "$SAMPLES" "$work/samples.jsonl"
+  what="from $SAMPLES"
+else
+  /usr/bin/python3 bench/humaneval_samples.py "$blob" "$work/samples.jsonl" "$tasks" "$n"
+  what="n=$n per task, half canonical, half wrong"
+fi
+# The warm-up's samples: the first of each task.
+/usr/bin/python3 -c 'import json, sys
+seen = set()
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
+    for line in f:
+        if line.strip() and (t := json.loads(line)["task_id"]) not in seen:
+            seen.add(t)
+            o.write(line)' "$work/samples.jsonl" "$work/warm.jsonl"
 samples=$(wc -l <"$work/samples.jsonl")
+sel=()
+[ -z "$tasks" ] || sel=(--tasks "$tasks")
 read -r p1 p2 < <(/usr/bin/python3 -c 'import socket
 s=[socket.socket() for _ in range(2)]
 [x.bind(("127.0.0.1",0)) for x in s]
@@ -43,14 +64,14 @@ print(*[x.getsockname()[1] for x in s])')
 sh internal/testenv/start-slurm.sh start "$slurm" 1 "$p1" "$p2" | tail -1 >"$work/slurm.env"
 export SLURM_CONF=$slurm/slurm.conf PATH=$PATH:/usr/sbin:/sbin
 
-echo "== $samples samples (n=$n per task, tasks $tasks); warm-up for ground truth, not timed"
-"$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --json >/dev/null 2>>"$work/progress.jsonl"
+echo "== $samples samples ($what; tasks ${tasks:-all}); warm-up for ground truth, not timed"
+"$work/repro" score --samples "$work/warm.jsonl" "${sel[@]}" --json >/dev/null 2>>"$work/progress.jsonl"
 echo "== one unsharded run; load $(cut -d' ' -f1-3 /proc/loadavg)"
 t0=$(date +%s.%N)
-"$work/repro" score --samples "$work/samples.jsonl" --tasks "$tasks" --json >"$work/one.json" 2>>"$work/progress.jsonl"
+"$work/repro" score --samples "$work/samples.jsonl" "${sel[@]}" --json >"$work/one.json" 2>>"$work/progress.jsonl"
 t1=$(date +%s.%N)
 echo "== $shards shards on one node; load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/repro" shard plan --samples "$work/samples.jsonl" --tasks "$tasks" --shards "$shards" --out "$work/bundle" >/dev/null
+"$work/repro" shard plan --samples "$work/samples.jsonl" "${sel[@]}" --shards "$shards" --out "$work/bundle" >/dev/null
 t2=$(date +%s.%N)
 REPRO_HOME=$work/merge-home "$work/repro" shard submit "$work/bundle" --wait --json >"$work/merged.json"
 t3=$(date +%s.%N)
