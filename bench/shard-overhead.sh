@@ -13,6 +13,9 @@
 #               every task the file has)
 #   N           samples per task (default 10: half canonical, half wrong)
 #   SHARDS      number of shards (default 4)
+#   OUT         a folder that keeps both runs' --json documents and results
+#               files (one.json, one.results.json, merged.json,
+#               merged.results.json); else nothing is kept
 #
 # Ground truth is cached by an untimed warm-up that scores the first sample
 # of each task. The sharded time includes
@@ -75,6 +78,13 @@ echo "== $shards shards on one node; load $(cut -d' ' -f1-3 /proc/loadavg)"
 t2=$(date +%s.%N)
 REPRO_HOME=$work/merge-home "$work/repro" shard submit "$work/bundle" --wait --json >"$work/merged.json"
 t3=$(date +%s.%N)
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  for side in one merged; do
+    cp -- "$work/$side.json" "$OUT/$side.json"
+    cp -- "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results_file"])' "$work/$side.json")" "$OUT/$side.results.json"
+  done
+fi
 /usr/bin/python3 - "$work/one.json" "$work/merged.json" "$t0" "$t1" "$t2" "$t3" "$samples" <<'PY'
 import json, sys
 one, merged = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -91,5 +101,13 @@ diff = [t for t in a if [key(e) for e in a[t]] != [key(e) for e in b.get(t, [])]
 n = sum(len(v) for v in a.values())
 print("verdicts:         %d compared, %d tasks differ %s; base passed %d / %d, plus %d / %d" % (n, len(diff), diff[:5],
       one["summary"]["base_passed"], merged["summary"]["base_passed"], one["summary"]["plus_passed"], merged["summary"]["plus_passed"]))
+shown = 0
+for t in diff:
+    for i, (x, y) in enumerate(zip(a.get(t, []), b.get(t, []))):
+        if key(x) != key(y) and shown < 20:
+            shown += 1
+            print("  %s completion %d: unsharded %s/%s %s %s, sharded %s/%s %s %s" % (t, i,
+                  x["base_status"], x["plus_status"], str(x["base_fail_tests"][:1])[:60], str(x["plus_fail_tests"][:1])[:60],
+                  y["base_status"], y["plus_status"], str(y["base_fail_tests"][:1])[:60], str(y["plus_fail_tests"][:1])[:60]))
 PY
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
