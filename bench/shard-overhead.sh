@@ -78,16 +78,14 @@ echo "== $shards shards on one node; load $(cut -d' ' -f1-3 /proc/loadavg)"
 t2=$(date +%s.%N)
 REPRO_HOME=$work/merge-home "$work/repro" shard submit "$work/bundle" --wait --json >"$work/merged.json"
 t3=$(date +%s.%N)
-if [ -n "${OUT:-}" ]; then
-  mkdir -p "$OUT"
-  for side in one merged; do
-    cp -- "$work/$side.json" "$OUT/$side.json"
-    cp -- "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results_file"])' "$work/$side.json")" "$OUT/$side.results.json"
-  done
-fi
-/usr/bin/python3 - "$work/one.json" "$work/merged.json" "$t0" "$t1" "$t2" "$t3" "$samples" <<'PY'
-import json, sys
+/usr/bin/python3 - "$work/one.json" "$work/merged.json" "$t0" "$t1" "$t2" "$t3" "$samples" "${OUT:-}" <<'PY'
+import json, os, shutil, sys
 one, merged = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+if sys.argv[8]:
+    os.makedirs(sys.argv[8], exist_ok=True)
+    for side, path, doc in (("one", sys.argv[1], one), ("merged", sys.argv[2], merged)):
+        shutil.copy(path, os.path.join(sys.argv[8], side + ".json"))
+        shutil.copy(doc["results_file"], os.path.join(sys.argv[8], side + ".results.json"))
 t0, t1, t2, t3 = map(float, sys.argv[3:7])
 single, plan, array = t1 - t0, t2 - t1, t3 - t2
 print("unsharded:        %6.1f s  (%.1f samples/s)" % (single, int(sys.argv[7]) / single))
