@@ -121,7 +121,7 @@ func TestCorpusMatchesEvalPlus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			set, err := task.ReadSamplesJSONL(f, cs.name+".jsonl", d)
+			set, err := task.ReadSamplesJSONL(f, cs.name+".jsonl", d, nil)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)

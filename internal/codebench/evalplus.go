@@ -299,11 +299,15 @@ func (p *evalplusPass) score(ctx context.Context, w *wire.Worker, res *SampleRes
 			*res.Plus = pr
 		}
 	}
+	prog, err := s.Program()
+	if err != nil {
+		return err
+	}
 	for setups := 0; ; setups++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		j := &wire.Job{ID: nextJobID(), Program: []byte(s.Solution), Body: p.lines[s.TaskID], EvalPlus: hdr,
+		j := &wire.Job{ID: nextJobID(), Program: prog, Body: p.lines[s.TaskID], EvalPlus: hdr,
 			PhaseLimit: evalplusWall.Seconds()/20 + 30, FSize: evalplusLimitsFor(p.cfg.Dataset.Bench()).FSize}
 		end, err := w.Run(ctx, j, func(int, wire.Record) bool { return true })
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reprolab/repro/internal/codebench/task"
-	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/journal"
 	"github.com/reprolab/repro/internal/runlabel"
@@ -100,7 +99,7 @@ type (
 	}
 )
 
-func programDigest(s *task.Sample) string { return digest.Of([]byte(s.Solution)).Hex() }
+func programDigest(s *task.Sample) string { return s.ProgramSum().Hex() }
 
 func newVerdict(i int, smp *task.Sample, p task.Phase, pr PhaseResult) journalVerdict {
 	return journalVerdict{Type: "verdict", Sample: i, Task: smp.TaskID, Completion: smp.ID, Program: programDigest(smp), Phase: p.String(), Result: pr}

@@ -34,7 +34,7 @@ func Rechecks(results ResultSource, limits RunLimits) (*RecheckReport, error) {
 			if pr == nil || pr.Near == nil || pr.Near.Recheck == nil {
 				continue
 			}
-			k := shareKey{r.Sample.TaskID, p, r.Sample.Solution}
+			k := shareKey{r.Sample.TaskID, p, r.Sample.ProgramSum()}
 			if i, ok := seen[k]; ok {
 				out.Rechecked[i].Completions = append(out.Rechecked[i].Completions, r.Sample.ID)
 				continue

@@ -232,7 +232,10 @@ func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results Resu
 				return fmt.Errorf("results file: the samples of %s come after those of %s", r.Sample.TaskID, tasks[last].ID)
 			}
 			last = k
-			e := resultEntry(tasks[k], r)
+			e, err := resultEntry(tasks[k], r)
+			if err != nil {
+				return err
+			}
 			if err := e.checkClocks(); err != nil {
 				return exitcode.New(exitcode.Integrity, err)
 			}
@@ -241,10 +244,15 @@ func WriteResults(path string, d *task.Dataset, tasks []*task.Task, results Resu
 	})
 }
 
-// resultEntry is r's entry in the results file; r belongs to t.
-func resultEntry(t *task.Task, r *SampleResult) ResultEntry {
+// resultEntry is r's entry in the results file; r belongs to t. Its
+// solution is the program read back (Sample.Program).
+func resultEntry(t *task.Task, r *SampleResult) (ResultEntry, error) {
+	prog, err := r.Sample.Program()
+	if err != nil {
+		return ResultEntry{}, err
+	}
 	e := ResultEntry{
-		TaskID: t.ID, Solution: r.Sample.Solution, BaseStatus: r.Base.Status,
+		TaskID: t.ID, Solution: string(prog), BaseStatus: r.Base.Status,
 		BaseFailTests: failTests(t, task.Base, &r.Base), PlusFailTests: []json.RawMessage{},
 		BaseClocks: r.Base.Clocks, BaseNearLimit: r.Base.Near, BaseExactRun: r.Base.Exact,
 	}
@@ -260,7 +268,7 @@ func resultEntry(t *task.Task, r *SampleResult) ResultEntry {
 			e.PlusReason = r.Plus.Reason
 		}
 	}
-	return e
+	return e, nil
 }
 
 // WriteResultEntries writes a results file in WriteResults's format from

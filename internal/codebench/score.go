@@ -259,11 +259,17 @@ func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, s
 	if err != nil {
 		return nil, err
 	}
+	cacheDir, err := st.StateDir("humaneval")
+	if err != nil {
+		return nil, err
+	}
 	var loaded *LoadedSamples
 	if o.Samples != "" {
-		if loaded, err = LoadSamples(o.Samples, d, tasks); err != nil {
+		// The samples' programs wait on disk beside the cache.
+		if loaded, err = LoadSamples(o.Samples, d, tasks, cacheDir); err != nil {
 			return nil, err
 		}
+		defer loaded.Close()
 	}
 	// The image is admitted by the trust file's policy, under the runtime
 	// the engine runs containers with, before any container (ground truth,
@@ -287,11 +293,6 @@ func scoreIn(ctx context.Context, st *store.Store, o Options, prior *priorRun, s
 			o.Warn(r.String())
 		}
 	}
-	cacheDir, err := st.StateDir("humaneval")
-	if err != nil {
-		return nil, err
-	}
-
 	kind := o.Kind
 	if kind == "" {
 		kind = "humaneval"

@@ -14,6 +14,7 @@ import (
 	"github.com/reprolab/repro/internal/codebench/judge"
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/workpool"
 )
@@ -266,14 +267,15 @@ type scoreJob struct {
 	also  []int
 }
 
-// shareKey names one execution: a task's phase run on a program's bytes.
+// shareKey names one execution: a task's phase run on a program's bytes,
+// known by their SHA-256.
 // EvalPlus runs the program as the sample gives it (its solution, or
 // prompt + completion) with no normalisation (evalplus@26d6d00,
 // evalplus/evaluate.py), so equal bytes are the only sharing.
 type shareKey struct {
 	task    string
 	phase   task.Phase
-	program string
+	program digest.SHA256
 }
 
 // Score scores every sample; samples must belong to tasks of s.Dataset
@@ -348,7 +350,7 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 					continue
 				}
 			}
-			k := shareKey{tk.ID, p, smp.Solution}
+			k := shareKey{tk.ID, p, smp.ProgramSum()}
 			if j := shared[k]; j != nil {
 				j.also = append(j.also, i)
 				continue
@@ -513,8 +515,12 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 	// Outputs of a correct program are about as large as the expected ones;
 	// the caps leave wide room and stop floods early.
 	recordCap := max(4*pt.MaxRecord+64, 1<<20)
+	prog, err := smp.Program()
+	if err != nil {
+		return PhaseResult{}, NearLimit{}, err
+	}
 	j := &wire.Job{
-		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: []byte(smp.Solution),
+		ID: nextJobID(), EntryPoint: tk.EntryPoint, Program: prog,
 		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,

@@ -1,6 +1,7 @@
 package codebench
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -39,8 +40,11 @@ type Input struct {
 const maxSamplesFile = 64 << 20
 
 // LoadedSamples are the user's samples as LoadSamples read them: the bytes
-// read once, their digest and what they parse to. Prepare copies these
-// bytes, not the file, into a run's workspace.
+// read once, their digest and what they parse to. The programs are kept
+// on disk (task.ProgramFile), and so is a file's copy as read, which
+// Prepare copies, rather than the file, into a run's workspace: what a run
+// holds of its samples in memory does not grow with their programs. Close
+// releases both.
 type LoadedSamples struct {
 	Path     string
 	Format   string        // "jsonl" or "folder"
@@ -48,10 +52,13 @@ type LoadedSamples struct {
 	Set      *task.SampleSet
 	Warnings []string // the folder's entries that are not samples (the set's own are in Set.Warnings)
 
-	d     *task.Dataset
-	jsonl []byte            // the file's bytes, with Format "jsonl"
-	files []task.SampleFile // the folder's sample files, with Format "folder"
-	progs []*task.Sample    // files[i]'s sample, whose Solution is the file's bytes
+	d        *task.Dataset
+	programs *task.ProgramFile
+	read     *os.File          // the file's bytes as read, unlinked, with Format "jsonl"; nil once Prepared
+	size     int64             // how many
+	files    []task.SampleFile // the folder's sample files, with Format "folder"
+	progs    []*task.Sample    // files[i]'s sample, whose program is the file's bytes
+	prepared bool
 }
 
 // LoadSamples reads the samples at path once, before anything is created
@@ -60,46 +67,90 @@ type LoadedSamples struct {
 // sample for every task in tasks (all of d's when tasks is nil). This is
 // the one check that every task has a sample. A link is not followed.
 // Every error is a usage error naming the path. What it returns is all a
-// run needs of the samples until Input.Check hashes them again at its end.
-func LoadSamples(path string, d *task.Dataset, tasks []*task.Task) (*LoadedSamples, error) {
+// run needs of the samples until Input.Check hashes them again at its end;
+// it keeps them in unlinked files in tmp, one program at a time in memory
+// as it reads, and the caller must Close it.
+func LoadSamples(path string, d *task.Dataset, tasks []*task.Task, tmp string) (*LoadedSamples, error) {
 	fi, err := samplesKind(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &LoadedSamples{Path: path, d: d}
+	if s.programs, err = task.NewProgramFile(tmp); err != nil {
+		return nil, exitcode.New(exitcode.Precondition, err)
+	}
 	if fi.IsDir() {
 		err = s.loadFolder()
 	} else {
-		err = s.loadJSONL(fi.Size())
+		err = s.loadJSONL(fi.Size(), tmp)
+	}
+	if err == nil {
+		if miss := s.Set.Missing(d, tasks); len(miss) > 0 {
+			err = exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
+				path, len(miss), strings.Join(miss, ", "))
+		}
 	}
 	if err != nil {
+		s.Close()
 		return nil, err
-	}
-	if miss := s.Set.Missing(d, tasks); len(miss) > 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
-			path, len(miss), strings.Join(miss, ", "))
 	}
 	return s, nil
 }
 
-// loadJSONL reads and parses a samples file of size bytes (as listed).
-func (s *LoadedSamples) loadJSONL(size int64) error {
+// Close releases the files that keep the samples: their programs can no
+// longer be read.
+func (s *LoadedSamples) Close() error {
+	if s.read != nil {
+		s.read.Close()
+		s.read = nil
+	}
+	return s.programs.Close()
+}
+
+// loadJSONL reads and parses a samples file of size bytes (as listed), in
+// one pass that hashes the bytes and keeps a copy of them in an unlinked
+// file in tmp.
+func (s *LoadedSamples) loadJSONL(size int64, tmp string) error {
 	s.Format = "jsonl"
 	if size > maxSamplesFile {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %d bytes is over the limit of %d", s.Path, size, int64(maxSamplesFile))
 	}
-	b, err := readSample("", s.Path, maxSamplesFile)
-	if errors.Is(err, safefile.ErrTooLarge) {
-		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
-	}
+	f, err := openSample("", s.Path)
 	if err != nil {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
-	if s.Set, err = task.ReadSamplesJSONL(bytes.NewReader(b), s.Path, s.d); err != nil {
+	defer f.Close()
+	if s.read, err = os.CreateTemp(tmp, ".samples-*"); err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
+	}
+	if err := os.Remove(s.read.Name()); err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
+	}
+	h := digest.NewHash()
+	c := &countWriter{}
+	cp := bufio.NewWriterSize(s.read, 1<<16)
+	// A file that grows after the Stat is read no further than the limit
+	// and one byte.
+	r := io.TeeReader(io.LimitReader(f, maxSamplesFile+1), io.MultiWriter(h, c, cp))
+	if s.Set, err = task.ReadSamplesJSONL(r, s.Path, s.d, s.programs); err != nil {
 		return err
 	}
-	s.jsonl, s.SHA256 = b, digest.Of(b)
+	if c.n > maxSamplesFile {
+		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
+	}
+	if err := cp.Flush(); err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
+	}
+	s.size, s.SHA256 = c.n, h.Digest()
 	return nil
+}
+
+// countWriter counts what is written to it.
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	c.n += int64(len(b))
+	return len(b), nil
 }
 
 // loadFolder lists a samples folder and reads each of its programs.
@@ -110,7 +161,7 @@ func (s *LoadedSamples) loadFolder() error {
 		return err
 	}
 	s.Warnings = warn
-	s.Set = &task.SampleSet{ByTask: map[string][]*task.Sample{}}
+	s.Set = &task.SampleSet{ByTask: map[string][]*task.Sample{}, Programs: s.programs}
 	h := digest.NewHash()
 	var total int64
 	for _, f := range files {
@@ -121,8 +172,7 @@ func (s *LoadedSamples) loadFolder() error {
 		if err != nil {
 			return exitcode.Errorf(exitcode.Usage, "sample %q: %v", f.Path, err)
 		}
-		// A folder holds no more than a samples file may: its programs
-		// stay in memory until the run's workspace has them.
+		// A folder holds no more than a samples file may.
 		if total += int64(len(b)); total > maxSamplesFile {
 			return exitcode.Errorf(exitcode.Usage, "samples folder %q: its programs are over the limit of %d bytes in all", s.Path, int64(maxSamplesFile))
 		}
@@ -156,28 +206,32 @@ func samplesKind(path string) (os.FileInfo, error) {
 }
 
 // Prepare writes the samples as they were read into wsDir, a new
-// read-only workspace (sandbox.WriteWorkspace: the bytes go straight into
-// the workspace, with no other copy), and checks the copy: a copy that does not hash to
-// s.SHA256 is an integrity error. It reads nothing of the user's samples;
-// the returned Input's Set is s.Set. Prepare is called once: a file's
-// bytes (up to 64 MiB) are let go once they are in the workspace, so
-// that a run does not hold them beside what they parsed to.
+// read-only workspace (sandbox.WriteWorkspace), and checks the copy: a
+// copy that does not hash to s.SHA256 is an integrity error. It reads
+// nothing of the user's samples: a file's bytes come from the copy
+// LoadSamples kept, a folder's programs from the program file (each
+// checked against its digest). The returned Input's Set is s.Set. Prepare
+// is called once: a file's copy is let go once it is in the workspace.
 func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
-	if s.Format == "jsonl" && s.jsonl == nil {
+	if s.prepared {
 		return nil, fmt.Errorf("samples %q were already copied into a workspace", s.Path)
 	}
+	s.prepared = true
 	in := &Input{Path: s.Path, Format: s.Format, SHA256: s.SHA256, Workspace: wsDir, Set: s.Set, d: s.d}
 	var files []sandbox.WorkspaceFile
 	if s.Format == "jsonl" {
-		files = []sandbox.WorkspaceFile{{Name: filepath.Base(s.Path), Data: bytes.NewReader(s.jsonl), Origin: s.Path}}
+		files = []sandbox.WorkspaceFile{{Name: filepath.Base(s.Path), Data: io.NewSectionReader(s.read, 0, s.size), Origin: s.Path}}
 	} else {
 		files = make([]sandbox.WorkspaceFile, len(s.files))
 		for i, f := range s.files {
-			files[i] = sandbox.WorkspaceFile{Name: f.Flat, Data: strings.NewReader(s.progs[i].Solution), Origin: f.Path}
+			files[i] = sandbox.WorkspaceFile{Name: f.Flat, Data: &programReader{smp: s.progs[i]}, Origin: f.Path}
 		}
 	}
 	var err error
 	if in.ws, err = sandbox.WriteWorkspace(wsDir, files); err != nil {
+		if exitcode.Of(err) == exitcode.Integrity {
+			return nil, err
+		}
 		return nil, exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
 	var got digest.SHA256
@@ -194,11 +248,32 @@ func (s *LoadedSamples) Prepare(wsDir string) (*Input, error) {
 	} else if got != s.SHA256 {
 		return nil, exitcode.Errorf(exitcode.Integrity, "samples %q changed while they were copied", s.Path)
 	}
-	s.jsonl = nil
+	if s.read != nil {
+		s.read.Close()
+		s.read = nil
+	}
 	in.WSDigest = in.ws.Digest()
 	in.Samples = s.Set.Count
 	in.Warnings = append(append([]string(nil), s.Warnings...), s.Set.Warnings...)
 	return in, nil
+}
+
+// programReader reads a sample's program, read back (and checked) from
+// where it is kept on its first Read.
+type programReader struct {
+	smp *task.Sample
+	r   *bytes.Reader
+}
+
+func (p *programReader) Read(b []byte) (int, error) {
+	if p.r == nil {
+		prog, err := p.smp.Program()
+		if err != nil {
+			return 0, err
+		}
+		p.r = bytes.NewReader(prog)
+	}
+	return p.r.Read(b)
 }
 
 // Check reports, as an integrity error, any change to the workspace copy

@@ -134,7 +134,7 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 				}
 			}
 		}
-		s, err := LoadSamples(c.path, d, tasks)
+		s, err := LoadSamples(c.path, d, tasks, t.TempDir())
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -177,11 +177,11 @@ func TestLoadSamplesReadsOnce(t *testing.T) {
 	if c := opens(file); c != 3 {
 		t.Errorf("the file was opened %d times in all, want 3", c)
 	}
-	if s, err := LoadSamples(file, d, nil); exitcode.Of(err) != exitcode.Usage || s != nil ||
+	if s, err := LoadSamples(file, d, nil, t.TempDir()); exitcode.Of(err) != exitcode.Usage || s != nil ||
 		!strings.Contains(err.Error(), "have no sample for 162 tasks: HumanEval/2, ") || !strings.HasSuffix(err.Error(), "(every task needs one, or name a subset with --tasks)") {
 		t.Errorf("all tasks: %v, want a usage error naming the 162 tasks without a sample", err)
 	}
-	if s, err := LoadSamples(file, d, tasks); err != nil || s.SHA256 != digest.Of(orig) {
+	if s, err := LoadSamples(file, d, tasks, t.TempDir()); err != nil || s.SHA256 != digest.Of(orig) {
 		t.Errorf("the digest of the file is not that of its bytes: %v", err)
 	}
 }
@@ -199,7 +199,7 @@ func TestOversizedProgramNamedOnce(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(strings.Repeat("#", task.MaxProgram+1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadSamples(dir, d, tasks)
+	_, err := LoadSamples(dir, d, tasks, t.TempDir())
 	want := fmt.Sprintf("sample %q: larger than the %d bytes a program may have", prog, task.MaxProgram)
 	if exitcode.Of(err) != exitcode.Usage || err.Error() != want {
 		t.Errorf("LoadSamples of a folder with a program of %d bytes: %v, want exit 2 and %q", task.MaxProgram+1, err, want)
@@ -239,7 +239,7 @@ func TestSamplesFolderLinkSwapRefused(t *testing.T) {
 		t.Fatal("another test counts the samples' opens")
 	}
 	t.Cleanup(func() { sampleOpened.Store(nil) })
-	s, err := LoadSamples(dir, d, tasks)
+	s, err := LoadSamples(dir, d, tasks, t.TempDir())
 	if swapped == nil || swapped.Error() != "swapped" {
 		t.Fatalf("the folder was not swapped before its program was read: %v", swapped)
 	}
@@ -266,7 +266,7 @@ func TestSamplesFolderBoundedInAll(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := LoadSamples(dir, d, tasks)
+	_, err := LoadSamples(dir, d, tasks, t.TempDir())
 	if want := fmt.Sprintf("samples folder %q: its programs are over the limit of %d bytes in all", dir, maxSamplesFile); exitcode.Of(err) != exitcode.Usage || err.Error() != want {
 		t.Errorf("LoadSamples of %d programs of %d bytes: %v, want exit 2 and %q", maxSamplesFile/task.MaxProgram+1, task.MaxProgram, err, want)
 	}
@@ -280,7 +280,7 @@ func TestPrepareNamesTheUserFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"task_id": "HumanEval/0", "solution": "a = 0\n"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadSamples(file, d, tasks)
+	s, err := LoadSamples(file, d, tasks, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,8 @@ type WorkspaceFile struct {
 	Origin string
 }
 
-// WriteWorkspace is NewWorkspace for samples already in memory: each
+// WriteWorkspace is NewWorkspace for samples this process has already
+// read (from memory, or a copy it keeps): each
 // file's Data is written into dir under its Name (names must be unique and
 // usable, files at most 64 MiB), mode 0444, synced, and hashed as
 // NewWorkspace hashes its copies. No other file is read.

@@ -247,10 +247,15 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	samples, err := codebench.LoadSamples(o.Samples, d, tasks)
+	tmp, err := st.StateDir("humaneval")
 	if err != nil {
 		return nil, err
 	}
+	samples, err := codebench.LoadSamples(o.Samples, d, tasks, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer samples.Close()
 	bin := o.Binary
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -320,10 +325,14 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 			s.Parts = append(s.Parts, Part{Task: t.ID, From: part.From, To: part.To})
 			s.Cost += partCost(part.To-part.From, unit(loads[part.Task]))
 			for _, smp := range input.Set.ByTask[t.ID][part.From:part.To] {
+				prog, err := smp.Program()
+				if err != nil {
+					return nil, err
+				}
 				b, err := json.Marshal(struct {
 					TaskID   string `json:"task_id"`
 					Solution string `json:"solution"`
-				}{t.ID, smp.Solution})
+				}{t.ID, string(prog)})
 				if err != nil {
 					return nil, err
 				}

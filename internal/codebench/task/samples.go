@@ -20,10 +20,16 @@ import (
 
 // Sample is one program to score for one task.
 type Sample struct {
-	TaskID   string
-	ID       int    // completion id: order of appearance within the task
-	Solution string // the program that runs: a solution, or prompt + completion
+	TaskID string
+	ID     int // completion id: order of appearance within the task
+	// Solution is the program that runs (a solution, or prompt +
+	// completion) of a sample held in memory; it is empty for a sample
+	// whose program a ProgramFile keeps. Read a sample's program with
+	// Program, and key on it with ProgramSum.
+	Solution string
 	Origin   string // where it came from, for messages: "file":line or "path", quoted
+
+	kept *keptProgram // where a ProgramFile keeps the program; nil: Solution
 }
 
 // MaxProgram is the longest program, in bytes, that a sample may be: a
@@ -53,6 +59,9 @@ type SampleSet struct {
 	Warnings []string
 	Skipped  int
 	Count    int
+	// Programs, if set, keeps the programs of the samples added to the
+	// set on disk (ProgramFile); nil keeps them in memory.
+	Programs *ProgramFile
 }
 
 // warnings keeps the first MaxWarnings of what was skipped and counts
@@ -83,6 +92,11 @@ func badSamples(format string, args ...any) error {
 func (s *SampleSet) add(smp *Sample) error {
 	if s.Count >= maxSamples {
 		return badSamples("more than %d samples", maxSamples)
+	}
+	if s.Programs != nil {
+		if err := s.Programs.keep(smp); err != nil {
+			return err
+		}
 	}
 	smp.ID = len(s.ByTask[smp.TaskID])
 	s.ByTask[smp.TaskID] = append(s.ByTask[smp.TaskID], smp)
@@ -125,9 +139,10 @@ type jsonSample struct {
 // from task_id, solution or completion only in case) is refused. Samples
 // for tasks the dataset does not have are skipped with a warning, as
 // EvalPlus does. name is used in messages. Every error is a usage error
-// naming the file and line.
-func ReadSamplesJSONL(r io.Reader, name string, d *Dataset) (*SampleSet, error) {
-	set := &SampleSet{ByTask: map[string][]*Sample{}}
+// naming the file and line. keep, if not nil, keeps the programs on disk
+// (SampleSet.Programs).
+func ReadSamplesJSONL(r io.Reader, name string, d *Dataset, keep *ProgramFile) (*SampleSet, error) {
+	set := &SampleSet{ByTask: map[string][]*Sample{}, Programs: keep}
 	lr := &io.LimitedReader{R: r, N: maxSamplesBytes + 1}
 	br := bufio.NewReaderSize(lr, 1<<20)
 	lineNo := 0

@@ -178,7 +178,7 @@ func TestSamplesReadAsEvalPlusReads(t *testing.T) {
 		{"not UTF-8", "{\"task_id\": \"HumanEval/0\", \"solution\": \"\xe9\"}", "not valid UTF-8", false},
 		{"not UTF-8 on a blank line", ok + "\n \xa0\n", "not valid UTF-8", false},
 	} {
-		set, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d, nil)
 		res := ep.read(t, []byte(c.text))
 		if res.OK != c.evalplus {
 			t.Errorf("%s: EvalPlus read it: %v (%s), want %v", c.name, res.OK, res.Error, c.evalplus)
@@ -212,7 +212,7 @@ func TestRealSamplesReadAsEvalPlusReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), c.file, d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), c.file, d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestReadSamplesJSONL(t *testing.T) {
 		`{"task_id": "HumanEval/999", "solution": "x"}`,
 		`{"task_id": "MBPP/1", "solution": "x"}`,
 	}, "\n")
-	set, err := task.ReadSamplesJSONL(strings.NewReader(text), "s.jsonl", d)
+	set, err := task.ReadSamplesJSONL(strings.NewReader(text), "s.jsonl", d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 		"overlong line":    {strings.Repeat(" ", task.MaxSampleLine+2), "longer than"},
 		"trailing garbage": {`{"task_id": "HumanEval/0", "solution": "x"} x`, "not a JSON object"},
 	} {
-		_, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d)
+		_, err := task.ReadSamplesJSONL(strings.NewReader(c.text), "f.jsonl", d, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", name, err, c.want)
 			continue
@@ -82,7 +82,7 @@ func TestReadSamplesJSONLErrors(t *testing.T) {
 		`{"task_id": "HumanEval/0", "solution": "\ud83d\ude00"}`,
 		`{"task_id": "HumanEval/0", "solution": "\\ud800"}`,
 	} {
-		set, err := task.ReadSamplesJSONL(strings.NewReader(line), "f.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(line), "f.jsonl", d, nil)
 		if err != nil {
 			t.Errorf("%s: %v", line, err)
 			continue
@@ -176,7 +176,7 @@ func FuzzReadSamplesJSONL(f *testing.F) {
 	}
 	ep := startEvalPlusReader(f, d)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d)
+		set, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d, nil)
 		if err != nil {
 			if exitcode.Of(err) != exitcode.Usage {
 				t.Fatalf("error without the usage code: %v", err)
@@ -185,6 +185,19 @@ func FuzzReadSamplesJSONL(f *testing.F) {
 		}
 		if diff := sameAsEvalPlus(set, ep.read(t, b)); diff != "" {
 			t.Fatalf("repro reads %q otherwise than EvalPlus: %s", b, diff)
+		}
+		// Programs kept on disk read back as the same programs.
+		pf, err := task.NewProgramFile(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		kept, err := task.ReadSamplesJSONL(strings.NewReader(string(b)), "fuzz.jsonl", d, pf)
+		if err != nil {
+			t.Fatalf("with a program file: %v; in memory it read", err)
+		}
+		if diff := sameKept(set, kept); diff != "" {
+			t.Fatalf("%q kept on disk: %s", b, diff)
 		}
 	})
 }
@@ -201,7 +214,7 @@ func TestSkippedAreCountedNotListed(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, `{"task_id": "HumanEval/%d", "solution": "x"}`+"\n", 100000+i)
 	}
-	set, err := task.ReadSamplesJSONL(strings.NewReader(b.String()), "s.jsonl", d)
+	set, err := task.ReadSamplesJSONL(strings.NewReader(b.String()), "s.jsonl", d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
