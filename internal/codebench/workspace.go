@@ -85,6 +85,9 @@ func LoadSamples(path string, d *task.Dataset, tasks []*task.Task, tmp string) (
 		err = s.loadJSONL(fi.Size(), tmp)
 	}
 	if err == nil {
+		err = s.programs.Flush()
+	}
+	if err == nil {
 		if miss := s.Set.Missing(d, tasks); len(miss) > 0 {
 			err = exitcode.Errorf(exitcode.Usage, "samples %q have no sample for %d tasks: %s (every task needs one, or name a subset with --tasks)",
 				path, len(miss), strings.Join(miss, ", "))
@@ -128,17 +131,25 @@ func (s *LoadedSamples) loadJSONL(size int64, tmp string) error {
 	}
 	h := digest.NewHash()
 	c := &countWriter{}
-	cp := bufio.NewWriterSize(s.read, 1<<16)
+	cp := &keepWriter{w: bufio.NewWriterSize(s.read, 1<<16)}
 	// A file that grows after the Stat is read no further than the limit
 	// and one byte.
 	r := io.TeeReader(io.LimitReader(f, maxSamplesFile+1), io.MultiWriter(h, c, cp))
-	if s.Set, err = task.ReadSamplesJSONL(r, s.Path, s.d, s.programs); err != nil {
+	s.Set, err = task.ReadSamplesJSONL(r, s.Path, s.d, s.programs)
+	if err != nil {
+		// What made the file unreadable may be that it grew: read on to
+		// the limit, so that a file over it is named as such.
+		io.Copy(io.Discard, r)
+	}
+	switch {
+	case c.n > maxSamplesFile:
+		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
+	case cp.err != nil:
+		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, cp.err)
+	case err != nil:
 		return err
 	}
-	if c.n > maxSamplesFile {
-		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
-	}
-	if err := cp.Flush(); err != nil {
+	if err := cp.w.Flush(); err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
 	}
 	s.size, s.SHA256 = c.n, h.Digest()
@@ -150,6 +161,21 @@ type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(b []byte) (int, error) {
 	c.n += int64(len(b))
+	return len(b), nil
+}
+
+// keepWriter writes to w until the first error, which it keeps rather
+// than returns: a copy that cannot be written (a full disk) is not taken
+// for a fault of the file being read.
+type keepWriter struct {
+	w   *bufio.Writer
+	err error
+}
+
+func (k *keepWriter) Write(b []byte) (int, error) {
+	if k.err == nil {
+		_, k.err = k.w.Write(b)
+	}
 	return len(b), nil
 }
 

@@ -474,3 +474,49 @@ func TestScoreVoidsARunWhoseSamplesChanged(t *testing.T) {
 		t.Errorf("the void run's statement keeps its tests or scores: %s", st)
 	}
 }
+
+// TestSamplesFileThatGrowsIsNamedOverTheLimit: a samples file that grows
+// past the limit between its listing and its reading is refused as a file
+// over the limit, whatever the bytes it grew by would parse to (lines too
+// long, too many samples).
+func TestSamplesFileThatGrowsIsNamedOverTheLimit(t *testing.T) {
+	d, tasks := miniTasks(t, "0")
+	for _, c := range []struct{ name, unit string }{
+		{"one long line", strings.Repeat("x", 1<<16)},
+		{"valid lines", strings.Repeat(`{"task_id": "HumanEval/0", "solution": "x"}`+"\n", 1<<10)},
+	} {
+		file := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(file, []byte(`{"task_id": "HumanEval/0", "solution": "x"}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		hook := func(path string) {
+			if path != file {
+				return
+			}
+			once.Do(func() {
+				f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer f.Close()
+				for n := 0; n <= maxSamplesFile; n += len(c.unit) {
+					if _, err := f.WriteString(c.unit); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		if !sampleOpened.CompareAndSwap(nil, &hook) {
+			t.Fatal("another test counts the samples' opens")
+		}
+		s, err := LoadSamples(file, d, tasks, t.TempDir())
+		sampleOpened.Store(nil)
+		want := fmt.Sprintf("samples %q: over the limit of %d bytes", file, maxSamplesFile)
+		if s != nil || exitcode.Of(err) != exitcode.Usage || err.Error() != want {
+			t.Errorf("%s: a file grown past the limit while it is read: %v; want exit 2 and %q", c.name, err, want)
+		}
+	}
+}

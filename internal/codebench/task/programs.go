@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -61,7 +62,7 @@ func (p *ProgramFile) keep(s *Sample) error {
 	}
 	n, err := p.w.WriteString(s.Solution)
 	if err != nil {
-		return fmt.Errorf("cannot write the samples' program file: %w", err)
+		return exitcode.Errorf(exitcode.Precondition, "cannot write the samples' program file: %v", err)
 	}
 	s.kept = &keptProgram{file: p, off: p.off, n: n, sum: digest.Of([]byte(s.Solution))}
 	s.Solution = ""
@@ -69,27 +70,38 @@ func (p *ProgramFile) keep(s *Sample) error {
 	return nil
 }
 
-// read reads back the program at k and checks its digest.
-func (p *ProgramFile) read(k *keptProgram) ([]byte, error) {
+// Flush writes the programs kept so far to the file, so that a full disk
+// shows while the samples are read, not when a job starts. A failure is a
+// precondition error.
+func (p *ProgramFile) Flush() error {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
-		return nil, errors.New("the samples' program file is closed")
+		return errors.New("the samples' program file is closed")
 	}
-	// Written programs are read back only once they are in the file.
-	if p.w.Buffered() > 0 {
-		if err := p.w.Flush(); err != nil {
-			p.mu.Unlock()
-			return nil, fmt.Errorf("cannot write the samples' program file: %w", err)
-		}
+	if err := p.w.Flush(); err != nil {
+		return exitcode.Errorf(exitcode.Precondition, "cannot write the samples' program file: %v", err)
 	}
+	return nil
+}
+
+// read reads back the program at k and checks it: a program that is not
+// all there, or whose bytes do not hash to its digest, is an integrity
+// error.
+func (p *ProgramFile) read(k *keptProgram) ([]byte, error) {
+	if err := p.Flush(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
 	end := p.off
 	p.mu.Unlock()
 	if k.off < 0 || k.n < 0 || k.n > MaxProgram || k.off+int64(k.n) > end {
-		return nil, fmt.Errorf("a program at %d (%d bytes) is outside the samples' program file of %d bytes", k.off, k.n, end)
+		return nil, exitcode.Errorf(exitcode.Integrity, "a program at %d (%d bytes) is outside the samples' program file of %d bytes", k.off, k.n, end)
 	}
 	b := make([]byte, k.n)
-	if _, err := p.f.ReadAt(b, k.off); err != nil {
+	if _, err := p.f.ReadAt(b, k.off); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, exitcode.Errorf(exitcode.Integrity, "a program was cut short on disk while it waited to run (sha256 %s)", k.sum.Hex())
+	} else if err != nil {
 		return nil, fmt.Errorf("cannot read the samples' program file: %w", err)
 	}
 	if got := digest.Of(b); got != k.sum {
