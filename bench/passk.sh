@@ -24,6 +24,9 @@
 #                  EvalPlus's side computes its own, untimed, when absent)
 #   OUT            keep every run's JSON, results and the table here
 #                  (default: a temporary folder, removed at the end)
+#   BIN            a repro binary to run instead of one built from this tree
+#                  (an earlier build, to compare with: go build -o F ./cmd/repro
+#                  in a checkout of it)
 #
 # Ground truth is computed and cached first, untimed, on both sides, so
 # EvalPlus's time is `evaluate` with its ground-truth cache warm. repro's
@@ -64,7 +67,11 @@ case " ${sides[*]} " in *" evalplus "*)
     exit 3
   fi;;
 esac
-go build -o "$work/repro" ./cmd/repro
+if [ -n "${BIN:-}" ]; then
+  cp -- "$BIN" "$work/repro"
+else
+  go build -o "$work/repro" ./cmd/repro
+fi
 # The untimed first run scores n = 1, whatever NS holds.
 want=("${ns[@]}")
 [[ " ${ns[*]} " == *" 1 "* ]] || want+=(1)
