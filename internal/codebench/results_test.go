@@ -148,3 +148,33 @@ func TestNoPassOverItsLimit(t *testing.T) {
 		t.Errorf("an older file's plus figures read as %+v", c)
 	}
 }
+
+// TestOneJSONObject: the check of a written results file accepts one JSON
+// object, and what Python's json.loads would refuse, or read as something
+// else, it refuses: another value, a cut document, a second value, a stray
+// delimiter.
+func TestOneJSONObject(t *testing.T) {
+	for _, c := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"date":"x","eval":{"HumanEval/0":[{"solution":"print(1)\n","base_fail_tests":[[1,2.5,null,true]]}]},"pass_at_k":{}}` + "\n", true},
+		{"  {}  \n\t", true},
+		{`{"a":[{"b":{"c":[]}}]}`, true},
+		{`[]`, false},
+		{`"x"`, false},
+		{``, false},
+		{`{"a":[1,2}`, false},
+		{`{"a":1`, false},
+		{`{"a":1}{}`, false},
+		{`{"a":1} x`, false},
+		{`{"a":1}]`, false},
+		{`{"a" 1}`, false},
+		{`{"a":1,}`, false},
+	} {
+		err := oneJSONObject(strings.NewReader(c.doc))
+		if (err == nil) != c.ok {
+			t.Errorf("%q: %v, want ok %v", c.doc, err, c.ok)
+		}
+	}
+}
