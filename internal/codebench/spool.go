@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -68,13 +69,9 @@ func NewVerdictSpool(dir string, samples []*task.Sample, phases int) (*VerdictSp
 	if phases < 1 || phases > 2 {
 		return nil, fmt.Errorf("verdict spool: %d phases, want 1 or 2", phases)
 	}
-	f, err := os.CreateTemp(dir, ".verdicts-*.spool")
+	f, err := safefile.CreateUnlinked(dir, ".verdicts-*.spool")
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the verdict spool: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cannot unlink the verdict spool: %w", err)
 	}
 	return &VerdictSpool{f: f, w: bufio.NewWriterSize(f, 1<<16), samples: samples, phases: phases,
 		refs: make([]spoolRef, len(samples)*phases)}, nil

@@ -123,26 +123,24 @@ func (s *LoadedSamples) loadJSONL(size int64, tmp string) error {
 		return exitcode.Errorf(exitcode.Usage, "samples %q: %v", s.Path, err)
 	}
 	defer f.Close()
-	if s.read, err = os.CreateTemp(tmp, ".samples-*"); err != nil {
-		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
-	}
-	if err := os.Remove(s.read.Name()); err != nil {
+	if s.read, err = safefile.CreateUnlinked(tmp, ".samples-*"); err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
 	}
 	h := digest.NewHash()
-	c := &countWriter{}
 	cp := &keepWriter{w: bufio.NewWriterSize(s.read, 1<<16)}
 	// A file that grows after the Stat is read no further than the limit
 	// and one byte.
-	r := io.TeeReader(io.LimitReader(f, maxSamplesFile+1), io.MultiWriter(h, c, cp))
+	lr := &io.LimitedReader{R: f, N: maxSamplesFile + 1}
+	r := io.TeeReader(lr, io.MultiWriter(h, cp))
 	s.Set, err = task.ReadSamplesJSONL(r, s.Path, s.d, s.programs)
 	if err != nil {
 		// What made the file unreadable may be that it grew: read on to
 		// the limit, so that a file over it is named as such.
 		io.Copy(io.Discard, r)
 	}
+	n := maxSamplesFile + 1 - lr.N // the bytes read
 	switch {
-	case c.n > maxSamplesFile:
+	case n > maxSamplesFile:
 		return exitcode.Errorf(exitcode.Usage, "samples %q: over the limit of %d bytes", s.Path, int64(maxSamplesFile))
 	case cp.err != nil:
 		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, cp.err)
@@ -152,16 +150,8 @@ func (s *LoadedSamples) loadJSONL(size int64, tmp string) error {
 	if err := cp.w.Flush(); err != nil {
 		return exitcode.Errorf(exitcode.Precondition, "cannot keep a copy of samples %q: %v", s.Path, err)
 	}
-	s.size, s.SHA256 = c.n, h.Digest()
+	s.size, s.SHA256 = n, h.Digest()
 	return nil
-}
-
-// countWriter counts what is written to it.
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	c.n += int64(len(b))
-	return len(b), nil
 }
 
 // keepWriter writes to w until the first error, which it keeps rather

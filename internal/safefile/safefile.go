@@ -137,3 +137,18 @@ func ReadAtMost(r io.Reader, path string, max int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// CreateUnlinked makes a new file in dir (os.CreateTemp's pattern) and
+// removes its name at once: only the returned descriptor reaches it, and
+// it leaves nothing behind when the process ends, however it ends.
+func CreateUnlinked(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

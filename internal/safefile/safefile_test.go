@@ -122,3 +122,27 @@ func TestOpenBeneath(t *testing.T) {
 		t.Error("OpenBeneath followed a link given as its root")
 	}
 }
+
+// TestCreateUnlinked: the file has no name in its folder from the start,
+// and its descriptor still writes and reads it.
+func TestCreateUnlinked(t *testing.T) {
+	dir := t.TempDir()
+	f, err := CreateUnlinked(dir, ".x-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("folder holds %v (%v), want nothing", ents, err)
+	}
+	if _, err := f.WriteString("kept"); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	if _, err := f.ReadAt(b, 0); err != nil || string(b) != "kept" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if _, err := CreateUnlinked(filepath.Join(dir, "missing"), ".x-*"); err == nil {
+		t.Error("a file made in a folder that does not exist")
+	}
+}

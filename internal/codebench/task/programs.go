@@ -10,6 +10,7 @@ import (
 
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // ProgramFile keeps the programs of a sample set on disk rather than in
@@ -30,13 +31,9 @@ type ProgramFile struct {
 
 // NewProgramFile makes a program file in dir.
 func NewProgramFile(dir string) (*ProgramFile, error) {
-	f, err := os.CreateTemp(dir, ".programs-*")
+	f, err := safefile.CreateUnlinked(dir, ".programs-*")
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the samples' program file: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cannot unlink the samples' program file: %w", err)
 	}
 	return &ProgramFile{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
 }
