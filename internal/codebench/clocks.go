@@ -38,9 +38,9 @@ type PhaseClocks struct {
 	JobCPU   float64 `json:"job_cpu_s"`
 	LoadCPU  float64 `json:"load_cpu_s"`
 	CPULimit float64 `json:"cpu_limit_s"`
-	// ContainerCPU is the container's CPU seconds from the L frame to the
-	// end of the job as the host read its cgroup, the supervisor's own work
-	// for the job included; ContainerBudget is what the host allows
+	// ContainerCPU is the container's CPU seconds from just before the
+	// host sent the job to the end of the job as the host read its cgroup,
+	// the supervisor's own work for the job (the fork included) included; ContainerBudget is what the host allows
 	// (the job's own limit plus package wire's hostClockSlack).
 	// Both 0 where the host had no clock of the container.
 	ContainerCPU    float64 `json:"container_cpu_s,omitempty"`

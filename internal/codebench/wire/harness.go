@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:7b1e732d882f3a31c931b8e5e70838afc12166fbf94a08e56651471e691bb4dd")
+var HarnessDigest = digest.MustParse("sha256:20896b65b41ccef31b463a6c1988bde85a703dc8c1875e15f7ced68cd94796c6")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -63,9 +63,8 @@ type cpuClock interface {
 }
 
 // hostClockSlack is what the host's clock allows a job beyond its own
-// limits: the supervisor's and the zygote's work for the job (relaying
-// records, the sweep), and the job's first milliseconds before the L frame
-// reached the host.
+// limits: the supervisor's and the zygote's work for the job (the fork,
+// relaying records, the sweep), which the container's clock counts too.
 func hostClockSlack(budget time.Duration) time.Duration {
 	return 500*time.Millisecond + budget/10
 }
@@ -286,9 +285,9 @@ type JobEnd struct {
 	// the load mark.
 	CPU     float64 `json:"cpu"`
 	LoadCPU float64 `json:"load_cpu"`
-	// HostCPU is the container's CPU time from the L frame to the E frame
-	// as the host read it (cpuClock), the supervisor's own work for the job
-	// included, and HostBudget what the host allowed (hostBudget); both 0
+	// HostCPU is the container's CPU time from just before the host sent
+	// the job to the E frame as the host read it (cpuClock), the
+	// supervisor's own work for the job included, and HostBudget what the host allowed (hostBudget); both 0
 	// where the host has no clock of the container. Set by the host.
 	HostCPU    float64 `json:"-"`
 	HostBudget float64 `json:"-"`
@@ -673,6 +672,31 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 		alive.Stop()
 	}()
 
+	// The host's clock of the job: the container's CPU usage, read fresh
+	// just before the job is sent and when its E frame comes, and at most
+	// once per clockRefresh at the frames between. The container is idle
+	// before the J frame (the supervisor has sent the last job's E frame
+	// and waits), and every process of the job is gone before the E frame,
+	// so the job's whole CPU time lies between the two readings however
+	// late the host reads the frames: a host not scheduled while a short
+	// job ran gets its L to E frames at once, and a clock started at the L
+	// frame would see none of the job. A job that uses more than
+	// hostBudget by it is stopped, whatever the supervisor's own clock saw
+	// (under gVisor that clock sums /proc, which misses a process nobody
+	// waits for). The loading, up to the G frame (the load mark), is held
+	// to hostLoadBudget the same way.
+	// (A job of EvalPlus's engine runs under its driver's own wall limit,
+	// without the supervisor's per-input limits the budget is made of: the
+	// host's clock tells only whether its supervisor is starved, above.)
+	held := clk != nil && j.EvalPlus == nil
+	fc := frameClock{clk: clk}
+	var cpuStart, cpuUsed time.Duration
+	if held {
+		if cpuStart, err = fc.read(time.Now(), true); err != nil {
+			w.stop()
+			return JobEnd{Job: j.ID, Status: EndLost, Detail: fmt.Sprintf("cannot read the container's CPU usage: %v", err)}, nil
+		}
+	}
 	msg := w.hostFrame('J', hdr, j.Program, inputs)
 	sendErr := make(chan error, 1)
 	go func() { _, err := t.Write(msg); sendErr <- err }()
@@ -702,14 +726,6 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	k := 0
 	cancelled := false
 	maxRecord := j.RecordCap + 16
-	// The host's clock of the job: the container's CPU usage, read at the L
-	// frame and at every frame after it. A job that uses more than
-	// hostBudget by it is stopped, whatever the supervisor's own clock saw
-	// (under gVisor that clock sums /proc, which misses a process nobody
-	// waits for).
-	// The loading, from the L frame to the G frame (the load mark), is
-	// held to hostLoadBudget the same way.
-	var cpuStart, cpuUsed time.Duration
 	loaded, marked := false, false
 	budget, loadBudget := hostBudget(j), hostLoadBudget(j)
 	overBudget := func() string {
@@ -721,7 +737,6 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			cpuUsed.Seconds(), loadBudget.Seconds())
 	}
 	loadOver := func() bool { return !marked && loadBudget > 0 && cpuUsed > loadBudget }
-	fc := frameClock{clk: clk}
 	for {
 		mu.Lock()
 		lastFrame = time.Now()
@@ -739,8 +754,8 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 		if err != nil {
 			return lost(k, fmt.Sprintf("the supervisor's stream ended: %v", err))
 		}
-		if loaded && clk != nil {
-			u, err := fc.read(time.Now(), false)
+		if held {
+			u, err := fc.read(time.Now(), kind == 'E')
 			if err != nil {
 				return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
 			}
@@ -761,19 +776,14 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 				return lost(k, "a second or malformed L frame")
 			}
 			loaded = true
-			if clk != nil {
-				if cpuStart, err = fc.read(time.Now(), true); err != nil {
-					return lost(k, fmt.Sprintf("cannot read the container's CPU usage: %v", err))
-				}
-			}
 		case 'G':
 			if !loaded || marked || len(body) != 0 {
 				return lost(k, "a G frame before the L frame, a second or a malformed one")
 			}
 			marked = true
 		case 'R':
-			if clk != nil && !loaded {
-				return lost(k, "a record before the L frame: the host's clock of the job never started")
+			if !loaded {
+				return lost(k, "a record before the L frame")
 			}
 			if len(body) < 17 {
 				return lost(k, "short record frame")
@@ -819,14 +829,14 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			if err := strictjson.DecodeOpen(body, &end); err != nil || end.Job != j.ID || end.Records != k {
 				return lost(k, "malformed end of job")
 			}
-			if loaded && clk != nil {
+			if held {
 				end.HostCPU, end.HostBudget = cpuUsed.Seconds(), budget.Seconds()
 			}
-			if loaded && clk != nil && cpuUsed > budget && (end.Status == EndDone || end.Status == EndStopped) {
+			if held && cpuUsed > budget && (end.Status == EndDone || end.Status == EndStopped) {
 				// Every record came within the supervisor's clock, but not
 				// within the host's: the job hid CPU time.
 				end.Status, end.Detail = EndTimeout, overBudget()
-			} else if loaded && clk != nil && loadOver() && (end.Status == EndDone || end.Status == EndStopped) {
+			} else if held && loadOver() && (end.Status == EndDone || end.Status == EndStopped) {
 				// The program ended (or failed) while loading, past its
 				// allowance by the host's clock.
 				end.Status, end.Detail = EndTimeout, overLoad()

@@ -13,6 +13,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,6 +94,9 @@ func frameOf(kind byte, body []byte) []byte {
 func hello() []byte {
 	return frameOf('H', []byte(fmt.Sprintf(`{"protocol":%d,"python":"3.11"}`, protocolVersion)))
 }
+
+// helloLoaded is the hello and the L frame of the job after it.
+func helloLoaded() []byte { return append(hello(), frameOf('L', nil)...) }
 func recordFrame(kind byte, value []byte) []byte {
 	return frameOf('R', append(append(make([]byte, 16), kind), append(make([]byte, 8), value...)...))
 }
@@ -114,7 +118,7 @@ func testJob(n int) *Job {
 }
 
 func TestWorkerReadsAJob(t *testing.T) {
-	stream := append(hello(), recordFrame('V', intv(1))...)
+	stream := append(helloLoaded(), recordFrame('V', intv(1))...)
 	stream = append(stream, frameOf('P', nil)...)
 	stream = append(stream, recordFrame('V', intv(2))...)
 	stream = append(stream, endFrame(7, 2, "done")...)
@@ -153,7 +157,7 @@ func (s *stalledStream) Discard() {
 // A stopped run (Ctrl-C) discards the supervisor of the job in flight at
 // once and decides nothing: Run returns the context's error, not an end.
 func TestWorkerDiscardsTheJobInFlightWhenStopped(t *testing.T) {
-	s := &stalledStream{supervisorStream: supervisorStream{frames: append(hello(), recordFrame('V', intv(1))...)}, discarded: make(chan struct{})}
+	s := &stalledStream{supervisorStream: supervisorStream{frames: append(helloLoaded(), recordFrame('V', intv(1))...)}, discarded: make(chan struct{})}
 	w := &Worker{launch: launcherOf(s)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -202,7 +206,7 @@ func TestWorkerLosesABrokenSupervisor(t *testing.T) {
 		"fatal":                frameOf('F', []byte("boom")),
 		"record of bad kind":   recordFrame('Z', intv(1)),
 	} {
-		w := &Worker{launch: streamOf(append(hello(), tail...))}
+		w := &Worker{launch: streamOf(append(helloLoaded(), tail...))}
 		end, err := w.Run(context.Background(), testJob(1), func(int, Record) bool { return true })
 		if err != nil || end.Status != "lost" {
 			t.Errorf("%s: end %+v, err %v; want the supervisor lost", name, end, err)
@@ -214,8 +218,8 @@ func TestWorkerLosesABrokenSupervisor(t *testing.T) {
 }
 
 func FuzzSupervisorStream(f *testing.F) {
-	f.Add(append(append(hello(), recordFrame('V', floatv(math.Pi))...), endFrame(7, 1, "done")...))
-	f.Add(append(append(hello(), recordFrame('X', []byte("ValueError: x"))...), endFrame(7, 1, "stopped")...))
+	f.Add(append(append(helloLoaded(), recordFrame('V', floatv(math.Pi))...), endFrame(7, 1, "done")...))
+	f.Add(append(append(helloLoaded(), recordFrame('X', []byte("ValueError: x"))...), endFrame(7, 1, "stopped")...))
 	f.Add(append(hello(), frameOf('M', []byte("SyntaxError"))...))
 	f.Add(hello())
 	f.Add([]byte{})
@@ -245,7 +249,7 @@ func FuzzSupervisorStream(f *testing.F) {
 func TestChannelKeyComesFirst(t *testing.T) {
 	var keys [][]byte
 	for range 2 {
-		stream := append(hello(), recordFrame('V', intv(1))...)
+		stream := append(helloLoaded(), recordFrame('V', intv(1))...)
 		stream = append(stream, endFrameOf(JobEnd{Job: 7, Status: "stopped", Records: 1, Cancels: 1})...)
 		s := &supervisorStream{frames: stream}
 		w := &Worker{launch: launcherOf(s)}
@@ -313,7 +317,7 @@ func TestWorkerRefusesFramesNotTagged(t *testing.T) {
 			s.out.Write(f[1:])
 		},
 	} {
-		s := &supervisorStream{frames: hello()}
+		s := &supervisorStream{frames: helloLoaded()}
 		w := &Worker{launch: launcherOf(s)}
 		if err := w.ensure(context.Background()); err != nil {
 			t.Fatal(err)
@@ -335,7 +339,7 @@ func TestWorkerRefusesFramesNotTagged(t *testing.T) {
 // barrier came back whole.
 func TestBarrierAfterALateCancel(t *testing.T) {
 	for _, lie := range []bool{false, true} {
-		stream := append(hello(), recordFrame('V', intv(1))...)
+		stream := append(helloLoaded(), recordFrame('V', intv(1))...)
 		stream = append(stream, endFrame(7, 1, "done")...)
 		s := &supervisorStream{frames: stream, lie: lie}
 		w := &Worker{launch: launcherOf(s)}
@@ -425,6 +429,76 @@ func TestHostClockHoldsTheJob(t *testing.T) {
 	noL := append(recordFrame('V', intv(1)), recordFrame('V', intv(2))...)
 	if end := run(time.Millisecond, append(noL, endFrame(7, 2, "done")...)); end.Status != EndLost {
 		t.Errorf("records before L: %+v", end)
+	}
+}
+
+// lateStream is a supervisor whose job runs whole before the host reads
+// any frame of it, as on a loaded host that was not scheduled while a short
+// job ran: when the host writes the J frame the container's CPU usage grows
+// by jobCPU, and only then do the job's frames (L to E) become readable,
+// all at once.
+type lateStream struct {
+	supervisorStream
+	job    []byte
+	jobCPU time.Duration
+	mu     sync.Mutex
+	ran    chan struct{}
+	usage  time.Duration
+}
+
+func (s *lateStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keyed := s.key != nil
+	n, err := s.supervisorStream.Write(p)
+	if keyed && p[0] == 'J' {
+		s.usage += s.jobCPU
+		s.tagAll(s.job)
+		close(s.ran)
+	}
+	return n, err
+}
+
+func (s *lateStream) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	empty := s.out.Len() == 0 && s.key != nil
+	s.mu.Unlock()
+	if empty {
+		<-s.ran
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Read(p)
+}
+
+func (s *lateStream) CPUUsage() (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage, nil
+}
+
+// TestHostClockCoversALateReadJob: the host's clock of a job spans its
+// whole run however late the host reads its frames. A job whose L to E
+// frames all reach the host after it has ended is charged every CPU-second
+// it used: an honest one its own (not 0), one over its limits is stopped.
+// A clock started at the host's reading of the L frame saw none of either.
+func TestHostClockCoversALateReadJob(t *testing.T) {
+	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
+	job = append(job, recordFrame('V', intv(2))...)
+	job = append(job, endFrame(7, 2, "done")...)
+	for _, c := range []struct {
+		cpu  time.Duration
+		want EndStatus
+	}{{100 * time.Millisecond, EndDone}, {10 * time.Second, EndTimeout}} {
+		s := &lateStream{supervisorStream: supervisorStream{frames: hello()}, job: job, jobCPU: c.cpu, ran: make(chan struct{})}
+		w := &Worker{launch: launcherOf(s)}
+		end, err := w.Run(context.Background(), testJob(2), func(int, Record) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end.Status != c.want || end.HostCPU != c.cpu.Seconds() {
+			t.Errorf("a job of %v read late: status %s (%s), host CPU %.3f s; want %s and %.3f s", c.cpu, end.Status, end.Detail, end.HostCPU, c.want, c.cpu.Seconds())
+		}
 	}
 }
 

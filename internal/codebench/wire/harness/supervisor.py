@@ -36,8 +36,9 @@ supervisor's and the zygote's own: jobs run one at a time, so this counts
 every process the job starts, whatever it forks. (Under gVisor, where no
 cgroup is visible inside, it is the sum over /proc, which misses a process
 that nobody waits for; the host's own reading of the container's cgroup,
-from the L frame to the end of the job, holds the whole job to the list's
-limit there too, plus a stated slack for this process's own work for it.)
+from just before it sends the job to the end of the job, holds the whole job
+to the list's limit there too, plus a stated slack for this process's own
+work for it.)
 After every job the container's process table must be what it was before
 it: init, the holder, the supervisor and the zygote, no zombie and no other
 pid; else the job fails and the supervisor stops. The container's unix
@@ -2068,10 +2069,9 @@ class JobRun:
     def on_job_read(self, kind, now, c):
         """The child's first record, which must be L: it has read its job,
         and the job's limits run from here (the load allowance first, and
-        the list's), at wall time now and job CPU time c. The host's clock
-        of the job starts here too: it reads the container's CPU usage when
-        the L frame comes (see the module comment). From here the host's
-        stdin is watched for its cancels."""
+        the list's), at wall time now and job CPU time c. (The host's clock
+        of the job started before the host sent it: see the module
+        comment.) From here the host's stdin is watched for its cancels."""
         if kind != b"L":
             self.status, self.detail = "protocol", "the first record is not L"
             return
