@@ -1,10 +1,11 @@
-# Hides about 3.3 CPU-s per call in unwaited workers, under each input's limit by a /proc clock but over the list's limit in all.
+# Hides about 16.7 CPU-s in unwaited workers while it loads: under the load allowance by every clock, over the list's limit in all.
 
 import os, signal
 # {workers} workers of {loops} iterations of an empty loop (about 0.17 CPU-s
-# each, sized by the host) in each of the 5 calls, 16.7 CPU-s in all: a
-# /proc clock sees only the running worker and the caller, under each
-# input's 1 s, and the list's 6 s limit holds only by the host's clock.
+# each, sized by the host), 16.7 CPU-s in all, while the program loads: a
+# /proc clock sees only the running worker and this process, and no
+# per-input limit runs before the load mark, so only the host's clock holds
+# the list's limit (loading included).
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 def burn():
     r, w = os.pipe()
@@ -16,9 +17,9 @@ def burn():
     os.close(w)
     os.read(r, 1)
     os.close(r)
+for _ in range({workers}):
+    burn()
 def fib(n):
-    for _ in range({workers}):
-        burn()
     a, b = 0, 1
     for _ in range(n):
         a, b = b, a + b
