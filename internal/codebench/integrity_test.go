@@ -144,6 +144,36 @@ func testIntegritySuite(t *testing.T, e *sandbox.Engine) {
 	}
 }
 
+// TestJobsHashWithTheSandboxSeed: every job's interpreter hashes strings
+// with the seed the sandbox's environment names (PYTHONHASHSEED=0), so a
+// program that iterates over a set of strings sees the same order in every
+// run and container and its verdict can be re-executed; and it is still
+// isolated as -I makes it (no user site, no script directory on sys.path)
+// and writes no bytecode. Under -I, which ignores the environment, each
+// container hashed with a random seed.
+func TestJobsHashWithTheSandboxSeed(t *testing.T) {
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		launch, _, img := testSandboxOn(t, e)
+		d := testDataset(t, "humanevalplus-mini-v0.1.10")
+		truth := testTruth(t, d, img)
+		probe := `{canon}
+import sys
+_fib = fib
+def fib(n):
+    f = sys.flags
+    if f.hash_randomization or not (f.no_user_site and f.safe_path and f.dont_write_bytecode) or "/harness" in sys.path:
+        raise SystemError("the job's interpreter: %r, sys.path %r" % (f, sys.path))
+    return _fib(n)
+`
+		probed, hon := runAttackThenHonest(t, launch, d, truth, d.Task(integrityTask), probe)
+		for _, pr := range []*PhaseResult{&probed.Base, probed.Plus, &hon.Base, hon.Plus} {
+			if pr.Status != StatusPass {
+				t.Errorf("status %s (%s), want pass", pr.Status, pr.Reason)
+			}
+		}
+	})
+}
+
 // baseFib returns fib of each base input of integrityTask as a Python list.
 func baseFib(t *testing.T, tk *task.Task) string {
 	var out []string

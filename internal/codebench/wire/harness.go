@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:20896b65b41ccef31b463a6c1988bde85a703dc8c1875e15f7ced68cd94796c6")
+var HarnessDigest = digest.MustParse("sha256:afb6abc27b246081654e50952b75d025c538b962007be962bb7c21f94c3a2456")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -215,6 +215,24 @@ STDERR_KEEP = 4096
 ZYGOTE_FD = 3  # the zygote's end of its socket
 ZYGOTE_WAIT = 10.0  # seconds the zygote may take to answer
 
+# How the zygote's interpreter (and so every job's, forked from it) and an
+# EvalPlus driver run: isolated as -I makes them (no user site directory, no
+# script directory on sys.path), but reading these variables, and no other
+# PYTHON* one, from an environment set here. -I ignores the environment,
+# and with it the sandbox's PYTHONHASHSEED=0: every container hashed strings
+# with a seed of its own, so a program that iterates over a set of strings
+# saw another order in every run, and its verdict could not be re-executed.
+PYTHON_FLAGS = ["-s", "-P"]
+PYTHON_ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def python_env():
+    """The environment of an interpreter this process starts: its own less
+    every PYTHON* variable, plus PYTHON_ENV."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(PYTHON_ENV)
+    return env
+
 U32 = struct.Struct(">I")
 U64 = struct.Struct(">Q")
 F64 = struct.Struct(">d")
@@ -930,7 +948,7 @@ def evalplus_child(job, jfd, rfd, efd):
             code = EVALPLUS_DRIVER.run(job)
         finally:
             os._exit(code or 0)
-    os.execv(sys.executable, [sys.executable, "-I", EVALPLUS_DRIVER_PATH, "job", json.dumps(job, separators=(",", ":"))])
+    os.execve(sys.executable, [sys.executable] + PYTHON_FLAGS + [EVALPLUS_DRIVER_PATH, "job", json.dumps(job, separators=(",", ":"))], python_env())
 
 
 EVALPLUS_DRIVER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalplus_driver.py")
@@ -1055,7 +1073,7 @@ class Zygote:
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
                 os.closerange(ZYGOTE_FD + 1, 1 << 16)
-                os.execv(sys.executable, [sys.executable, "-I", os.path.abspath(__file__), "zygote"])
+                os.execve(sys.executable, [sys.executable] + PYTHON_FLAGS + [os.path.abspath(__file__), "zygote"], python_env())
             finally:
                 os._exit(9)
         theirs.close()
