@@ -287,8 +287,9 @@ type JobEnd struct {
 	LoadCPU float64 `json:"load_cpu"`
 	// HostCPU is the container's CPU time from just before the host sent
 	// the job to the E frame as the host read it (cpuClock), the
-	// supervisor's own work for the job included, and HostBudget what the host allowed (hostBudget); both 0
-	// where the host has no clock of the container. Set by the host.
+	// supervisor's own work for the job included, and HostBudget what the
+	// host allowed (hostBudget); both 0 where the host has no clock of the
+	// container or the job is one of EvalPlus's engine. Set by the host.
 	HostCPU    float64 `json:"-"`
 	HostBudget float64 `json:"-"`
 	// Cancels counts the host's C frames for this job that the supervisor
