@@ -89,8 +89,8 @@ func (c *frameClock) read(now time.Time, fresh bool) (time.Duration, error) {
 	return u, nil
 }
 
-// jobCPULimit is the most CPU time a job's own limits let it use from its L
-// frame to its end: the list's limit (PhaseLimit), which the supervisor
+// jobCPULimit is the most CPU time a job's own limits let it use from its
+// start to its end: the list's limit (PhaseLimit), which the supervisor
 // counts from the L frame, loading included, or, where smaller, the load
 // allowance (which ends at the load mark) and the sum of its inputs'
 // limits.
@@ -107,8 +107,8 @@ func jobCPULimit(j *Job) float64 {
 	return min(j.PhaseLimit, sum)
 }
 
-// hostBudget is the CPU time the host's clock allows a job from its L
-// frame to its end: its own limit (jobCPULimit), plus hostClockSlack for
+// hostBudget is the CPU time the host's clock allows a job from just
+// before the host sends it to its end: its own limit (jobCPULimit), plus hostClockSlack for
 // the supervisor's work, which the container's clock counts too.
 func hostBudget(j *Job) time.Duration {
 	b := time.Duration(jobCPULimit(j) * float64(time.Second))
@@ -137,8 +137,8 @@ func clockScale(clock string, hostClock bool) float64 {
 	return 1
 }
 
-// hostLoadBudget is the CPU time the host's clock allows a job from its L
-// frame to its load mark (the G frame): the load allowance, plus
+// hostLoadBudget is the CPU time the host's clock allows a job from just
+// before the host sends it to its load mark (the G frame): the load allowance, plus
 // hostClockSlack; 0 where the host does not hold the loading (an EvalPlus
 // job, which has no load mark, or a job without an allowance).
 func hostLoadBudget(j *Job) time.Duration {
@@ -694,8 +694,10 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	var cpuStart, cpuUsed time.Duration
 	if held {
 		if cpuStart, err = fc.read(time.Now(), true); err != nil {
+			// Nothing of the job ran: a setup failure, which the scorer
+			// tries once more in a fresh container.
 			w.stop()
-			return JobEnd{Job: j.ID, Status: EndLost, Detail: fmt.Sprintf("cannot read the container's CPU usage: %v", err)}, nil
+			return JobEnd{Job: j.ID, Status: EndSetup, Detail: fmt.Sprintf("cannot read the container's CPU usage before sending the job: %v", err), Last: true}, nil
 		}
 	}
 	msg := w.hostFrame('J', hdr, j.Program, inputs)

@@ -502,6 +502,31 @@ func TestHostClockCoversALateReadJob(t *testing.T) {
 	}
 }
 
+// unreadableClock is a supervisor whose container's CPU usage the host
+// cannot read.
+type unreadableClock struct{ supervisorStream }
+
+func (*unreadableClock) CPUUsage() (time.Duration, error) {
+	return 0, errors.New("cgroup gone")
+}
+
+// TestHostClockUnreadableBeforeTheJob: where the host cannot start its
+// clock of a job, the job is not sent and ends as a setup failure (which
+// the scorer tries once more in a fresh container), not as the sample's.
+func TestHostClockUnreadableBeforeTheJob(t *testing.T) {
+	s := &unreadableClock{supervisorStream{frames: helloLoaded()}}
+	w := &Worker{launch: launcherOf(s)}
+	end, err := w.Run(context.Background(), testJob(1), func(int, Record) bool { return true })
+	if err != nil || end.Status != EndSetup || !strings.Contains(end.Detail, "cgroup gone") || w.t != nil {
+		t.Fatalf("end %+v, err %v, supervisor kept %v: want a setup failure and the supervisor stopped", end, err, w.t != nil)
+	}
+	for _, f := range s.written {
+		if f[0] == 'J' {
+			t.Errorf("the job was sent without the host's clock")
+		}
+	}
+}
+
 // TestFrameClockReadsAtMostOncePerRefresh: within clockRefresh the host
 // judges frames by its last reading; after it, and for the job's start,
 // it reads the cgroup again.

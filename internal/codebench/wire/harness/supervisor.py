@@ -105,9 +105,10 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
                             the child finished reading its job), measured here
   'L' u32 0                 the job's child has read its job: its program
                             runs from now (sent at once, not batched); the
-                            host reads the container's CPU usage when this
-                            frame comes and when the job ends, and holds
-                            the job to its limits by that clock too
+                            host, which read the container's CPU usage just
+                            before it sent the job and reads it again at
+                            every frame and when the job ends, holds the
+                            job to its limits by that clock too
   'G' u32 0                 the job's child reached its load mark (G record):
                             the load allowance ends here (sent at once, not
                             batched); the host reads the container's CPU usage
@@ -2412,6 +2413,9 @@ def main():
     set_key(key)
     if os.listdir(TMP):
         empty_tmp()
+    if sys.version_info < (3, 11):
+        # The zygote's interpreter takes -P (PYTHON_FLAGS), new in 3.11.
+        fatal("the image's python3 is %d.%d; the harness needs 3.11 or later" % sys.version_info[:2])
     zyg = Zygote()
     clock = JobClock(zyg)
     global BASELINE, SOCKETS, CHARGE
