@@ -84,7 +84,11 @@ def main():
     ], ns)
     body += panel(270, "repro's peak host RSS", "MiB", [(cls, series(rows, side, "peak_rss_mib"), label + ", peak RSS") for cls, side, label in sides], ns)
     body += panel(540, "repro's jobs per second", "jobs/s, scoring", [(cls, series(rows, side, "jobs_per_s"), label + ", jobs per second") for cls, side, label in sides], ns)
-    legend = [(cls, label) for cls, _, label in sides] + [("evalplus", "EvalPlus evaluate (ground truth cached)"), ("floor", "floor")]
+    legend = [(cls, label) for cls, _, label in sides]
+    if any(r["side"] == "evalplus" for r in rows):
+        legend.append(("evalplus", "EvalPlus evaluate (ground truth cached)"))
+    if floor:
+        legend.append(("floor", "floor"))
     x = 20
     for cls, label in legend:
         body.append('<line x1="%d" y1="222" x2="%d" y2="222" class="%s line"/>' % (x, x + 18, cls))
