@@ -40,8 +40,9 @@ type PhaseClocks struct {
 	CPULimit float64 `json:"cpu_limit_s"`
 	// ContainerCPU is the container's CPU seconds from just before the
 	// host sent the job to the end of the job as the host read its cgroup,
-	// the supervisor's own work for the job (the fork included) included; ContainerBudget is what the host allows
-	// (the job's own limit plus package wire's hostClockSlack).
+	// with the supervisor's own work for the job (the fork among it);
+	// ContainerBudget is what the host allows (the job's own limit plus
+	// package wire's hostClockSlack).
 	// Both 0 where the host had no clock of the container.
 	ContainerCPU    float64 `json:"container_cpu_s,omitempty"`
 	ContainerBudget float64 `json:"container_cpu_budget_s,omitempty"`

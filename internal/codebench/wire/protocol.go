@@ -108,8 +108,9 @@ func jobCPULimit(j *Job) float64 {
 }
 
 // hostBudget is the CPU time the host's clock allows a job from just
-// before the host sends it to its end: its own limit (jobCPULimit), plus hostClockSlack for
-// the supervisor's work, which the container's clock counts too.
+// before the host sends it to its end: its own limit (jobCPULimit), plus
+// hostClockSlack for the supervisor's work, which the container's clock
+// counts too.
 func hostBudget(j *Job) time.Duration {
 	b := time.Duration(jobCPULimit(j) * float64(time.Second))
 	return b + hostClockSlack(b)
@@ -138,8 +139,8 @@ func clockScale(clock string, hostClock bool) float64 {
 }
 
 // hostLoadBudget is the CPU time the host's clock allows a job from just
-// before the host sends it to its load mark (the G frame): the load allowance, plus
-// hostClockSlack; 0 where the host does not hold the loading (an EvalPlus
+// before the host sends it to its load mark (the G frame): the load
+// allowance, plus hostClockSlack; 0 where the host does not hold the loading (an EvalPlus
 // job, which has no load mark, or a job without an allowance).
 func hostLoadBudget(j *Job) time.Duration {
 	if j.EvalPlus != nil || j.FirstExtra <= 0 || !HostLoadClockOn {

@@ -95,6 +95,13 @@ func hello() []byte {
 	return frameOf('H', []byte(fmt.Sprintf(`{"protocol":%d,"python":"3.11"}`, protocolVersion)))
 }
 
+// twoResultJob is the frames of testJob(2) done: L, two results, E.
+func twoResultJob() []byte {
+	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
+	job = append(job, recordFrame('V', intv(2))...)
+	return append(job, endFrame(7, 2, "done")...)
+}
+
 // helloLoaded is the hello and the L frame of the job after it.
 func helloLoaded() []byte { return append(hello(), frameOf('L', nil)...) }
 func recordFrame(kind byte, value []byte) []byte {
@@ -416,9 +423,7 @@ func TestHostClockHoldsTheJob(t *testing.T) {
 		}
 		return end
 	}
-	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
-	job = append(job, recordFrame('V', intv(2))...)
-	job = append(job, endFrame(7, 2, "done")...)
+	job := twoResultJob()
 	if end := run(10*time.Millisecond, job); end.Status != EndDone {
 		t.Errorf("within the budget: %+v", end)
 	}
@@ -483,9 +488,7 @@ func (s *lateStream) CPUUsage() (time.Duration, error) {
 // it used: an honest one its own (not 0), one over its limits is stopped.
 // A clock started at the host's reading of the L frame saw none of either.
 func TestHostClockCoversALateReadJob(t *testing.T) {
-	job := append(frameOf('L', nil), recordFrame('V', intv(1))...)
-	job = append(job, recordFrame('V', intv(2))...)
-	job = append(job, endFrame(7, 2, "done")...)
+	job := twoResultJob()
 	for _, c := range []struct {
 		cpu  time.Duration
 		want EndStatus
