@@ -11,17 +11,21 @@ import (
 	"github.com/reprolab/repro/internal/codebench"
 )
 
-// A time-sensitive verdict (a timeout, or a pass near its limit) is run
-// once more in a fresh process before it is final; the results file keeps
-// both measurements and the record lists the verdicts decided this way. A
-// pass far from its limit is run once. A program cannot tell the re-run
-// from the first run: one that leaves a mark wherever it can write and
-// hangs unless it finds one hangs in both runs.
+// A time-sensitive verdict (a timeout whose input finished within its
+// overrun, or a pass near its limit) is run once more in a fresh process
+// before it is final; the results file keeps both measurements and the
+// record lists the verdicts decided this way. A pass far from its limit is
+// run once, and so is a timeout whose input still ran at the end of its
+// overrun (1.25 times its limit at the default margin). A program cannot
+// tell the re-run from the first run: one that leaves a mark wherever it
+// can write and is slow unless it finds one is slow in both runs.
 func TestHumanEvalRecheck(t *testing.T) {
 	home := humanevalHome(t, true)
 	env := []string{"REPRO_HOME=" + home}
 	// Input 1 of each phase hangs, spins on 0.84 of its 1 CPU s (within
-	// the 20 % margin), or returns at once. Input 0 carries the import
+	// the 20 % margin), or returns at once; the marking program spins on
+	// 1.08 CPU s, past its limit but within its overrun of 1.25 s, unless
+	// it finds its mark. Input 0 carries the import
 	// allowance, so each program keeps it fast. The spin's own clock counts
 	// only the spin; the job's clock adds the input's setup and result, and
 	// on a loaded host (under gVisor, whose clock counts waits for a CPU)
@@ -32,11 +36,12 @@ func TestHumanEvalRecheck(t *testing.T) {
 		near = "import time\n_n = 0\ndef add(x, y):\n    global _n\n    _n += 1\n    if _n == 2:\n        t = time.process_time()\n" +
 			"        while time.process_time() - t < 0.84:\n            pass\n    return x + y\n"
 		fast = "def add(x, y):\n    return x + y\n"
-		mark = "import os\n_n = 0\n_at = ['/tmp', '/dev/shm', '/var/tmp', os.getcwd(), os.path.expanduser('~')]\n" +
+		mark = "import os, time\n_n = 0\n_at = ['/tmp', '/dev/shm', '/var/tmp', os.getcwd(), os.path.expanduser('~')]\n" +
 			"def add(x, y):\n    global _n\n    _n += 1\n    if _n == 2:\n" +
 			"        if not any(os.path.exists(os.path.join(d, '.second-draw')) for d in _at):\n" +
 			"            for d in _at:\n                try:\n                    open(os.path.join(d, '.second-draw'), 'w').close()\n" +
-			"                except OSError:\n                    pass\n            while True:\n                pass\n    return x + y\n"
+			"                except OSError:\n                    pass\n            t = time.process_time()\n" +
+			"            while time.process_time() - t < 1.08:\n                pass\n    return x + y\n"
 	)
 	samples := writeSamples(t, sampleLine("HumanEval/53", hang), sampleLine("HumanEval/53", near), sampleLine("HumanEval/53", fast), sampleLine("HumanEval/53", mark))
 	r := repro(t, env, "humaneval", "--samples", samples, "--dataset", "humanevalplus-mini", "--tasks", "53",
@@ -57,9 +62,9 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if h.Recheck == nil || h.Recheck.Rule != codebench.RecheckRule || h.Recheck.Margin != 0.2 {
 		t.Fatalf("recheck report %+v", h.Recheck)
 	}
-	// Completions 0 (hang), 1 (near) and 3 (mark) on base and plus; 2
-	// (fast) never.
-	want := map[string]codebench.Status{"0 base": codebench.StatusFail, "0 plus": codebench.StatusFail, "1 base": codebench.StatusPass, "1 plus": codebench.StatusPass,
+	// Completions 1 (near) and 3 (mark) on base and plus; 0 (hang, still
+	// running at the end of its overrun) and 2 (fast) never.
+	want := map[string]codebench.Status{"1 base": codebench.StatusPass, "1 plus": codebench.StatusPass,
 		"3 base": codebench.StatusFail, "3 plus": codebench.StatusFail}
 	for _, v := range h.Recheck.Rechecked {
 		if len(v.Completions) != 1 {
@@ -76,8 +81,9 @@ func TestHumanEvalRecheck(t *testing.T) {
 		if v.Status != st || v.DecidedBy != codebench.DecidedByFirst || v.ProgramSHA256 == "" || v.Task != "HumanEval/53" {
 			t.Errorf("completion %s: %+v, want %s decided by the first run", k, v, st)
 		}
-		if st == codebench.StatusFail && (v.First.Input != 1 || !v.Recheck.AtLimit || v.Recheck.Status != codebench.StatusFail || v.Recheck.CPU != v.Recheck.Limit) {
-			t.Errorf("hang %s: measurements %+v / %+v, want input 1 stopped at its limit twice", k, v.First, v.Recheck)
+		if st == codebench.StatusFail && (v.First.Input != 1 || !v.Recheck.AtLimit || v.Recheck.Status != codebench.StatusFail || v.Recheck.CPU != v.Recheck.Limit ||
+			v.First.Overrun <= v.First.Limit || v.First.Overrun > 1.25*v.First.Limit || v.Recheck.Overrun <= v.Recheck.Limit) {
+			t.Errorf("mark %s: measurements %+v / %+v, want input 1 stopped at its limit twice, finished within its overrun", k, v.First, v.Recheck)
 		}
 		if st == codebench.StatusPass && (v.First.Input != 1 || v.First.CPU < 0.8 || v.Recheck.Status != codebench.StatusPass || v.Recheck.Input != 1 || v.Recheck.CPU < 0.8 || v.Recheck.AtLimit) {
 			t.Errorf("near %s: measurements %+v / %+v, want input 1 near its limit twice", k, v.First, v.Recheck)
@@ -86,8 +92,8 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("not rechecked: %v (rechecked %+v)", want, h.Recheck.Rechecked)
 	}
-	if h.Scoring.Rechecked != 6 || h.Scoring.RecheckChanged != 0 {
-		t.Errorf("scoring stats %+v, want 6 rechecked, none changed", h.Scoring)
+	if h.Scoring.Rechecked != 4 || h.Scoring.RecheckChanged != 0 || h.Scoring.OverrunDecided != 2 || h.Recheck.Overrun != 1.25 {
+		t.Errorf("scoring stats %+v, overrun %v, want 4 rechecked, none changed, 2 decided by their overrun of 1.25", h.Scoring, h.Recheck.Overrun)
 	}
 	var full codebench.RunReport
 	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
@@ -95,8 +101,11 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 	var text strings.Builder
 	full.WriteText(&text)
-	if want := "time-sensitive verdicts: 6 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n"; !strings.Contains(text.String(), want) {
-		t.Errorf("text output lacks %q:\n%s", want, text.String())
+	for _, want := range []string{"time-sensitive verdicts: 4 run twice (recheck-faster-decides, margin 20%), 0 decided by the re-run\n",
+		"timeouts run once: 2, still running at 1.25 times their limit\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, text.String())
+		}
 	}
 
 	var res struct {
@@ -113,7 +122,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if len(es) != 4 {
 		t.Fatalf("results %+v", res.Eval)
 	}
-	for _, i := range []int{0, 1, 3} {
+	for _, i := range []int{1, 3} {
 		e := es[i]
 		for _, n := range []*codebench.NearLimit{e.BaseNearLimit, e.PlusNearLimit} {
 			if n == nil || n.Recheck == nil || n.DecidedBy != codebench.DecidedByFirst {
@@ -131,6 +140,16 @@ func TestHumanEvalRecheck(t *testing.T) {
 				t.Errorf("completion %d's re-run: %+v, want fail at the limit", i, n.Recheck)
 			}
 		}
+	}
+	// The hang ran once: its timeout was decided at input 1's limit, and
+	// the input still ran at 1.25 times it.
+	for _, c := range []*codebench.PhaseClocks{es[0].BaseClocks, es[0].PlusClocks} {
+		if c == nil || c.Run != codebench.RunFirst || !c.OverrunRunning || c.OverrunCPU <= 1.25 {
+			t.Errorf("hang: clocks %+v, want the first run, still running past 1.25 CPU s", c)
+		}
+	}
+	if es[0].BaseNearLimit != nil || es[0].PlusNearLimit != nil {
+		t.Errorf("hang: near limit %+v / %+v, want none (not time-sensitive)", es[0].BaseNearLimit, es[0].PlusNearLimit)
 	}
 	if es[2].BaseNearLimit != nil || es[2].PlusNearLimit != nil || es[2].BaseStatus != codebench.StatusPass {
 		t.Errorf("fast sample: %+v, want a pass with no recheck", es[2])
@@ -151,7 +170,7 @@ func TestHumanEvalRecheck(t *testing.T) {
 	if err := json.Unmarshal(rec, &rr); err != nil {
 		t.Fatal(err)
 	}
-	if rr.Extra.Recheck == nil || len(rr.Extra.Recheck.Rechecked) != 6 || rr.Limits.Run.NearLimitMargin != 0.2 {
+	if rr.Extra.Recheck == nil || len(rr.Extra.Recheck.Rechecked) != 4 || rr.Limits.Run.NearLimitMargin != 0.2 {
 		t.Errorf("record: recheck %+v, limits %+v", rr.Extra.Recheck, rr.Limits.Run)
 	}
 	if v := repro(t, env, "runs", "verify", h.RunID); v.code != 0 {

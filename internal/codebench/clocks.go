@@ -50,6 +50,15 @@ type PhaseClocks struct {
 	// from the child's start to the job's end: no limit applies to it
 	// (a loaded host stretches it), only the idle backstop.
 	Wall float64 `json:"wall_s"`
+	// OverrunCPU, for a run stopped at an input's limit, is the CPU
+	// seconds on the job clock that the input's call used in all, let run
+	// on past its limit to RunLimits.Overrun times it (JobCPU stays the
+	// job's time when the limit struck); OverrunRunning: the call was
+	// still running there by every clock (wire.JobEnd.RanPastOverrun), so
+	// the timeout is not time-sensitive. 0 and false where no input
+	// struck its limit; OverrunRunning false where the call ended first.
+	OverrunCPU     float64 `json:"overrun_cpu_s,omitempty"`
+	OverrunRunning bool    `json:"overrun_running,omitempty"`
 }
 
 // clocksOf are the clocks of one run that ended with end, under the list
@@ -58,6 +67,7 @@ func clocksOf(run string, end wire.JobEnd, limit float64) *PhaseClocks {
 	return &PhaseClocks{
 		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit,
 		ContainerCPU: end.HostCPU, ContainerBudget: end.HostBudget, Wall: end.Elapsed,
+		OverrunCPU: end.PastCPU, OverrunRunning: end.RanPastOverrun(),
 	}
 }
 

@@ -31,7 +31,8 @@ var socketLeakCase = attack("state/socket-leak.py")
 
 // nearLimitCase saves its progress for its own re-run: it moves /tmp's
 // inode numbers until the last file made is 60 modulo 256, then answers
-// input 0 but never input 1 (a timeout, which is re-run). A run that finds the mark
+// input 0, and input 1 only after 1.1 CPU s, past its limit of 1 s but
+// within its overrun (a time-sensitive timeout, which is re-run). A run that finds the mark
 // (the next file it makes, or the job folder the supervisor made for it,
 // lies a few numbers past 60) answers at once and passes. Its re-run must
 // not find it.

@@ -28,9 +28,11 @@ const (
 // NearLimit names a verdict that depends on the time limit, with the CPU
 // seconds against the limit: a pass whose slowest input (or whose whole
 // list) used 1 - RunLimits.NearLimitMargin of its limit or more, or a
-// timeout. repro stops a program at its limit, so a timeout's CPU is the
-// limit it exceeded; whether it would have finished within twice the limit
-// is measured by scoring again with a larger --gt-time-limit-factor.
+// timeout, unless its input was still running at the end of its overrun
+// (RunLimits.Overrun times its limit: the same margin, on the other side).
+// repro decides a timeout at its limit, so a timeout's CPU is the limit it
+// exceeded; Overrun, where set, is what the input used in all, having
+// finished within its overrun (or been stopped by another limit there).
 //
 // Such a verdict is run once more in a fresh process (RecheckRule):
 // Recheck is that run's measurement, whether or not it was itself near the
@@ -40,6 +42,9 @@ type NearLimit struct {
 	Input  int     `json:"input"`  // the input that came nearest its limit, -1 for the list (or the load)
 	CPU    float64 `json:"cpu"`    // CPU seconds it used
 	Limit  float64 `json:"limit"`  // its CPU limit in seconds
+	// Overrun: for a timeout at an input's limit, the CPU seconds the
+	// input used in all, let run on past its limit (PhaseClocks.OverrunCPU).
+	Overrun float64 `json:"overrun_cpu,omitempty"`
 	// Load: the program's loading, up to the load mark, under the load
 	// allowance (Input is then -1).
 	Load bool `json:"load,omitempty"`
@@ -79,7 +84,11 @@ func (n *NearLimit) measure() string {
 	if n.Status == StatusPass {
 		return fmt.Sprintf("passed near the limit: %s used %.2f of %.2f CPU s (%.0f%%)", n.what(), n.CPU, n.Limit, 100*n.CPU/n.Limit)
 	}
-	return fmt.Sprintf("stopped at the limit: %s used more than %.2f CPU s", n.what(), n.Limit)
+	s := fmt.Sprintf("stopped at the limit: %s used more than %.2f CPU s", n.what(), n.Limit)
+	if n.Overrun > 0 {
+		s += fmt.Sprintf(" (%.2f in all, let run past it)", n.Overrun)
+	}
+	return s
 }
 
 // short is a re-run's measurement, whatever its verdict.
@@ -166,7 +175,7 @@ func (c *cpuTally) measure(res PhaseResult, end wire.JobEnd, phaseLimit float64)
 			n = NearLimit{Status: res.Status, Input: -1, Load: true, CPU: c.firstExtra, Limit: c.firstExtra, AtLimit: true}
 		case k < len(c.limits) && (res.Status == StatusFail || !isListLimit(end.Detail)):
 			lim := c.limits[k]
-			n = NearLimit{Status: res.Status, Input: k, CPU: lim, Limit: lim, AtLimit: true}
+			n = NearLimit{Status: res.Status, Input: k, CPU: lim, Limit: lim, AtLimit: true, Overrun: end.PastCPU}
 		}
 		return n
 	}
@@ -186,7 +195,10 @@ func (c *cpuTally) measure(res PhaseResult, end wire.JobEnd, phaseLimit float64)
 
 // near returns the NearLimit of a phase that ended with res, under the
 // list limit phaseLimit, or nil where the verdict does not depend on the
-// limit: a pass below share of its limit, or a failure on its output.
+// limit: a pass below share of its limit, a failure on its output, or a
+// timeout whose input was still running at the end of its overrun
+// (wire.JobEnd.RanPastOverrun), as far past its limit as a pass below
+// share is within it.
 func (c *cpuTally) near(res PhaseResult, end wire.JobEnd, phaseLimit, share float64) *NearLimit {
 	n := c.measure(res, end, phaseLimit)
 	switch {
@@ -194,7 +206,7 @@ func (c *cpuTally) near(res PhaseResult, end wire.JobEnd, phaseLimit, share floa
 		if n.Limit <= 0 || n.CPU/n.Limit < share {
 			return nil
 		}
-	case end.Status != wire.EndTimeout:
+	case end.Status != wire.EndTimeout, end.RanPastOverrun():
 		return nil
 	}
 	n.AtLimit = false

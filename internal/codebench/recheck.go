@@ -3,10 +3,13 @@ package codebench
 import "github.com/reprolab/repro/internal/codebench/task"
 
 // RecheckReport is the record of a run's rechecks (RecheckRule): the rule,
-// the margin, and every verdict that was decided by two runs.
+// the margin and the overrun it sets (RunLimits.Overrun: a timeout whose
+// input still ran at that many times its limit is not rechecked), and
+// every verdict that was decided by two runs.
 type RecheckReport struct {
 	Rule      string             `json:"rule"`
 	Margin    float64            `json:"near_limit_margin"`
+	Overrun   float64            `json:"overrun"`
 	Rechecked []RecheckedVerdict `json:"rechecked"`
 }
 
@@ -26,7 +29,7 @@ type RecheckedVerdict struct {
 // Rechecks lists the rechecked verdicts of results, in the order of the
 // results, one entry per task, phase and program.
 func Rechecks(results ResultSource, limits RunLimits) (*RecheckReport, error) {
-	out := &RecheckReport{Rule: RecheckRule, Margin: limits.NearLimitMargin, Rechecked: []RecheckedVerdict{}}
+	out := &RecheckReport{Rule: RecheckRule, Margin: limits.NearLimitMargin, Overrun: limits.Overrun(), Rechecked: []RecheckedVerdict{}}
 	seen := map[shareKey]int{}
 	err := results.Each(func(r *SampleResult) error {
 		for _, p := range []task.Phase{task.Base, task.Plus} {

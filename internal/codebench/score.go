@@ -532,6 +532,9 @@ func (rep *RunReport) WriteText(w io.Writer) {
 		}
 		ui.Fprintf(w, "time-sensitive verdicts: %d run twice (%s, margin %.0f%%), %d decided by the re-run\n", len(rc.Rechecked), rc.Rule, 100*rc.Margin, changed)
 	}
+	if sc, rc := rep.Scoring, rep.Recheck; sc != nil && rc != nil && sc.OverrunDecided > 0 {
+		ui.Fprintf(w, "timeouts run once: %d, still running at %.2f times their limit\n", sc.OverrunDecided, rc.Overrun)
+	}
 	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
 		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
 	}

@@ -59,6 +59,19 @@ type RunLimits struct {
 	NearLimitMargin float64 `json:"near_limit_margin"`
 }
 
+// maxOverrun is the largest overrun the supervisor takes.
+const maxOverrun = 16
+
+// Overrun is how far past its limit an input's call that struck it runs
+// on, as a multiple of the limit: 1/(1 - NearLimitMargin), at most
+// maxOverrun. The verdict is the timeout the limit decided; a call still
+// running there is as far past its limit as a pass that used
+// 1 - NearLimitMargin of it or less is within it, so its timeout is not
+// time-sensitive and runs once (NearLimit).
+func (rl RunLimits) Overrun() float64 {
+	return min(maxOverrun, 1/(1-rl.NearLimitMargin))
+}
+
 // DefaultRunLimits are EvalPlus's current defaults (evalplus@26d6d00,
 // evalplus/config.py and eval/__init__.py) plus the process limits.
 func DefaultRunLimits() RunLimits {
@@ -150,6 +163,10 @@ type ScoreStats struct {
 	// (RecheckRule), RecheckChanged those the re-run decided.
 	Rechecked      int `json:"rechecked"`
 	RecheckChanged int `json:"recheck_changed"`
+	// OverrunDecided counts the timeouts that were not time-sensitive by
+	// their overrun (RunLimits.Overrun): the input was still running at
+	// that many times its limit, so they ran once.
+	OverrunDecided int `json:"overrun_decided"`
 	// ExactRuns counts the verdicts decided by a run that released one
 	// input at a time (PhaseResult.Exact).
 	ExactRuns int `json:"exact_runs"`
@@ -167,6 +184,11 @@ type ScoreStats struct {
 // container no earlier job touched. Only TestStateControlsAreNeeded turns
 // it off, to show that the state suite needs it.
 var freshRecheckContainer = true
+
+// overrunOn: an input's call that struck its limit runs on to its
+// overrun (RunLimits.Overrun). Only TestOverrunKeepsTheVerdict turns it
+// off, to compare the verdicts without it.
+var overrunOn = true
 
 // Scorer runs samples in the sandbox and judges them against ground truth.
 type Scorer struct {
@@ -409,6 +431,9 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 			if pr.Exact {
 				st.ExactRuns++
 			}
+			if pr.Clocks != nil && pr.Clocks.OverrunRunning {
+				st.OverrunDecided++
+			}
 			if rechecked {
 				st.Rechecked++
 				if pr.Near.DecidedBy == DecidedByRecheck {
@@ -524,6 +549,9 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 		Inputs: inputs, Rebuild: tk.Rules.Inputs, Limits: limits, Expect: expect, FirstExtra: s.Limits.ImportAllowance,
 		PhaseLimit: phaseLimit, WallFactor: s.Limits.WallFactor, RecordCap: recordCap,
 		ByteCap: 2*pt.Size + int64(len(inputs))*64 + 1<<20, Memory: s.Limits.ChildMemory, FSize: s.Limits.ChildFSize,
+	}
+	if overrunOn {
+		j.Overrun = s.Limits.Overrun()
 	}
 	run := w.Run
 	if pt.Large {

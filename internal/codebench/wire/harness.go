@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:11ae1e5bdb7d79115aaa5856e6b297a34939f453981c1989928157694a5ea2df")
+var HarnessDigest = digest.MustParse("sha256:e9049375315dff69d8a1d19a858c000bc621cfdec89c40e7bd8f92c38b8ea715")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

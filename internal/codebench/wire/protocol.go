@@ -26,7 +26,7 @@ import (
 // dropped, replayed or reordered; the host's name their job.
 const (
 	// protocolVersion is the supervisor protocol this package speaks.
-	protocolVersion = 8
+	protocolVersion = 9
 	channelKeySize  = 32
 	tagSize         = 32 // an HMAC-SHA256
 	// maxJobHeader is the largest job header the supervisor takes
@@ -94,10 +94,18 @@ func (c *frameClock) read(now time.Time, fresh bool) (time.Duration, error) {
 // counts from the L frame, loading included, or, where smaller, the load
 // allowance (which ends at the load mark) and the sum of its inputs'
 // limits.
+//
+// An overrun (Job.Overrun) lets one input, the one that struck its limit,
+// run on to Overrun times that limit, within the list's limit: the sum
+// counts the largest limit that many times.
 func jobCPULimit(j *Job) float64 {
-	sum := j.FirstExtra
+	sum, most := j.FirstExtra, 0.0
 	for _, l := range j.Limits {
 		sum += l
+		most = max(most, l)
+	}
+	if j.Overrun > 1 {
+		sum += (j.Overrun - 1) * most
 	}
 	if !HostBudgetOwnLimits {
 		// The allowance before the limits were bounded: the load
@@ -198,6 +206,13 @@ type Job struct {
 	// child reports 0 and spends no clock read on it (under gVisor each
 	// read of a process clock is a system call).
 	Times bool
+	// Overrun, where above 1, lets an input's call that struck its limit
+	// run on to Overrun times that limit (at most 16): the job is decided
+	// when the limit struck (a timeout, with the job's CPU time then), and
+	// no result of the call counts, but the end says whether the call was
+	// still running there (JobEnd.PastRunning). 0 or 1: the call stops at
+	// its limit. The loading and the list's limit have no overrun.
+	Overrun float64
 	// EvalPlus makes the job one sample scored by EvalPlus's own code (the
 	// supervisor's job kind "evalplus"): Program is the sample, Body the
 	// task's line of EvalPlus's dataset file, and Inputs and Limits are
@@ -236,6 +251,7 @@ type jobHeader struct {
 	ByteCap    int64     `json:"byte_cap"`
 	Mem        int64     `json:"mem"`
 	FSize      int64     `json:"fsize"`
+	Overrun    float64   `json:"overrun,omitempty"`
 	*EvalPlusHeader
 }
 
@@ -315,6 +331,30 @@ type JobEnd struct {
 	// still alive when its driver had ended, which the sweep killed.
 	Result   string `json:"result"`
 	Outlived int    `json:"outlived"`
+	// The overrun of a job stopped at an input's limit (Job.Overrun):
+	// PastCPU is the CPU time the input's call used in all on the job
+	// clock, from the previous record to the overrun's end, PastJobCPU the
+	// job's CPU time from the L frame to then (CPU stays the job's time
+	// when the limit struck), and PastRunning whether the call was still
+	// running at Overrun times its limit (else it ended before: a result,
+	// an exit, the list's limit). All zero without an overrun.
+	PastCPU     float64 `json:"past_cpu"`
+	PastJobCPU  float64 `json:"past_job_cpu"`
+	PastRunning bool    `json:"past_running"`
+}
+
+// RanPastOverrun reports whether a job stopped at an input's limit was
+// still running at the end of its overrun (Job.Overrun) by every clock
+// that watched it: the supervisor's job clock says so, and where the host
+// read the container's clock, that reading covers at least the job
+// clock's time to the overrun's end. (Under gVisor the job clock counts a
+// loaded host's waits as the program's time, so only the host's reading
+// shows that the time past the limit was spent computing.)
+func (e JobEnd) RanPastOverrun() bool {
+	if e.Status != EndTimeout || !e.PastRunning {
+		return false
+	}
+	return e.HostBudget == 0 || e.HostCPU >= e.PastJobCPU
 }
 
 // Worker drives one supervisor at a time, starting a fresh one whenever
@@ -611,6 +651,7 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
+		Overrun: j.Overrun,
 	})
 	if err != nil {
 		return JobEnd{}, err

@@ -599,6 +599,28 @@ func TestHostBudgetIsTheJobsOwnLimit(t *testing.T) {
 	}
 }
 
+// TestHostBudgetCountsTheOverrun: where the inputs' limits bound a job
+// (a load allowance below the list's slack), an overrun lets its largest
+// limit run Overrun times: the host allows that, and never more than the
+// list's limit.
+func TestHostBudgetCountsTheOverrun(t *testing.T) {
+	j := &Job{Limits: []float64{1, 2}, FirstExtra: 0.5, PhaseLimit: 10}
+	for _, c := range []struct {
+		overrun float64
+		phase   float64
+		want    time.Duration
+	}{
+		{0, 10, 4*time.Second + 350*time.Millisecond},     // 0.5 + 1 + 2, + 0.5 + 0.35
+		{1.25, 10, 4*time.Second + 900*time.Millisecond},  // 0.5 + 1 + 2 + 0.25 * 2, + 0.5 + 0.4
+		{1.25, 3.8, 4*time.Second + 680*time.Millisecond}, // the list's limit, + 0.5 + 0.38
+	} {
+		j.Overrun, j.PhaseLimit = c.overrun, c.phase
+		if got := hostBudget(j); got-c.want < -time.Millisecond || got-c.want > time.Millisecond {
+			t.Errorf("overrun %v, list limit %v: budget %v, want %v", c.overrun, c.phase, got, c.want)
+		}
+	}
+}
+
 // TestHostLoadBudgetAndClockScale: the host holds the loading to the load
 // allowance plus its slack (an EvalPlus job, which has no load mark, to
 // nothing of the kind), and the supervisor scales its load and list limits

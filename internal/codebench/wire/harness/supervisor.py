@@ -65,6 +65,14 @@ no input's work can run under the load allowance: a program that sends the
 mark early only ends its own allowance sooner. No result may come for an
 input not yet released, nor past the list's limit.
 
+An input's call found over its limit is the job's end as a timeout, at that
+moment and with that detail. Where the header's "overrun" is above 1 the
+call is not killed there: it runs on, within the list's limit (never
+scaled here), to "overrun" times its own, and no result of it counts. The E frame then says how much
+CPU time the call used in all and whether it was still running at that
+point ("past_running"): a call that still was needed that much more than
+its limit, and the host need not run its timeout a second time.
+
 Inputs are released to the child a window at a time: input 0 alone (at the
 load mark), then each next window once every result of the one before has
 come, up to WINDOW_GROWTH times larger while the last window's pace keeps it within
@@ -117,7 +125,10 @@ under the key of b"repro-supervisor", the frame's sequence number as u64
   'E' u32 len JSON          end of a job: status, counts, child exit, stderr,
                             "cpu" (the job's CPU time from L to the moment it
                             was decided, loading included) and "load_cpu"
-                            (of it, up to the load mark); "last": true when
+                            (of it, up to the load mark); for an input
+                            that ran past its limit (its overrun)
+                            "past_cpu", "past_job_cpu" and "past_running";
+                            "last": true when
                             the supervisor stops after it; "retired": why,
                             when the job left the container's sockets or
                             memory changed (its verdict stands)
@@ -204,7 +215,7 @@ import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
 
-PROTOCOL = 8
+PROTOCOL = 9
 HASH_THRESHOLD = 4096
 MAX_DEPTH = 64
 MAX_INT_BYTES = 1 << 20
@@ -245,6 +256,9 @@ HEARTBEAT = 1.0  # seconds without a frame after which a job sends a P frame
 FLUSH_AFTER = 0.02  # seconds a record may wait to go out with others
 GATHER = 0.001  # seconds to let results gather after reading some
 CHILD_KEYS = ("job", "entry_point", "program_len", "n", "rebuild", "mem", "phase_limit", "clock_scale", "fsize", "record_cap", "times")
+# The statuses of a job's running that an overrun's end may take (see
+# JobRun.over_input): the job is the timeout its input's limit decided.
+OVERRUN_ENDS = ("timeout", "done", "stopped", "exited", "toolarge", "protocol", "inexact")
 WINDOW_MAX = 1024  # inputs released to a child at once
 WINDOW_GROWTH = 8  # how much larger a window may be than the one before
 WINDOW_SHARE = 1 / 16  # of the smallest limit in it, what a window may take at the pace of the last
@@ -1789,6 +1803,9 @@ class JobRun:
         record_cap = int(job["record_cap"])
         byte_cap = int(job["byte_cap"])
         exact = bool(job.get("exact"))
+        overrun = float(job.get("overrun", 1.0))
+        if not 1.0 <= overrun <= 16.0:
+            fatal("job %s: overrun %r" % (jid, overrun))
         lens = job["input_lens"]
         expect = job.get("expect") or [0.0] * n
         program_len = int(job["program_len"])
@@ -1812,6 +1829,7 @@ class JobRun:
         self.jid, self.n, self.limits, self.expect = jid, n, limits, expect
         self.first_extra, self.phase_limit, self.clock_scale, self.phase_cap = first_extra, phase_limit, clock_scale, phase_cap
         self.wall_factor, self.record_cap, self.byte_cap, self.exact = wall_factor, record_cap, byte_cap, exact
+        self.overrun = overrun
         self.clock = clock
         self.inputs, self.lens, self.starts = inputs, lens, starts
         self.pending = memoryview(U32.pack(len(header)) + header + body[:program_len])
@@ -1909,6 +1927,15 @@ class JobRun:
         self.cpu_limit = 30.0  # to read the job
         self.cpu_cap = self.cpu_limit  # cpu_limit as applied to the job clock: the load allowance scaled
         self.idle_input = self.idle_total = 0.0
+        # The overrun (see over_input): the detail of the input's limit that
+        # decided the job, None while none struck; the job's clock then;
+        # the CPU time the input used in all and the job's clock when the
+        # overrun ended; whether the input was still running at its end.
+        self.past = None
+        self.past_cap = 0.0
+        self.cpu_decided = 0.0
+        self.past_cpu = self.past_job_cpu = 0.0
+        self.past_running = self.past_done = False
         self.tick_wall, self.tick_cpu = start, 0.0
         self.next_check = start + CHECK_EVERY
         self.poller = select.poll()
@@ -2005,16 +2032,52 @@ class JobRun:
         (the load allowance, scaled, before the load mark; else the
         input's), since the previous record (L, G or a result); if so the
         job ends ("timeout"). result: c was read for a result, which then
-        does not count, rather than at a check while the job runs."""
+        does not count, rather than at a check while the job runs.
+
+        The overrun: where the header's overrun is above 1, an input's
+        call found over its limit at a check is not stopped there. Its
+        verdict is decided then (a timeout, with this detail and the job's
+        CPU time at this moment, whatever happens next: past_end), and no
+        result of it counts; but it runs on to overrun times its limit, so
+        that the host learns whether it would have finished within that
+        (past_cpu, past_running). A timeout whose input was still running
+        there is not time-sensitive: the host need not run it again."""
+        if self.past is not None:
+            if c - self.cpu_last > self.past_cap:
+                self.past_end(c, True)
+                return True
+            if c - self.cpu_start > self.phase_limit:
+                # No overrun goes past the list's own limit, on any clock:
+                # where the host holds the list by the container's clock,
+                # it would stop the job there with its own account.
+                self.past_end(c, False)
+                return True
+            return False
         if c - self.cpu_last > self.cpu_cap:
-            self.status = "timeout"
             if result:
+                self.status = "timeout"
                 self.detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
                     doing(self.timed()), c - self.cpu_last, self.cpu_cap)
-            else:
-                self.detail = over_limit(self.timed(), self.cpu_cap)
+                self.past_cpu = c - self.cpu_last
+                return True
+            if self.overrun > 1.0 and self.cpu_loaded is not None:
+                self.past = over_limit(self.timed(), self.cpu_cap)
+                self.past_cap = self.cpu_cap * self.overrun
+                self.cpu_decided = c
+                return False
+            self.status = "timeout"
+            self.detail = over_limit(self.timed(), self.cpu_cap)
             return True
         return False
+
+    def past_end(self, c, running):
+        """Ends an overrun at job CPU time c: running, the input was still
+        in its call at overrun times its limit; else it ended before (a
+        result, an exit, the list's limit, the idle rule)."""
+        self.status = "timeout"
+        self.past_cpu = max(0.0, c - self.cpu_last)
+        self.past_job_cpu = max(0.0, c - self.cpu_start)
+        self.past_running, self.past_done = running, True
 
     def over_list(self, c, result=False):
         """Whether the job's CPU time c is over the list's limit, as this
@@ -2147,6 +2210,10 @@ class JobRun:
         its last input ("done") or at a result that is not a value
         ("stopped"); the result that completes a window releases the next
         (refill)."""
+        if self.past is not None:
+            # The input past its limit finished within its overrun.
+            self.past_end(c, False)
+            return
         if kind not in (b"V", b"X", b"U", b"M"):
             self.status, self.detail = "protocol", "unknown record kind %r" % kind
             return
@@ -2216,6 +2283,17 @@ class JobRun:
         cpu = max(0.0, self.cpu_now - self.cpu_start) if self.loaded else 0.0
         load_cpu = cpu if self.cpu_loaded is None else max(0.0, self.cpu_loaded - self.cpu_start)
         status, detail = self.status, self.detail
+        if self.past is not None:
+            # The job was decided when its input struck its limit (see
+            # over_input): whatever of the job's running ended the overrun
+            # (OVERRUN_ENDS), the job is that timeout, and its clock is what
+            # it read then. The host's cancel, its end, a channel the job
+            # broke, or what stop_job finds after any job, stand as ever.
+            if not self.past_done:
+                self.past_end(self.cpu_now, False)
+            if status in OVERRUN_ENDS:
+                status, detail = "timeout", self.past
+            cpu = max(0.0, self.cpu_decided - self.cpu_start)
         if not self.loaded and status != "hostgone":
             detail = "%s: %s" % (status, detail)
             status = "setup"
@@ -2239,6 +2317,10 @@ class JobRun:
             "cancels": self.cancels + late,
             "last": last or not clean or not self.loaded,
         }
+        if self.past is not None or self.past_cpu:
+            end["past_cpu"] = self.past_cpu
+            end["past_job_cpu"] = self.past_job_cpu
+            end["past_running"] = self.past_running
         send_end(self.out, end, clean)
 
 
