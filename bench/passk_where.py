@@ -18,10 +18,14 @@ Prints, in seconds unless named:
   scoring: jobs, slots, of them in jobs (sum of wall_s: the program's CPU
   job_cpu_s, of it loading load_cpu_s, and waiting wall_s - job_cpu_s;
   then base and plus apart),
-  rechecks (estimate), and between jobs (slots - in jobs - rechecks: the
-  process-table check, sweep, /tmp emptied, the next fork, the host's
-  turn-around), also per job; the container's cgroup CPU beyond the job
-  clock (the supervisor's own work for the job);
+  of them the overruns (timeouts let run past their limit: how many ran
+  once, still running at the overrun's end, and the CPU time past the
+  limits, estimated: a limit is the overrun's CPU over the run's overrun
+  factor where the call still ran, the first measurement's limit where it
+  was rechecked); rechecks (estimate), and between jobs (slots - in jobs -
+  rechecks: the process-table check, sweep, /tmp emptied, the next fork,
+  the host's turn-around), also per job; the container's cgroup CPU beyond
+  the job clock and the overruns (the supervisor's own work for the job);
   host: repro's own CPU (user + system), per job.
 """
 import hashlib
@@ -55,6 +59,18 @@ def main():
             if task == e["task"] and d == e["program_sha256"] and ph == e["phase"]:
                 recheck_wall += c.get("wall_s") or 0
                 break
+    # The overruns: every deciding run and the first runs of rechecked
+    # timeouts (their first measurement holds overrun_cpu).
+    factor = (run.get("recheck") or {}).get("overrun") or 1.25
+    over_once, over_extra = 0, 0.0
+    for c in seen.values():
+        if c.get("overrun_running"):
+            over_once += 1
+            over_extra += c["overrun_cpu_s"] * (1 - 1 / factor)
+    for e in rechecked:
+        f = e.get("first") or {}
+        if f.get("overrun_cpu"):
+            over_extra += max(0.0, f["overrun_cpu"] - f["limit"])
     jobs = sco["jobs"]
     slots = parallel * sco_wall
     between = slots - job_wall - recheck_wall
@@ -75,9 +91,12 @@ def main():
         cs = [c for (_, _, p), c in seen.items() if p == ph]
         w, cpu, ld = (sum((c.get(k) or 0) for c in cs) for k in ("wall_s", "job_cpu_s", "load_cpu_s"))
         print("    %s: %d runs, %.1f slot-s, program CPU %.1f (loading %.1f), %.1f ms a run" % (ph, len(cs), w, cpu, ld, 1000 * w / max(len(cs), 1)))
+    print("    overruns: %d timeouts ran once, still running at %.2f times their limit; %.1f CPU-s past the limits (estimate)" % (
+        over_once, factor, over_extra))
     print("  rechecks (estimate)  %8.1f slot-s (%.0f %%)" % (recheck_wall, 100 * recheck_wall / slots))
     print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job" % (between, 100 * between / slots, 1000 * between / max(jobs, 1)))
-    print("  cgroup CPU beyond the job clock: %.1f CPU-s, %.1f ms a job" % (cont_cpu - job_cpu, 1000 * (cont_cpu - job_cpu) / max(len(seen), 1)))
+    beyond = cont_cpu - job_cpu - over_extra
+    print("  cgroup CPU beyond the job clock and the overruns: %.1f CPU-s, %.1f ms a job" % (beyond, 1000 * beyond / max(len(seen), 1)))
     print("host (repro's own CPU): %.1f s user + %.1f s system = %.1f CPU-s, %.1f ms a job (self-check and scoring)" % (
         user, system, user + system, 1000 * (user + system) / max(jobs + sc["jobs"], 1)))
 

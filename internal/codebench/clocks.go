@@ -53,12 +53,23 @@ type PhaseClocks struct {
 	// OverrunCPU, for a run stopped at an input's limit, is the CPU
 	// seconds on the job clock that the input's call used in all, let run
 	// on past its limit to RunLimits.Overrun times it (JobCPU stays the
-	// job's time when the limit struck); OverrunRunning: the call was
-	// still running there by every clock (wire.JobEnd.RanPastOverrun), so
-	// the timeout is not time-sensitive. 0 and false where no input
-	// struck its limit; OverrunRunning false where the call ended first.
+	// job's time when the limit struck), and OverrunJobCPU the job clock's
+	// time from the L record to the overrun's end; OverrunRunning: the
+	// supervisor found the call still running there (false where it ended
+	// first). The timeout is not time-sensitive where it was still running
+	// and ContainerCPU covers OverrunJobCPU (OverrunDecided). All zero
+	// where no input struck its limit.
 	OverrunCPU     float64 `json:"overrun_cpu_s,omitempty"`
+	OverrunJobCPU  float64 `json:"overrun_job_cpu_s,omitempty"`
 	OverrunRunning bool    `json:"overrun_running,omitempty"`
+}
+
+// OverrunDecided reports whether these clocks make a timeout not
+// time-sensitive by its overrun (wire.OverrunDecides): its call still ran
+// at its overrun's end by the job clock, and the host's reading of the
+// container covers the job clock's time to then.
+func (c *PhaseClocks) OverrunDecided() bool {
+	return c != nil && wire.OverrunDecides(c.OverrunRunning, c.OverrunJobCPU, c.ContainerCPU, c.ContainerBudget)
 }
 
 // clocksOf are the clocks of one run that ended with end, under the list
@@ -67,7 +78,7 @@ func clocksOf(run string, end wire.JobEnd, limit float64) *PhaseClocks {
 	return &PhaseClocks{
 		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit,
 		ContainerCPU: end.HostCPU, ContainerBudget: end.HostBudget, Wall: end.Elapsed,
-		OverrunCPU: end.PastCPU, OverrunRunning: end.RanPastOverrun(),
+		OverrunCPU: end.PastCPU, OverrunJobCPU: end.PastJobCPU, OverrunRunning: end.PastRunning,
 	}
 }
 

@@ -431,7 +431,7 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 			if pr.Exact {
 				st.ExactRuns++
 			}
-			if pr.Clocks != nil && pr.Clocks.OverrunRunning {
+			if pr.Near == nil && pr.Clocks.OverrunDecided() {
 				st.OverrunDecided++
 			}
 			if rechecked {

@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:e9049375315dff69d8a1d19a858c000bc621cfdec89c40e7bd8f92c38b8ea715")
+var HarnessDigest = digest.MustParse("sha256:c551f1c039609d458f7d217fa25dd6db39360993732cbb60948cb777d67ea16a")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

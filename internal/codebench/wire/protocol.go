@@ -351,10 +351,16 @@ type JobEnd struct {
 // loaded host's waits as the program's time, so only the host's reading
 // shows that the time past the limit was spent computing.)
 func (e JobEnd) RanPastOverrun() bool {
-	if e.Status != EndTimeout || !e.PastRunning {
-		return false
-	}
-	return e.HostBudget == 0 || e.HostCPU >= e.PastJobCPU
+	return e.Status == EndTimeout && OverrunDecides(e.PastRunning, e.PastJobCPU, e.HostCPU, e.HostBudget)
+}
+
+// OverrunDecides is RanPastOverrun's rule on the figures a results file
+// keeps of a timeout: running, the supervisor's word that the call still
+// ran at its overrun's end; jobCPU, the job clock's time from the L frame
+// to then; hostCPU and hostBudget, the host's reading of the container
+// over the job and its budget (0 where the host had no clock of it).
+func OverrunDecides(running bool, jobCPU, hostCPU, hostBudget float64) bool {
+	return running && (hostBudget == 0 || hostCPU >= jobCPU)
 }
 
 // Worker drives one supervisor at a time, starting a fresh one whenever

@@ -68,10 +68,11 @@ input not yet released, nor past the list's limit.
 An input's call found over its limit is the job's end as a timeout, at that
 moment and with that detail. Where the header's "overrun" is above 1 the
 call is not killed there: it runs on, within the list's limit (never
-scaled here), to "overrun" times its own, and no result of it counts. The E frame then says how much
-CPU time the call used in all and whether it was still running at that
-point ("past_running"): a call that still was needed that much more than
-its limit, and the host need not run its timeout a second time.
+scaled here), to "overrun" times its own limit, and no result of it counts.
+The E frame then says how much CPU time the call used in all and whether it
+was still running at that point ("past_running"). A call still running there
+needed at least that many times its limit, and the host need not run its
+timeout a second time.
 
 Inputs are released to the child a window at a time: input 0 alone (at the
 load mark), then each next window once every result of the one before has
