@@ -16,7 +16,8 @@ Prints, in seconds unless named:
   verified and written);
   self-check: jobs, wall, slots (wall x PARALLEL) against the bare compute;
   scoring: jobs, slots, of them in jobs (sum of wall_s: the program's CPU
-  job_cpu_s, of it loading load_cpu_s, and waiting wall_s - job_cpu_s;
+  job_cpu_s, of it loading load_cpu_s, the overruns' CPU past the limits
+  (below), and waiting, the rest of wall_s;
   then base and plus apart),
   of them the overruns (timeouts let run past their limit: how many ran
   once, still running at the overrun's end, and the CPU time past the
@@ -85,8 +86,8 @@ def main():
     print(line)
     print("scoring: %d jobs (%d distinct deciding runs; %d shared, %d rechecked, %d exact), %.1f s x %d = %.1f slot-s" % (
         jobs, len(seen), sco.get("shared_executions", 0), len(rechecked), sco.get("exact_runs", 0), sco_wall, parallel, slots))
-    print("  in jobs (wall_s)     %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), waiting %.1f" % (
-        job_wall, 100 * job_wall / slots, job_cpu, load_cpu, job_wall - job_cpu))
+    print("  in jobs (wall_s)     %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), overruns past the limits %.1f, waiting %.1f" % (
+        job_wall, 100 * job_wall / slots, job_cpu, load_cpu, over_extra, job_wall - job_cpu - over_extra))
     for ph in ("base", "plus"):
         cs = [c for (_, _, p), c in seen.items() if p == ph]
         w, cpu, ld = (sum((c.get(k) or 0) for c in cs) for k in ("wall_s", "job_cpu_s", "load_cpu_s"))
