@@ -197,7 +197,8 @@ func (c *cpuTally) measure(res PhaseResult, end wire.JobEnd, phaseLimit float64)
 // list limit phaseLimit, or nil where the verdict does not depend on the
 // limit: a pass below share of its limit, a failure on its output, or a
 // timeout whose input was still running at the end of its overrun
-// (wire.JobEnd.RanPastOverrun), as far past its limit as a pass below
+// by every clock (PhaseClocks.OverrunDecided on res's clocks, which the
+// scorer counts by too), as far past its limit as a pass below
 // share is within it.
 func (c *cpuTally) near(res PhaseResult, end wire.JobEnd, phaseLimit, share float64) *NearLimit {
 	n := c.measure(res, end, phaseLimit)
@@ -206,7 +207,7 @@ func (c *cpuTally) near(res PhaseResult, end wire.JobEnd, phaseLimit, share floa
 		if n.Limit <= 0 || n.CPU/n.Limit < share {
 			return nil
 		}
-	case end.Status != wire.EndTimeout, end.RanPastOverrun():
+	case end.Status != wire.EndTimeout, res.Clocks.OverrunDecided():
 		return nil
 	}
 	n.AtLimit = false

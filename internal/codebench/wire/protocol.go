@@ -210,7 +210,7 @@ type Job struct {
 	// run on to Overrun times that limit (at most 16): the job is decided
 	// when the limit struck (a timeout, with the job's CPU time then), and
 	// no result of the call counts, but the end says whether the call was
-	// still running there (JobEnd.PastRunning). 0 or 1: the call stops at
+	// still running there (JobEnd.PastRunning, OverrunDecides). 0 or 1: the call stops at
 	// its limit. The loading and the list's limit have no overrun.
 	Overrun float64
 	// EvalPlus makes the job one sample scored by EvalPlus's own code (the
@@ -343,22 +343,16 @@ type JobEnd struct {
 	PastRunning bool    `json:"past_running"`
 }
 
-// RanPastOverrun reports whether a job stopped at an input's limit was
-// still running at the end of its overrun (Job.Overrun) by every clock
-// that watched it: the supervisor's job clock says so, and where the host
-// read the container's clock, that reading covers at least the job
-// clock's time to the overrun's end. (Under gVisor the job clock counts a
-// loaded host's waits as the program's time, so only the host's reading
-// shows that the time past the limit was spent computing.)
-func (e JobEnd) RanPastOverrun() bool {
-	return e.Status == EndTimeout && OverrunDecides(e.PastRunning, e.PastJobCPU, e.HostCPU, e.HostBudget)
-}
-
-// OverrunDecides is RanPastOverrun's rule on the figures a results file
-// keeps of a timeout: running, the supervisor's word that the call still
-// ran at its overrun's end; jobCPU, the job clock's time from the L frame
-// to then; hostCPU and hostBudget, the host's reading of the container
-// over the job and its budget (0 where the host had no clock of it).
+// OverrunDecides reports whether a timeout's call was still running at the
+// end of its overrun (Job.Overrun) by every clock that watched it, from the
+// figures a results file keeps of it: running, the supervisor's word
+// (JobEnd.PastRunning); jobCPU, the job clock's time from the L frame to
+// then (PastJobCPU); hostCPU and hostBudget, the host's reading of the
+// container over the job and its budget (0 where the host had no clock of
+// it). Where the host read the container, that reading must cover jobCPU:
+// under gVisor the job clock counts a loaded host's waits as the
+// program's time, so only the host's reading shows that the time past the
+// limit was spent computing.
 func OverrunDecides(running bool, jobCPU, hostCPU, hostBudget float64) bool {
 	return running && (hostBudget == 0 || hostCPU >= jobCPU)
 }
