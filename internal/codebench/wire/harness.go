@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:c551f1c039609d458f7d217fa25dd6db39360993732cbb60948cb777d67ea16a")
+var HarnessDigest = digest.MustParse("sha256:04f68fd56e2f7e8aa70a84a0cb0ae00854b3b8e8fa2d22a0ed3c5c09b9f22913")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"
