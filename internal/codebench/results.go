@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/runs"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // EstimatePassAtK is the unbiased pass@k estimator of the Codex paper as
@@ -129,6 +131,42 @@ func SummarizeSource(tasks []*task.Task, src ResultSource, plus, subset bool) (S
 type ResultsFile struct {
 	Hash string                   `json:"hash"`
 	Eval map[string][]ResultEntry `json:"eval"`
+}
+
+// ReadResults reads a results file from r a sample at a time, never the
+// whole file (one of 16,400 samples is 20 MB, most of it programs): task
+// is called with every task id in the file's order (one whose list is
+// empty or null too), then entry with each of its entries, the same
+// values strictjson.DecodeOpen gives into a ResultsFile. It returns the
+// file's hash. A text it accepts is one DecodeOpen accepts into a
+// ResultsFile (TestReadResultsAgreesWithDecodeOpen). The caller bounds
+// what r yields.
+func ReadResults(r io.Reader, task func(id string) error, entry func(id string, e *ResultEntry) error) (hash string, err error) {
+	s := strictjson.NewStream(bufio.NewReaderSize(r, 1<<16))
+	err = s.Object(reflect.TypeFor[ResultsFile](), func(name string) error {
+		switch name {
+		case "hash":
+			return s.Decode(&hash)
+		case "eval":
+			return s.Object(reflect.TypeFor[map[string][]ResultEntry](), func(id string) error {
+				if err := task(id); err != nil {
+					return err
+				}
+				return s.Array(reflect.TypeFor[[]ResultEntry](), func() error {
+					var e ResultEntry
+					if err := s.Decode(&e); err != nil {
+						return err
+					}
+					return entry(id, &e)
+				})
+			})
+		}
+		return s.Ignore()
+	})
+	if err == nil {
+		err = s.End()
+	}
+	return hash, err
 }
 
 // ResultEntry is one sample in EvalPlus's results file, plus repro's

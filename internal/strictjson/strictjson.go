@@ -20,7 +20,9 @@
 // values decode as encoding/json decodes them. The decoder is
 // github.com/go-json-experiment/json (the encoding/json/v2 prototype) with
 // encoding/json's options but exact names, no duplicate names and strict
-// UTF-8. Callers bound the size of the bytes before decoding.
+// UTF-8. Callers bound the size of the bytes before decoding. A Stream
+// makes the same checks of a text read a value at a time, for one too
+// large to hold.
 package strictjson
 
 import (
@@ -76,12 +78,16 @@ func Decode(b []byte, v any) error { return decode(b, v, true) }
 // is still an error).
 func DecodeOpen(b []byte, v any) error { return decode(b, v, false) }
 
-func decode(b []byte, v any, closed bool) error {
+func decode(b []byte, v any, closed bool) error { return decodeAt(b, v, closed, 0) }
+
+// decodeAt decodes b, a value depth levels deep in a larger text (0: the
+// whole text).
+func decodeAt(b []byte, v any, closed bool, depth int) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("strictjson: decode into %T, not a non-nil pointer", v)
 	}
-	w := &walker{src: b, closed: closed, multiline: bytes.IndexByte(bytes.TrimRight(b, " \t\r\n"), '\n') >= 0}
+	w := &walker{src: b, closed: closed, multiline: bytes.IndexByte(bytes.TrimRight(b, " \t\r\n"), '\n') >= 0, depth: depth}
 	w.dec = jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
 	walk := func() error {
 		if err := w.value(rv.Type().Elem()); err != nil {
@@ -131,9 +137,17 @@ type walker struct {
 	dec       *jsontext.Decoder
 	closed    bool
 	multiline bool
+	// depth is how deep in a larger text the value walked lies (a
+	// Stream's value); stream: the walker reads a Stream, whose text it
+	// does not hold, and names places by their byte offsets.
+	depth  int
+	stream bool
 }
 
 func (w *walker) errorAt(off int64, key, format string, args ...any) error {
+	if w.stream {
+		return &Error{Key: key, Msg: fmt.Sprintf("byte %d: ", off) + fmt.Sprintf(format, args...)}
+	}
 	o := min(max(int(off), 0), len(w.src))
 	return &Error{Line: 1 + bytes.Count(w.src[:o], []byte("\n")), Key: key, Msg: fmt.Sprintf(format, args...), multiline: w.multiline}
 }
@@ -210,7 +224,7 @@ func (w *walker) value(t reflect.Type) error {
 	}
 	switch k := w.dec.PeekKind(); k {
 	case '{', '[':
-		if w.dec.StackDepth() >= MaxDepth {
+		if w.dec.StackDepth()+w.depth >= MaxDepth {
 			return w.fail("", "more than %d levels of nesting at %s", MaxDepth, w.where(w.dec.StackPointer(), w.dec.StackDepth()))
 		}
 		if _, err := w.dec.ReadToken(); err != nil {

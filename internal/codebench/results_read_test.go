@@ -1,0 +1,134 @@
+package codebench
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reprolab/repro/internal/strictjson"
+)
+
+// streamed reads b with ReadResults into the ResultsFile it describes.
+func streamed(b []byte) (ResultsFile, error) {
+	rf := ResultsFile{Eval: map[string][]ResultEntry{}}
+	var order []string
+	hash, err := ReadResults(bytes.NewReader(b), func(id string) error {
+		order = append(order, id)
+		rf.Eval[id] = nil
+		return nil
+	}, func(id string, e *ResultEntry) error {
+		if len(order) == 0 || order[len(order)-1] != id {
+			return errors.New("an entry outside its task's list")
+		}
+		rf.Eval[id] = append(rf.Eval[id], *e)
+		return nil
+	})
+	rf.Hash = hash
+	return rf, err
+}
+
+// sameResults compares two ResultsFiles, an empty list or map taken for
+// a missing one.
+func sameResults(a, b ResultsFile) bool {
+	if a.Hash != b.Hash || len(a.Eval) != len(b.Eval) {
+		return false
+	}
+	for id, ea := range a.Eval {
+		eb, ok := b.Eval[id]
+		if !ok || len(ea) != len(eb) {
+			return false
+		}
+		for i := range ea {
+			if !reflect.DeepEqual(ea[i], eb[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readResultsCases: results files and texts near them, for the table test
+// and as the fuzz target's seeds.
+var readResultsCases = []string{
+	`{"date": "2026-12-07 01:00", "hash": "abc", "eval": {"HumanEval/0": [{"task_id": "HumanEval/0", "solution": "def f():\n    return 1\n", "base_status": "pass", "plus_status": "fail", "base_fail_tests": [], "plus_fail_tests": [[1, [2, {"a": null}]]], "plus_reason": "input 3", "base_clocks": {"run": "first", "job_cpu_s": 0.25, "cpu_limit_s": 4, "wall_s": 0.3}, "plus_near_limit": {"status": "fail", "input": 3, "cpu": 3.9, "limit": 4}}], "HumanEval/1": []}}`,
+	`{"hash": "h", "eval": {"HumanEval/0": null, "HumanEval/1": [null, {}]}}`,
+	`{"eval": null}`,
+	`{}`,
+	`null`,
+	` {"hash": null, "extra": [1, {"x": [true, false, null]}], "eval": {}} `,
+	`{"hash": "a", "hash": "b"}`,
+	`{"Hash": "a"}`,
+	`{"hash": "a", "eval": {"T": [], "t": []}}`,
+	`{"extra": 1, "EXTRA": 2}`,
+	`{"eval": {"T": [{"task_id": "T", "TASK_ID": "U"}]}}`,
+	`{"eval": {"T": [{"task_id": "T", "task_id": "U"}]}}`,
+	`{"eval": {"T": [{"base_status": 5}]}}`,
+	`{"eval": {"T": {}}}`,
+	`{"eval": {"T": "x"}}`,
+	`{"eval": []}`,
+	`{"hash": 5}`,
+	`[]`,
+	`"x"`,
+	`5`,
+	``,
+	`{"eval": {"T": [{}]}} {}`,
+	`{"eval": {"T": [{}]}} x`,
+	`{"eval": {"T": [{}]`,
+	`{"eval": {"T": [{"plus_fail_tests": [` + strings.Repeat("9", 4301) + `]}]}}`,
+	`{"extra": ` + strings.Repeat("9", 4301) + `}`,
+	`{"extra": 1e400, "eval": {"T": [{"base_clocks": {"wall_s": 1e5}}]}}`,
+	`{"eval": {"T": [{"base_clocks": {"wall_s": 1e400}}]}}`,
+	`{"eval": {"T": [{"plus_fail_tests": [` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `]}]}}`,
+	// strictjson.MaxDepth (512) levels in all, then one more: in a member
+	// the file does not declare, and in one an entry does not.
+	`{"extra": ` + strings.Repeat("[", 511) + strings.Repeat("]", 511) + `}`,
+	`{"extra": ` + strings.Repeat("[", 512) + strings.Repeat("]", 512) + `}`,
+	`{"eval": {"T": [{"extra": ` + strings.Repeat("[", 508) + strings.Repeat("]", 508) + `}]}}`,
+	`{"eval": {"T": [{"extra": ` + strings.Repeat("[", 509) + strings.Repeat("]", 509) + `}]}}`,
+	"{\"hash\": \"\xff\"}",
+	`{"hash": "\ud800"}`,
+	`{"eval": {"T": [{"solution": "\u00e9\ud83d\ude00"}]}}`,
+}
+
+// TestReadResultsAgreesWithDecodeOpen: ReadResults accepts exactly the
+// texts strictjson.DecodeOpen accepts into a ResultsFile, and gives the
+// same entries, in each case of readResultsCases.
+func TestReadResultsAgreesWithDecodeOpen(t *testing.T) {
+	accepted := 0
+	for _, c := range readResultsCases {
+		if checkReadResults(t, []byte(c)) {
+			accepted++
+		}
+	}
+	// Both sides of the comparison are exercised.
+	if accepted < 8 || accepted > len(readResultsCases)-8 {
+		t.Errorf("%d of %d cases accepted", accepted, len(readResultsCases))
+	}
+}
+
+// checkReadResults reports whether both readers accepted b, failing t
+// where they disagree.
+func checkReadResults(t *testing.T, b []byte) bool {
+	t.Helper()
+	var whole ResultsFile
+	werr := strictjson.DecodeOpen(b, &whole)
+	got, serr := streamed(b)
+	switch {
+	case (werr == nil) != (serr == nil):
+		t.Errorf("%.200q: DecodeOpen: %v; ReadResults: %v", b, werr, serr)
+	case werr == nil && !sameResults(whole, got):
+		t.Errorf("%.200q: DecodeOpen gives %+v; ReadResults %+v", b, whole, got)
+	}
+	return werr == nil
+}
+
+func FuzzReadResults(f *testing.F) {
+	for _, c := range readResultsCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkReadResults(t, b)
+	})
+}
