@@ -2,14 +2,39 @@ package report
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
+// wholeRows are the rows of a results file decoded whole, as parseResults
+// read them before it read the file a task at a time.
+func wholeRows(b []byte) ([]TaskRow, error) {
+	var res codebench.ResultsFile
+	if err := strictjson.DecodeOpen(b, &res); err != nil {
+		return nil, err
+	}
+	ids := slices.Collect(maps.Keys(res.Eval))
+	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
+	rows := []TaskRow{}
+	for _, id := range ids {
+		rows = append(rows, taskRow(id, res.Eval[id]))
+	}
+	return rows, nil
+}
+
 // FuzzResults feeds arbitrary results files through parsing and both text
-// renderers: no panic, and no markup from the file reaches the HTML.
+// renderers: the rows are those of the file decoded whole (and the same
+// files are refused), no panic, and no markup from the file reaches the
+// HTML.
 func FuzzResults(f *testing.F) {
 	runsDir := filepath.Join(fixtureHome, "runs")
 	ents, err := os.ReadDir(runsDir)
@@ -24,7 +49,11 @@ func FuzzResults(f *testing.F) {
 	f.Add([]byte(`{"eval":{"<u>/1":[{"base_status":"<i>","plus_status":"fail","plus_fail_tests":[["<script>"]]}]}}`))
 	f.Add([]byte(`{"eval":{"a":[]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rows, _, maxSamples, _, err := parseResults(b)
+		rows, _, maxSamples, _, err := parseResults(bytes.NewReader(b))
+		want, werr := wholeRows(b)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(rows, want) {
+			t.Fatalf("read a task at a time: %v, %+v; decoded whole: %v, %+v", err, rows, werr, want)
+		}
 		if err != nil {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"sort"
@@ -30,7 +31,6 @@ import (
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
-	"github.com/reprolab/repro/internal/strictjson"
 )
 
 // Schema names the JSON form of a report.
@@ -448,12 +448,22 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 		notes = append(notes, "the run left no eval_results.json: no per-task table")
 		return he, notes
 	}
-	b, err := safefile.ReadFile(filepath.Join(dir, "eval_results.json"), maxResultsBytes)
+	path := filepath.Join(dir, "eval_results.json")
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
 		return he, notes
 	}
-	rows, hash, maxSamples, plus, err := parseResults(b)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > maxResultsBytes {
+		if err == nil {
+			err = fmt.Errorf("%q: %w (%d bytes)", path, safefile.ErrTooLarge, int64(maxResultsBytes))
+		}
+		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
+		return he, notes
+	}
+	// (A file that grows meanwhile is still read no further than the bound.)
+	rows, hash, maxSamples, plus, err := parseResults(safefile.AtMost(f, path, maxResultsBytes))
 	if err != nil {
 		notes = append(notes, "eval_results.json "+err.Error())
 		return he, notes
@@ -556,27 +566,46 @@ func disagreements(he *HumanEval, samples int) []string {
 
 // parseResults reads an EvalPlus-format results file into one row per
 // task, in task order, with the file's dataset hash and the largest number
-// of samples of a task.
-func parseResults(b []byte) (rows []TaskRow, hash string, maxSamples int, plus bool, err error) {
-	var res codebench.ResultsFile
-	if err := strictjson.DecodeOpen(b, &res); err != nil {
-		return nil, "", 0, false, fmt.Errorf("is not valid JSON: %v", err)
+// of samples of a task. It holds one task's entries at a time, without
+// their programs, never the file.
+func parseResults(r io.Reader) (rows []TaskRow, hash string, maxSamples int, plus bool, err error) {
+	type task struct {
+		id  string
+		row TaskRow
 	}
-	plus = true
-	ids := make([]string, 0, len(res.Eval))
-	for id := range res.Eval {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
-	rows = make([]TaskRow, 0, len(ids))
-	for _, id := range ids {
-		rows = append(rows, taskRow(id, res.Eval[id]))
-		maxSamples = max(maxSamples, len(res.Eval[id]))
-		for _, e := range res.Eval[id] {
-			plus = plus && e.PlusStatus != nil
+	var (
+		tasks   []task
+		id      string
+		entries []codebench.ResultEntry
+		started bool
+	)
+	flush := func() {
+		if started {
+			tasks = append(tasks, task{id, taskRow(id, entries)})
+			maxSamples = max(maxSamples, len(entries))
 		}
 	}
-	return rows, res.Hash, maxSamples, plus, nil
+	plus = true
+	hash, err = codebench.ReadResults(r, func(next string) error {
+		flush()
+		id, entries, started = next, nil, true
+		return nil
+	}, func(_ string, e *codebench.ResultEntry) error {
+		e.Solution = "" // a row needs no program
+		entries = append(entries, *e)
+		plus = plus && e.PlusStatus != nil
+		return nil
+	})
+	if err != nil {
+		return nil, "", 0, false, fmt.Errorf("is not valid JSON: %v", err)
+	}
+	flush()
+	sort.Slice(tasks, func(i, j int) bool { return taskLess(tasks[i].id, tasks[j].id) })
+	rows = make([]TaskRow, 0, len(tasks))
+	for _, t := range tasks {
+		rows = append(rows, t.row)
+	}
+	return rows, hash, maxSamples, plus, nil
 }
 
 func taskRow(id string, entries []codebench.ResultEntry) TaskRow {

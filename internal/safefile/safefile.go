@@ -138,6 +138,39 @@ func ReadAtMost(r io.Reader, path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// AtMost returns a reader of r, which was opened from path, for a caller
+// that reads it in parts rather than whole: once r has yielded max bytes,
+// a read that finds more fails with an error wrapping ErrTooLarge, as
+// ReadAtMost would refuse the whole.
+func AtMost(r io.Reader, path string, max int64) io.Reader {
+	return &atMost{r: r, path: path, max: max, left: max}
+}
+
+type atMost struct {
+	r         io.Reader
+	path      string
+	max, left int64
+}
+
+func (a *atMost) Read(p []byte) (int, error) {
+	if a.left <= 0 {
+		// One byte more tells an end at max from a file that goes on.
+		var one [1]byte
+		if n, err := a.r.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%q: %w (%d bytes)", a.path, ErrTooLarge, a.max)
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > a.left {
+		p = p[:a.left]
+	}
+	n, err := a.r.Read(p)
+	a.left -= int64(n)
+	return n, err
+}
+
 // CreateUnlinked makes a new file in dir (os.CreateTemp's pattern) and
 // removes its name at once: only the returned descriptor reaches it, and
 // it leaves nothing behind when the process ends, however it ends.

@@ -35,6 +35,38 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
+// TestAtMost: read in small parts, a stream of max bytes reads whole and
+// one byte more fails with ErrTooLarge, as ReadAtMost decides of each.
+func TestAtMost(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		max  int64
+		ok   bool
+	}{{"12345", 5, true}, {"12345", 6, true}, {"12345", 4, false}, {"", 0, true}, {"1", 0, false}} {
+		b, err := io.ReadAll(io.LimitReader(AtMost(byteAtATime(c.data), "f", c.max), 1<<20))
+		_, whole := ReadAtMost(strings.NewReader(c.data), "f", c.max)
+		if (err == nil) != c.ok || (whole == nil) != c.ok || c.ok && string(b) != c.data || !c.ok && !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%q at most %d: read %q, %v (ReadAtMost: %v)", c.data, c.max, b, err, whole)
+		}
+	}
+}
+
+// byteAtATime is a reader of s that yields a byte at a time.
+func byteAtATime(s string) io.Reader { return &oneByte{s} }
+
+type oneByte struct{ s string }
+
+func (o *oneByte) Read(p []byte) (int, error) {
+	if o.s == "" {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p[0], o.s = o.s[0], o.s[1:]
+	return 1, nil
+}
+
 func TestOpenNamed(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
