@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -57,17 +56,8 @@ func (s *Stream) Object(t reflect.Type, each func(name string) error) error {
 			return w.syntax(err)
 		}
 		name := tok.String()
-		folded := fold(name)
-		if prev, dup := seen[folded]; dup {
-			return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
-		}
-		seen[folded] = name
-		if _, ok := known[name]; !ok && known != nil {
-			for k := range known {
-				if strings.EqualFold(k, name) {
-					return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1), k, k)
-				}
-			}
+		if err := w.name(name, seen, known); err != nil {
+			return err
 		}
 		if err := each(name); err != nil {
 			return err

@@ -291,22 +291,13 @@ func (w *walker) object(t reflect.Type) error {
 			return w.syntax(err)
 		}
 		name := tok.String()
-		if seen != nil {
-			folded := fold(name)
-			if prev, dup := seen[folded]; dup {
-				return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
-			}
-			seen[folded] = name
+		if err := w.name(name, seen, known); err != nil {
+			return err
 		}
 		switch ft, ok := known[name]; {
 		case ok:
 			elem = ft
 		case known != nil:
-			for k := range known {
-				if strings.EqualFold(k, name) {
-					return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1), k, k)
-				}
-			}
 			if w.closed {
 				return w.fail(name, "unknown field %q in the object at %s", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
 			}
@@ -318,6 +309,29 @@ func (w *walker) object(t reflect.Type) error {
 	}
 	if _, err := w.dec.ReadToken(); err != nil {
 		return w.syntax(err)
+	}
+	return nil
+}
+
+// name checks the name of a member just read, of an object whose
+// members the target's type names where seen is not nil (folded name to
+// name as written, of the members before it): no two names that differ
+// only in case, and, where known holds a struct's fields, no name equal
+// to one of them but for case.
+func (w *walker) name(name string, seen map[string]string, known map[string]reflect.Type) error {
+	if seen != nil {
+		folded := fold(name)
+		if prev, dup := seen[folded]; dup {
+			return w.fail(name, "keys %q and %q of the object at %s differ only in case: keep one", clip(prev), clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1))
+		}
+		seen[folded] = name
+	}
+	if _, ok := known[name]; !ok {
+		for k := range known {
+			if strings.EqualFold(k, name) {
+				return w.fail(name, "key %q of the object at %s differs only in case from the field %q: write %q", clip(name), w.where(w.dec.StackPointer(), w.dec.StackDepth()-1), k, k)
+			}
+		}
 	}
 	return nil
 }
