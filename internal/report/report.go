@@ -569,19 +569,19 @@ func disagreements(he *HumanEval, samples int) []string {
 // of samples of a task. It holds one task's entries at a time, without
 // their programs, never the file.
 func parseResults(r io.Reader) (rows []TaskRow, hash string, maxSamples int, plus bool, err error) {
-	type task struct {
+	type idRow struct {
 		id  string
 		row TaskRow
 	}
 	var (
-		tasks   []task
+		tasks   []idRow
 		id      string
 		entries []codebench.ResultEntry
 		started bool
 	)
 	flush := func() {
 		if started {
-			tasks = append(tasks, task{id, taskRow(id, entries)})
+			tasks = append(tasks, idRow{id, taskRow(id, entries)})
 			maxSamples = max(maxSamples, len(entries))
 		}
 	}
