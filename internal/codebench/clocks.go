@@ -38,6 +38,12 @@ type PhaseClocks struct {
 	JobCPU   float64 `json:"job_cpu_s"`
 	LoadCPU  float64 `json:"load_cpu_s"`
 	CPULimit float64 `json:"cpu_limit_s"`
+	// ClockScale, where above 1, is how many times CPULimit the
+	// supervisor applied to JobCPU: under gVisor its job clock counts a
+	// loaded host's waits as the program's time, so there the host's
+	// reading of the container (ContainerCPU) holds the list's limit,
+	// and the job clock only at ClockScale times it, as a backstop.
+	ClockScale float64 `json:"clock_scale,omitempty"`
 	// ContainerCPU is the container's CPU seconds from just before the
 	// host sent the job to the end of the job as the host read its cgroup,
 	// with the supervisor's own work for the job (the fork among it);
@@ -76,10 +82,29 @@ func (c *PhaseClocks) OverrunDecided() bool {
 // limit limit.
 func clocksOf(run string, end wire.JobEnd, limit float64) *PhaseClocks {
 	return &PhaseClocks{
-		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit,
+		Run: run, JobCPU: end.CPU, LoadCPU: end.LoadCPU, CPULimit: limit, ClockScale: scaleAbove1(end.ClockScale),
 		ContainerCPU: end.HostCPU, ContainerBudget: end.HostBudget, Wall: end.Elapsed,
 		OverrunCPU: end.PastCPU, OverrunJobCPU: end.PastJobCPU, OverrunRunning: end.PastRunning,
 	}
+}
+
+// scaleAbove1 is a clock scale as PhaseClocks keeps it: 0 (omitted) for
+// one of 1 or less.
+func scaleAbove1(scale float64) float64 {
+	if scale > 1 {
+		return scale
+	}
+	return 0
+}
+
+// jobClockScale is how many times the list's limit JobCPU is held to:
+// ClockScale, at most wire.MaxClockScale, where the host read the
+// container (ContainerBudget) and so held the list's limit itself; else 1.
+func (c *PhaseClocks) jobClockScale() float64 {
+	if c.ClockScale > 1 && c.ContainerBudget > 0 {
+		return min(c.ClockScale, wire.MaxClockScale)
+	}
+	return 1
 }
 
 // overLimit says how a pass with these clocks would exceed a limit, ""
@@ -88,7 +113,10 @@ func (c *PhaseClocks) overLimit() string {
 	switch {
 	case c == nil:
 		return ""
-	case c.CPULimit > 0 && c.JobCPU > c.CPULimit:
+	case c.CPULimit > 0 && c.JobCPU > c.CPULimit*c.jobClockScale():
+		if k := c.jobClockScale(); k > 1 {
+			return fmt.Sprintf("the list used %.2f s of CPU time (%s run, the supervisor's job clock), over %g times its limit of %.2f s", c.JobCPU, c.Run, k, c.CPULimit)
+		}
 		return fmt.Sprintf("the list used %.2f s of CPU time (%s run, the supervisor's job clock), over its limit of %.2f s", c.JobCPU, c.Run, c.CPULimit)
 	case c.ContainerBudget > 0 && c.ContainerCPU > c.ContainerBudget:
 		return fmt.Sprintf("the job used %.2f s of CPU time (%s run, the host's reading of its container), over the %.2f s its limits allow", c.ContainerCPU, c.Run, c.ContainerBudget)

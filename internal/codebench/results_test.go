@@ -120,6 +120,27 @@ func TestNoPassOverItsLimit(t *testing.T) {
 	if settlePass(&within); within.Status != StatusPass {
 		t.Errorf("a pass at its limit, 14.2 s of wall time: settled as %s (%s)", within.Status, within.Reason)
 	}
+	// Under gVisor the job clock counts a loaded host's waits, and the
+	// supervisor holds the list to eight times its limit on it: the
+	// host's reading of the container holds the limit itself. A pass
+	// whose job clock went past the limit, but not past eight times it,
+	// stands where the host's reading is within its budget; a scale the
+	// host never sets, or one without the host's reading, counts as 1.
+	for _, c := range []struct {
+		clocks PhaseClocks
+		pass   bool
+	}{
+		{PhaseClocks{Run: RunFirst, JobCPU: 13.2, CPULimit: 13, ClockScale: 8, ContainerCPU: 12, ContainerBudget: 15.8}, true},
+		{PhaseClocks{Run: RunFirst, JobCPU: 104.1, CPULimit: 13, ClockScale: 8, ContainerCPU: 12, ContainerBudget: 15.8}, false},
+		{PhaseClocks{Run: RunFirst, JobCPU: 13.2, CPULimit: 13, ClockScale: 8, ContainerCPU: 15.9, ContainerBudget: 15.8}, false},
+		{PhaseClocks{Run: RunFirst, JobCPU: 13.2, CPULimit: 13, ClockScale: 8}, false},
+		{PhaseClocks{Run: RunFirst, JobCPU: 120, CPULimit: 13, ClockScale: 1000, ContainerCPU: 12, ContainerBudget: 15.8}, false},
+	} {
+		pr := PhaseResult{Status: StatusPass, FailInput: -1, Limit: c.clocks.CPULimit, Clocks: &c.clocks}
+		if settlePass(&pr); (pr.Status == StatusPass) != c.pass {
+			t.Errorf("%+v: settled as %s (%s), want a pass: %v", c.clocks, pr.Status, pr.Reason, c.pass)
+		}
+	}
 
 	d := &task.Dataset{ID: "test", MD5: "0123", Tasks: []*task.Task{{ID: "Mbpp/123", Base: []json.RawMessage{[]byte("[1]")}}}}
 	path := filepath.Join(t.TempDir(), "eval_results.json")

@@ -136,6 +136,10 @@ func hostBudget(j *Job) time.Duration {
 // input early, never let it run long.)
 const procClockScale = 8
 
+// MaxClockScale is the largest clock_scale a host sets (procClockScale):
+// a reader of a results file takes no larger one.
+const MaxClockScale = procClockScale
+
 // clockScale is the job header's clock_scale for a supervisor whose hello
 // named clock, where the host reads the container's CPU usage (hostClock):
 // procClockScale for gVisor's clock with the host's clock on, else 1.
@@ -309,6 +313,12 @@ type JobEnd struct {
 	// container or the job is one of EvalPlus's engine. Set by the host.
 	HostCPU    float64 `json:"-"`
 	HostBudget float64 `json:"-"`
+	// ClockScale is the job header's clock_scale: how many times its
+	// value the supervisor applied the load allowance and the list's
+	// limit on its job clock (procClockScale under gVisor, whose clock
+	// counts a loaded host's waits, where the host's clock holds both;
+	// else 1). Set by the host.
+	ClockScale float64 `json:"-"`
 	// Cancels counts the host's C frames for this job that the supervisor
 	// got, during the job or right after it.
 	Cancels     int    `json:"cancels"`
@@ -647,7 +657,8 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 	if !HostClockOn {
 		clk = nil
 	}
-	hdr, err := json.Marshal(jobHeader{EvalPlusHeader: j.EvalPlus, ClockScale: clockScale(w.hello.Clock, clk != nil),
+	scale := clockScale(w.hello.Clock, clk != nil)
+	hdr, err := json.Marshal(jobHeader{EvalPlusHeader: j.EvalPlus, ClockScale: scale,
 		Job: j.ID, EntryPoint: j.EntryPoint, ProgramLen: len(j.Program), InputsLen: len(inputs), InputLens: lens, Exact: j.Exact, Times: j.Times,
 		Rebuild: j.Rebuild, N: len(j.Limits), Limits: j.Limits, Expect: j.Expect, FirstExtra: j.FirstExtra, PhaseLimit: j.PhaseLimit,
 		WallFactor: j.WallFactor, RecordCap: j.RecordCap, ByteCap: j.ByteCap, Mem: j.Memory, FSize: j.FSize,
@@ -876,6 +887,9 @@ func (w *Worker) Run(ctx context.Context, j *Job, onRecord func(k int, r Record)
 			}
 			if held {
 				end.HostCPU, end.HostBudget = cpuUsed.Seconds(), budget.Seconds()
+			}
+			if j.EvalPlus == nil {
+				end.ClockScale = scale
 			}
 			if held && cpuUsed > budget && (end.Status == EndDone || end.Status == EndStopped) {
 				// Every record came within the supervisor's clock, but not
