@@ -49,24 +49,7 @@ func (s *Stream) Object(t reflect.Type, each func(name string) error) error {
 	if !ok || err != nil {
 		return err
 	}
-	seen := map[string]string{}
-	for w.dec.PeekKind() != '}' {
-		tok, err := w.dec.ReadToken()
-		if err != nil {
-			return w.syntax(err)
-		}
-		name := tok.String()
-		if err := w.name(name, seen, known); err != nil {
-			return err
-		}
-		if err := each(name); err != nil {
-			return err
-		}
-	}
-	if _, err := w.dec.ReadToken(); err != nil {
-		return w.syntax(err)
-	}
-	return nil
+	return w.members(map[string]string{}, known, each)
 }
 
 // Array reads an array (or null, which has no elements) where the

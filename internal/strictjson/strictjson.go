@@ -285,15 +285,7 @@ func (w *walker) object(t reflect.Type) error {
 	if t != nil && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map) {
 		seen = map[string]string{}
 	}
-	for w.dec.PeekKind() != '}' {
-		tok, err := w.dec.ReadToken()
-		if err != nil {
-			return w.syntax(err)
-		}
-		name := tok.String()
-		if err := w.name(name, seen, known); err != nil {
-			return err
-		}
+	return w.members(seen, known, func(name string) error {
 		switch ft, ok := known[name]; {
 		case ok:
 			elem = ft
@@ -303,7 +295,23 @@ func (w *walker) object(t reflect.Type) error {
 			}
 			elem = nil
 		}
-		if err := w.value(elem); err != nil {
+		return w.value(elem)
+	})
+}
+
+// members reads the members of an object whose '{' was read, to its
+// '}': each name, checked (name), then each, which reads its value.
+func (w *walker) members(seen map[string]string, known map[string]reflect.Type, each func(name string) error) error {
+	for w.dec.PeekKind() != '}' {
+		tok, err := w.dec.ReadToken()
+		if err != nil {
+			return w.syntax(err)
+		}
+		name := tok.String()
+		if err := w.name(name, seen, known); err != nil {
+			return err
+		}
+		if err := each(name); err != nil {
 			return err
 		}
 	}
