@@ -92,15 +92,49 @@ func (c *Contents) Head() string {
 	return c.Entries[len(c.Entries)-1].Hash
 }
 
-// Read reads and checks a whole journal from r: every complete line must
-// be an entry with the next sequence number, the previous entry's hash
-// and its own correct hash. A last line without its newline is a torn
-// write and is dropped (Torn); anything else that does not check is an
-// error naming the line.
+// Read reads and checks a whole journal from r (see Scan) and holds its
+// entries.
 func Read(r io.Reader) (*Contents, error) {
-	br := bufio.NewReaderSize(io.LimitReader(r, MaxBytes+1), 1<<16)
+	return collect(func(each func(Entry) error) (*Summary, error) { return Scan(r, each) })
+}
+
+// collect holds the entries a scan hands over.
+func collect(scan func(each func(Entry) error) (*Summary, error)) (*Contents, error) {
 	c := &Contents{}
-	prev := ""
+	s, err := scan(func(e Entry) error {
+		c.Entries = append(c.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Valid, c.Torn = s.Valid, s.Torn
+	return c, nil
+}
+
+// Summary is what Scan found in a journal, without its entries.
+type Summary struct {
+	// Entries counts the entries of the intact chain; Head is the hash of
+	// the last one, "" for none.
+	Entries int
+	Head    string
+	// Valid is the length in bytes of the intact prefix (every entry,
+	// with its newline).
+	Valid int64
+	// Torn reports an incomplete last line (a write cut short), dropped.
+	Torn bool
+}
+
+// Scan reads and checks a journal from r entry by entry, holding one
+// entry at a time, and hands each entry of the chain to each in order:
+// every complete line must be an entry with the next sequence number,
+// the previous entry's hash and its own correct hash. A last line without
+// its newline is a torn write and is dropped (Torn); anything else that
+// does not check is an error naming the line, as is an error of each,
+// which stops the scan.
+func Scan(r io.Reader, each func(Entry) error) (*Summary, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, MaxBytes+1), 1<<16)
+	s := &Summary{}
 	var total int64
 	for line := 1; ; line++ {
 		b, err := readLine(br)
@@ -110,36 +144,39 @@ func Read(r io.Reader) (*Contents, error) {
 		}
 		if err == io.EOF {
 			if len(b) > 0 {
-				c.Torn = true
+				s.Torn = true
 			}
-			return c, nil
+			return s, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("journal line %d: %v", line, err)
 		}
-		if len(c.Entries) >= MaxEntries {
+		if s.Entries >= MaxEntries {
 			return nil, fmt.Errorf("journal has more than %d entries", MaxEntries)
 		}
 		var e Entry
 		if err := strictjson.Decode(bytes.TrimSuffix(b, []byte{'\n'}), &e); err != nil {
 			return nil, fmt.Errorf("journal line %d: %v", line, err)
 		}
-		seq := len(c.Entries)
+		seq := s.Entries
 		switch {
 		case e.Seq != seq:
 			return nil, fmt.Errorf("journal line %d: sequence %d, want %d", line, e.Seq, seq)
-		case e.Prev != prev:
+		case e.Prev != s.Head:
 			return nil, fmt.Errorf("journal line %d: previous hash %.16s does not chain to entry %d", line, e.Prev, seq-1)
 		case len(e.Body) == 0:
 			return nil, fmt.Errorf("journal line %d: no body", line)
 		case !canonical(e.Body):
 			return nil, fmt.Errorf("journal line %d: body is not in the form the writer gives it", line)
-		case e.Hash != Hash(seq, prev, e.Body):
+		case e.Hash != Hash(seq, s.Head, e.Body):
 			return nil, fmt.Errorf("journal line %d: hash does not match the entry", line)
 		}
-		c.Entries = append(c.Entries, e)
-		c.Valid = total
-		prev = e.Hash
+		if err := each(e); err != nil {
+			return nil, fmt.Errorf("journal line %d: %w", line, err)
+		}
+		s.Entries++
+		s.Valid = total
+		s.Head = e.Hash
 	}
 }
 
@@ -174,16 +211,21 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 // ReadFile reads and checks the journal at path (see Read).
 func ReadFile(path string) (*Contents, error) {
+	return collect(func(each func(Entry) error) (*Summary, error) { return ScanFile(path, each) })
+}
+
+// ScanFile scans the journal at path (see Scan).
+func ScanFile(path string, each func(Entry) error) (*Summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	c, err := Read(f)
+	s, err := Scan(f, each)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return c, nil
+	return s, nil
 }
 
 // Held reports whether a live Writer (in this or another process) holds

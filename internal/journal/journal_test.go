@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,23 @@ func TestTamperedEntries(t *testing.T) {
 	}
 }
 
+// TestScanStops: an error of the caller's stops a scan at that entry and
+// names its line.
+func TestScanStops(t *testing.T) {
+	_, b := writeJournal(t, 5)
+	stop := errors.New("enough")
+	n := 0
+	_, err := Scan(bytes.NewReader(b), func(e Entry) error {
+		if n++; e.Seq == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 4 || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("Scan stopped after %d entries with %v; want line 4's error after 4", n, err)
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	_, b := func() (string, []byte) {
 		d := f.TempDir()
@@ -121,8 +139,18 @@ func FuzzRead(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := Read(bytes.NewReader(in))
+		// Scan, holding nothing, accepts what Read accepts and sums it up
+		// alike.
+		seen := 0
+		s, serr := Scan(bytes.NewReader(in), func(Entry) error { seen++; return nil })
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("Read: %v; Scan: %v", err, serr)
+		}
 		if err != nil {
 			return
+		}
+		if s.Entries != len(c.Entries) || seen != s.Entries || s.Head != c.Head() || s.Valid != c.Valid || s.Torn != c.Torn {
+			t.Fatalf("Scan %+v (%d handed over); Read %d entries, head %s, valid %d, torn %v", s, seen, len(c.Entries), c.Head(), c.Valid, c.Torn)
 		}
 		// What reads back continues into a journal that reads the same.
 		q := filepath.Join(t.TempDir(), "j.jsonl")
