@@ -133,21 +133,30 @@ type ResultsFile struct {
 	Eval map[string][]ResultEntry `json:"eval"`
 }
 
+// ResultsHead is what a results file holds besides its entries.
+type ResultsHead struct {
+	Hash string
+	// Eval reports an "eval" object, with tasks or none; false where the
+	// member is missing or null, as in no results file repro writes.
+	Eval bool
+}
+
 // ReadResults reads a results file from r a sample at a time, never the
 // whole file (one of 16,400 samples is 20 MB, most of it programs): task
 // is called with every task id in the file's order (one whose list is
 // empty or null too), then entry with each of its entries, the same
 // values strictjson.DecodeOpen gives into a ResultsFile. It returns the
-// file's hash. A text it accepts is one DecodeOpen accepts into a
-// ResultsFile (TestReadResultsAgreesWithDecodeOpen). The caller bounds
-// what r yields.
-func ReadResults(r io.Reader, task func(id string) error, entry func(id string, e *ResultEntry) error) (hash string, err error) {
+// file's hash and whether it has an "eval" object. A text it accepts is
+// one DecodeOpen accepts into a ResultsFile
+// (TestReadResultsAgreesWithDecodeOpen). The caller bounds what r yields.
+func ReadResults(r io.Reader, task func(id string) error, entry func(id string, e *ResultEntry) error) (head ResultsHead, err error) {
 	s := strictjson.NewStream(bufio.NewReaderSize(r, 1<<16))
 	err = s.Object(reflect.TypeFor[ResultsFile](), func(name string) error {
 		switch name {
 		case "hash":
-			return s.Decode(&hash)
+			return s.Decode(&head.Hash)
 		case "eval":
+			head.Eval = !s.Null()
 			return s.Object(reflect.TypeFor[map[string][]ResultEntry](), func(id string) error {
 				if err := task(id); err != nil {
 					return err
@@ -166,7 +175,7 @@ func ReadResults(r io.Reader, task func(id string) error, entry func(id string, 
 	if err == nil {
 		err = s.End()
 	}
-	return hash, err
+	return head, err
 }
 
 // ResultEntry is one sample in EvalPlus's results file, plus repro's

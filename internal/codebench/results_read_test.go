@@ -10,11 +10,12 @@ import (
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
-// streamed reads b with ReadResults into the ResultsFile it describes.
+// streamed reads b with ReadResults into the ResultsFile it describes
+// (Eval nil where it has no "eval" object).
 func streamed(b []byte) (ResultsFile, error) {
 	rf := ResultsFile{Eval: map[string][]ResultEntry{}}
 	var order []string
-	hash, err := ReadResults(bytes.NewReader(b), func(id string) error {
+	head, err := ReadResults(bytes.NewReader(b), func(id string) error {
 		order = append(order, id)
 		rf.Eval[id] = nil
 		return nil
@@ -25,14 +26,20 @@ func streamed(b []byte) (ResultsFile, error) {
 		rf.Eval[id] = append(rf.Eval[id], *e)
 		return nil
 	})
-	rf.Hash = hash
+	rf.Hash = head.Hash
+	if !head.Eval {
+		if len(rf.Eval) > 0 {
+			return rf, errors.New("tasks without an eval object")
+		}
+		rf.Eval = nil
+	}
 	return rf, err
 }
 
-// sameResults compares two ResultsFiles, an empty list or map taken for
-// a missing one.
+// sameResults compares two ResultsFiles, an empty list taken for a
+// missing one.
 func sameResults(a, b ResultsFile) bool {
-	if a.Hash != b.Hash || len(a.Eval) != len(b.Eval) {
+	if a.Hash != b.Hash || len(a.Eval) != len(b.Eval) || (a.Eval == nil) != (b.Eval == nil) {
 		return false
 	}
 	for id, ea := range a.Eval {

@@ -586,7 +586,7 @@ func parseResults(r io.Reader) (rows []TaskRow, hash string, maxSamples int, plu
 		}
 	}
 	plus = true
-	hash, err = codebench.ReadResults(r, func(next string) error {
+	head, err := codebench.ReadResults(r, func(next string) error {
 		flush()
 		id, entries, started = next, nil, true
 		return nil
@@ -600,6 +600,7 @@ func parseResults(r io.Reader) (rows []TaskRow, hash string, maxSamples int, plu
 		return nil, "", 0, false, fmt.Errorf("is not valid JSON: %v", err)
 	}
 	flush()
+	hash = head.Hash
 	sort.Slice(tasks, func(i, j int) bool { return taskLess(tasks[i].id, tasks[j].id) })
 	rows = make([]TaskRow, 0, len(tasks))
 	for _, t := range tasks {

@@ -149,6 +149,9 @@ func (s *Stream) Decode(v any) error {
 	return nil
 }
 
+// Null reports whether the next value is null, without reading it.
+func (s *Stream) Null() bool { return s.w.dec.PeekKind() == 'n' }
+
 // Ignore reads the next value, a member the target does not declare, with
 // the checks DecodeOpen makes of such a member.
 func (s *Stream) Ignore() error { return s.w.value(nil) }
