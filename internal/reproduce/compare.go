@@ -2,36 +2,82 @@ package reproduce
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
 	"github.com/reprolab/repro/internal/codebench"
-	"github.com/reprolab/repro/internal/strictjson"
+	"github.com/reprolab/repro/internal/digest"
+	"github.com/reprolab/repro/internal/safefile"
 )
 
 // MaxResultsFile bounds a results file read: a samples file is at most
 // 64 MiB, and its results repeat each program once with its verdicts.
 const MaxResultsFile = 256 << 20
 
+// Results is what Compare reads of a results file: its dataset hash and
+// each task's samples in the file's order, each as the digest of its
+// program and its phases' measurements. The programs themselves are not
+// held (at n = 100 they are most of a 20 MB file).
+type Results struct {
+	Hash string
+	Eval map[string][]Sample
+}
+
+// Sample is one entry of a results file as Compare reads it.
+type Sample struct {
+	// Program is the SHA-256 of the entry's solution.
+	Program digest.SHA256
+	Base    Measurement
+	// Plus is nil where the entry has no plus verdict.
+	Plus *Measurement
+}
+
 // ParseResults reads a results file (eval_results.json) that repro did not
-// just write, through strictjson (duplicate or case-folded names refused).
-// The caller bounds len(b) (MaxResultsFile).
-func ParseResults(b []byte) (*codebench.ResultsFile, error) {
-	var rf codebench.ResultsFile
-	if err := strictjson.DecodeOpen(b, &rf); err != nil {
+// just write, an entry at a time (codebench.ReadResults, which accepts what
+// strictjson.DecodeOpen accepts: duplicate or case-folded names refused).
+// The caller bounds what r yields (MaxResultsFile).
+func ParseResults(r io.Reader) (*Results, error) {
+	rs := &Results{Eval: map[string][]Sample{}}
+	head, err := codebench.ReadResults(r, func(id string) error {
+		rs.Eval[id] = []Sample{}
+		return nil
+	}, func(id string, e *codebench.ResultEntry) error {
+		if e.TaskID != id {
+			return fmt.Errorf("entry %d of task %q names task %q", len(rs.Eval[id]), id, e.TaskID)
+		}
+		rs.Eval[id] = append(rs.Eval[id], sampleOf(e))
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("not a results file: %v", err)
 	}
-	if rf.Eval == nil {
+	if !head.Eval {
 		return nil, fmt.Errorf("not a results file: no \"eval\"")
 	}
-	for task, es := range rf.Eval {
-		for i, e := range es {
-			if e.TaskID != task {
-				return nil, fmt.Errorf("results file: entry %d of task %q names task %q", i, task, e.TaskID)
-			}
-		}
+	rs.Hash = head.Hash
+	return rs, nil
+}
+
+// ParseResultsFile reads the results file at path (see ParseResults), at
+// most MaxResultsFile bytes of it.
+func ParseResultsFile(path string) (*Results, error) {
+	f, err := safefile.OpenRegular(path)
+	if err != nil {
+		return nil, err
 	}
-	return &rf, nil
+	defer f.Close()
+	return ParseResults(safefile.AtMost(f, path, MaxResultsFile))
+}
+
+// sampleOf is what Compare keeps of entry e.
+func sampleOf(e *codebench.ResultEntry) Sample {
+	s := Sample{Program: digest.Of([]byte(e.Solution)),
+		Base: Measurement{Status: string(e.BaseStatus), Elapsed: e.BaseElapsed, Limit: e.BaseLimit, NearLimit: e.BaseNearLimit, Reason: e.BaseReason, Clocks: e.BaseClocks}}
+	if e.PlusStatus != nil {
+		s.Plus = &Measurement{Status: string(*e.PlusStatus), Elapsed: e.PlusElapsed, Limit: e.PlusLimit, NearLimit: e.PlusNearLimit, Reason: e.PlusReason, Clocks: e.PlusClocks}
+	}
+	return s
 }
 
 // Measurement is one side's verdict on one phase of one sample: its
@@ -97,7 +143,7 @@ func (c *Comparison) Agrees() bool {
 // verdict by verdict: the samples of each task in the order the files list
 // them, base and plus. A sample one side lacks, a plus verdict one side
 // lacks, and a solution that is not the same program are differences.
-func Compare(submitted, reexecuted *codebench.ResultsFile) *Comparison {
+func Compare(submitted, reexecuted *Results) *Comparison {
 	c := &Comparison{Agreements: []Agreed{}, Differences: []Verdict{}}
 	if submitted.Hash != reexecuted.Hash {
 		c.Dataset = fmt.Sprintf("the submission's results are of dataset hash %q, the re-execution's of %q", submitted.Hash, reexecuted.Hash)
@@ -117,7 +163,7 @@ func Compare(submitted, reexecuted *codebench.ResultsFile) *Comparison {
 	for _, t := range ids {
 		s, r := submitted.Eval[t], reexecuted.Eval[t]
 		for i := 0; i < max(len(s), len(r)); i++ {
-			var se, re *codebench.ResultEntry
+			var se, re *Sample
 			if i < len(s) {
 				se = &s[i]
 			}
@@ -130,7 +176,7 @@ func Compare(submitted, reexecuted *codebench.ResultsFile) *Comparison {
 				why = "the submission has no verdict for this sample"
 			case re == nil:
 				why = "the submitted samples have no such sample"
-			case se.Solution != re.Solution:
+			case se.Program != re.Program:
 				why = "the submission's results name another program than the submitted sample"
 			}
 			for _, phase := range []string{"base", "plus"} {
@@ -153,18 +199,17 @@ func Compare(submitted, reexecuted *codebench.ResultsFile) *Comparison {
 	return c
 }
 
-// measure is entry e's measurement of phase, and whether e has one.
-func measure(e *codebench.ResultEntry, phase string) (Measurement, bool) {
-	if e == nil {
+// measure is sample e's measurement of phase, and whether e has one.
+func measure(e *Sample, phase string) (Measurement, bool) {
+	switch {
+	case e == nil:
+		return Measurement{}, false
+	case phase == "base":
+		return e.Base, true
+	case e.Plus == nil:
 		return Measurement{}, false
 	}
-	if phase == "base" {
-		return Measurement{Status: string(e.BaseStatus), Elapsed: e.BaseElapsed, Limit: e.BaseLimit, NearLimit: e.BaseNearLimit, Reason: e.BaseReason, Clocks: e.BaseClocks}, true
-	}
-	if e.PlusStatus == nil {
-		return Measurement{}, false
-	}
-	return Measurement{Status: string(*e.PlusStatus), Elapsed: e.PlusElapsed, Limit: e.PlusLimit, NearLimit: e.PlusNearLimit, Reason: e.PlusReason, Clocks: e.PlusClocks}, true
+	return *e.Plus, true
 }
 
 func timeLimited(m Measurement) bool {

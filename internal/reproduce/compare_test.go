@@ -1,9 +1,14 @@
 package reproduce
 
 import (
-	"github.com/reprolab/repro/internal/codebench"
+	"bytes"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/reprolab/repro/internal/codebench"
+	"github.com/reprolab/repro/internal/strictjson"
 )
 
 const honestResults = `{"date":"2026-12-05 01:00","hash":"h1","eval":{
@@ -13,9 +18,9 @@ const honestResults = `{"date":"2026-12-05 01:00","hash":"h1","eval":{
                 "plus_elapsed":9.5,"plus_limit":9.0,"plus_near_limit":{"status":"timeout","input":-1,"cpu":9.2,"limit":9.0}}]},
 "pass_at_k":{"base":{"pass@1":0.6}}}`
 
-func mustParse(t *testing.T, s string) *codebench.ResultsFile {
+func mustParse(t *testing.T, s string) *Results {
 	t.Helper()
-	rf, err := ParseResults([]byte(s))
+	rf, err := ParseResults(strings.NewReader(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +85,73 @@ func TestParseResultsRefuses(t *testing.T) {
 		``, `[]`, `{"hash":"h"}`,
 		`{"eval":{"HumanEval/0":[{"task_id":"HumanEval/1","solution":"a","base_status":"pass"}]}}`,
 		`{"eval":{},"eval":{}}`,
-		`{"Eval":{}}`,
+		`{"Eval":{}}`, `{"eval":null}`, `{"hash":"h","eval":{}} x`,
 	} {
-		if _, err := ParseResults([]byte(bad)); err == nil {
+		if _, err := ParseResults(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseResults(%q) accepted it", bad)
 		}
+	}
+}
+
+// checkParse fails t unless ParseResults's answer on b (rs, err) is that
+// of the file decoded whole: accepted where strictjson.DecodeOpen accepts
+// it with an "eval" object whose entries each name their task, and then
+// the same samples.
+func checkParse(t *testing.T, b []byte, rs *Results, err error) {
+	t.Helper()
+	var rf codebench.ResultsFile
+	werr := strictjson.DecodeOpen(b, &rf)
+	if werr == nil && rf.Eval == nil {
+		werr = errors.New("no eval")
+	}
+	for id, es := range rf.Eval {
+		for _, e := range es {
+			if werr == nil && e.TaskID != id {
+				werr = errors.New("an entry of another task")
+			}
+		}
+	}
+	if (werr == nil) != (err == nil) {
+		t.Fatalf("%.200q: read whole: %v; ParseResults: %v", b, werr, err)
+	}
+	if err != nil {
+		return
+	}
+	if rs.Hash != rf.Hash || len(rs.Eval) != len(rf.Eval) {
+		t.Fatalf("%.200q: ParseResults: hash %q, %d tasks; whole: %q, %d", b, rs.Hash, len(rs.Eval), rf.Hash, len(rf.Eval))
+	}
+	for id, es := range rf.Eval {
+		got := rs.Eval[id]
+		if len(got) != len(es) {
+			t.Fatalf("%.200q: task %s: %d samples, whole %d", b, id, len(got), len(es))
+		}
+		for i := range es {
+			if want := sampleOf(&es[i]); !reflect.DeepEqual(got[i], want) {
+				t.Fatalf("%.200q: task %s sample %d: %+v, whole %+v", b, id, i, got[i], want)
+			}
+		}
+	}
+}
+
+// TestParseResultsReadsAsWhole: ParseResults, reading entry by entry,
+// accepts what the whole file's decoding accepts, with the same samples.
+func TestParseResultsReadsAsWhole(t *testing.T) {
+	cases := []string{honestResults, `{"eval":{}}`, `{"eval":null}`, `{}`, `{"hash":"h","eval":{"HumanEval/0":null}}`,
+		`{"eval":{"HumanEval/0":[{"task_id":"HumanEval/1","solution":"a","base_status":"pass"}]}}`,
+		strings.Replace(honestResults, `"plus_status":"timeout"`, `"plus_status":null`, 1),
+		strings.Replace(honestResults, `"solution":"b"`, `"Solution":"b"`, 1),
+		strings.Replace(honestResults, `"HumanEval/2":[`, `"HumanEval/2":[null,`, 1),
+	}
+	accepted := 0
+	for _, c := range cases {
+		rs, err := ParseResults(strings.NewReader(c))
+		checkParse(t, []byte(c), rs, err)
+		if err == nil {
+			accepted++
+		}
+	}
+	if accepted < 3 || accepted > len(cases)-3 {
+		t.Errorf("%d of %d cases accepted", accepted, len(cases))
 	}
 }
 
@@ -94,11 +161,13 @@ func FuzzCompare(f *testing.F) {
 	f.Add([]byte(honestResults), []byte(strings.Replace(honestResults, `"base_status":"fail"`, `"base_status":"pass"`, 1)))
 	f.Add([]byte(`{"eval":{}}`), []byte(honestResults))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		ra, err := ParseResults(a)
+		ra, err := ParseResults(bytes.NewReader(a))
+		checkParse(t, a, ra, err)
 		if err != nil {
 			return
 		}
-		rb, err := ParseResults(b)
+		rb, err := ParseResults(bytes.NewReader(b))
+		checkParse(t, b, rb, err)
 		if err != nil {
 			return
 		}

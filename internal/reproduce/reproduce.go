@@ -151,13 +151,9 @@ func Reproduce(ctx context.Context, st *store.Store, o Options) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	resultsBytes, err := safefile.ReadFile(filepath.Join(runDir, "eval_results.json"), MaxResultsFile)
+	submitted, err := ParseResultsFile(filepath.Join(runDir, "eval_results.json"))
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "bundle %q: run %s has no readable results file: %v", o.Bundle, rec.ID, err)
-	}
-	submitted, err := ParseResults(resultsBytes)
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "bundle %q: run %s's eval_results.json: %v", o.Bundle, rec.ID, err)
+		return nil, exitcode.Errorf(exitcode.Usage, "bundle %q: run %s's results file eval_results.json: %v", o.Bundle, rec.ID, err)
 	}
 	tasks := ""
 	if sub.Subset {
@@ -194,11 +190,7 @@ func Reproduce(ctx context.Context, st *store.Store, o Options) (*Report, error)
 			if got := rep.Samples.SHA256.Hex(); got != sub.SamplesSHA256 {
 				return exitcode.Errorf(exitcode.Integrity, "the samples re-executed have sha256 %s, the submission's record names %s", got, sub.SamplesSHA256)
 			}
-			b, err := safefile.ReadFile(rep.ResultsFile, MaxResultsFile)
-			if err != nil {
-				return err
-			}
-			again, err := ParseResults(b)
+			again, err := ParseResultsFile(rep.ResultsFile)
 			if err != nil {
 				return err
 			}
