@@ -262,32 +262,27 @@ func verifyShard(dir string, p *Plan, planDigest digest.SHA256, k int) (*verifie
 	if err != nil {
 		return nil, shardProblem(k, "%v", err)
 	}
-	res, err := readResults(filepath.Join(run.Dir, "eval_results.json"))
+	for _, pt := range s.Parts {
+		if len(want[pt.Task]) != pt.To-pt.From {
+			return nil, shardProblem(k, "its samples file has %d samples of %s, its part %d", len(want[pt.Task]), pt.Task, pt.To-pt.From)
+		}
+	}
+	results, hash, err := readResults(filepath.Join(run.Dir, "eval_results.json"), want)
 	if err != nil {
 		return nil, shardProblem(k, "run %s: %v", rec.RunID, err)
 	}
-	if res.Hash != p.DatasetMD5 {
-		return nil, shardProblem(k, "run %s's results have dataset hash %q, not %q", rec.RunID, res.Hash, p.DatasetMD5)
+	if hash != p.DatasetMD5 {
+		return nil, shardProblem(k, "run %s's results have dataset hash %q, not %q", rec.RunID, hash, p.DatasetMD5)
 	}
-	if len(res.Eval) != len(s.Parts) {
-		return nil, shardProblem(k, "run %s has results for %d tasks, the shard %d", rec.RunID, len(res.Eval), len(s.Parts))
+	if len(results) != len(s.Parts) {
+		return nil, shardProblem(k, "run %s has results for %d tasks, the shard %d", rec.RunID, len(results), len(s.Parts))
 	}
 	for _, pt := range s.Parts {
-		id := pt.Task
-		got, w := res.Eval[id], want[id]
-		if len(w) != pt.To-pt.From {
-			return nil, shardProblem(k, "its samples file has %d samples of %s, its part %d", len(w), id, pt.To-pt.From)
-		}
-		if len(got) != len(w) {
-			return nil, shardProblem(k, "run %s has %d results for %s, the shard %d samples", rec.RunID, len(got), id, len(w))
-		}
-		for i := range got {
-			if got[i].TaskID != id || got[i].Solution != w[i] {
-				return nil, shardProblem(k, "run %s's result %d of %s is not the shard's sample %d", rec.RunID, i, id, i)
-			}
+		if got, w := results[pt.Task], want[pt.Task]; len(got) != len(w) {
+			return nil, shardProblem(k, "run %s has %d results for %s, the shard %d samples", rec.RunID, len(got), pt.Task, len(w))
 		}
 	}
-	return &verified{rec: &rec, run: rr, rep: rep, results: res.Eval, ended: rr.FinishedAt}, nil
+	return &verified{rec: &rec, run: rr, rep: rep, results: results, ended: rr.FinishedAt}, nil
 }
 
 // resultsOf turns the verdicts of tasks, by task in sample order, into
@@ -403,15 +398,41 @@ func readShardSamples(path string) (map[string][]string, error) {
 	return out, nil
 }
 
-// readResults reads a shard run's eval_results.json.
-func readResults(path string) (*codebench.ResultsFile, error) {
-	b, err := safefile.ReadFile(path, maxResultsBytes)
+// readResults reads a shard run's eval_results.json an entry at a time
+// and returns its entries by task, and its dataset hash. Each entry must
+// be the shard's sample at its place (want: the samples file's programs
+// by task), and keeps want's program rather than a second copy of it.
+// It holds no more than the entries: not the file.
+func readResults(path string, want map[string][]string) (map[string][]codebench.ResultEntry, string, error) {
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("results %q: %v", path, err)
+		return nil, "", fmt.Errorf("results %q: %v", path, err)
 	}
-	var r codebench.ResultsFile
-	if err := strictjson.DecodeOpen(b, &r); err != nil {
-		return nil, fmt.Errorf("results %q: %v", path, err)
+	defer f.Close()
+	eval := map[string][]codebench.ResultEntry{}
+	head, err := codebench.ReadResults(safefile.AtMost(f, path, maxResultsBytes), func(id string) error {
+		if _, ok := want[id]; !ok {
+			return fmt.Errorf("results for task %s, which the shard's samples do not hold", id)
+		}
+		eval[id] = []codebench.ResultEntry{}
+		return nil
+	}, func(id string, e *codebench.ResultEntry) error {
+		i, w := len(eval[id]), want[id]
+		if i >= len(w) {
+			return fmt.Errorf("more results for %s than the shard's %d samples", id, len(w))
+		}
+		if e.TaskID != id || e.Solution != w[i] {
+			return fmt.Errorf("result %d of %s is not the shard's sample %d", i, id, i)
+		}
+		e.Solution = w[i]
+		eval[id] = append(eval[id], *e)
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("results %q: %v", path, err)
 	}
-	return &r, nil
+	if !head.Eval {
+		return nil, "", fmt.Errorf("results %q: no \"eval\"", path)
+	}
+	return eval, head.Hash, nil
 }

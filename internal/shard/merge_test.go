@@ -3,9 +3,12 @@ package shard
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/codebench/task"
@@ -149,5 +152,47 @@ func TestParsePlanRefusesNonPartitions(t *testing.T) {
 	old := `{"format":1,"dataset":"humanevalplus","tasks":["HumanEval/0"],"samples":{"count":1},"shards":[{"index":0,"tasks":["HumanEval/0"],"samples":1}]}`
 	if _, err := parsePlan([]byte(old)); err == nil || !strings.Contains(err.Error(), "plan format 1, this repro reads 2: make the bundle again") {
 		t.Errorf("a format 1 plan: %v", err)
+	}
+}
+
+// TestReadResultsChecksEachEntry: a shard's results file is read entry by
+// entry and each entry must be the shard's sample at its place: another
+// program, another task's name, a task or an entry the samples do not
+// hold, or no "eval" at all is refused; what is accepted keeps the
+// samples' programs, not copies.
+func TestReadResultsChecksEachEntry(t *testing.T) {
+	want := map[string][]string{"HumanEval/0": {"a", "b"}, "HumanEval/3": {"c"}}
+	entry := func(task, sol string) string {
+		return fmt.Sprintf(`{"task_id":%q,"solution":%q,"base_status":"pass","plus_status":"fail","base_fail_tests":[],"plus_fail_tests":[[1]]}`, task, sol)
+	}
+	file := func(h0, h3 string) string {
+		return `{"date":"2026-12-07 01:00","hash":"md5","eval":{"HumanEval/0":[` + h0 + `],"HumanEval/3":[` + h3 + `]}}`
+	}
+	good := file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b"), entry("HumanEval/3", "c"))
+	write := func(s string) string {
+		p := filepath.Join(t.TempDir(), "eval_results.json")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eval, hash, err := readResults(write(good), want)
+	if err != nil || hash != "md5" || len(eval) != 2 || len(eval["HumanEval/0"]) != 2 || eval["HumanEval/0"][1].Solution != "b" || *eval["HumanEval/3"][0].PlusStatus != codebench.StatusFail {
+		t.Fatalf("a shard's own results: %v, %q, %+v", err, hash, eval)
+	}
+	if unsafe.StringData(eval["HumanEval/3"][0].Solution) != unsafe.StringData(want["HumanEval/3"][0]) {
+		t.Error("an accepted entry holds a copy of its program")
+	}
+	for name, c := range map[string]struct{ text, why string }{
+		"another program":        {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "x"), entry("HumanEval/3", "c")), "result 1 of HumanEval/0 is not the shard's sample 1"},
+		"another task's name":    {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b"), entry("HumanEval/0", "c")), "result 0 of HumanEval/3 is not the shard's sample 0"},
+		"an entry more":          {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b")+","+entry("HumanEval/0", "b"), entry("HumanEval/3", "c")), "more results for HumanEval/0 than the shard's 2 samples"},
+		"a task the shard lacks": {strings.Replace(good, `"HumanEval/3":`, `"HumanEval/4":`, 1), "results for task HumanEval/4, which the shard's samples do not hold"},
+		"no eval":                {`{"hash":"md5","eval":null}`, `no "eval"`},
+		"a duplicated task":      {strings.Replace(good, `"HumanEval/3":`, `"HumanEval/0":`, 1), "appears twice"},
+	} {
+		if _, _, err := readResults(write(c.text), want); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v; want %q in the error", name, err, c.why)
+		}
 	}
 }
