@@ -107,6 +107,12 @@ func (c *PhaseClocks) jobClockScale() float64 {
 	return 1
 }
 
+// PastLimit reports whether the run used more than a limit allows, by the
+// clock that holds it: the job clock past the list's limit times the
+// scale it is held to (jobClockScale), or the host's reading of the
+// container past its budget. No pass is (settlePass); a timeout may be.
+func (c *PhaseClocks) PastLimit() bool { return c.overLimit() != "" }
+
 // overLimit says how a pass with these clocks would exceed a limit, ""
 // where it does not.
 func (c *PhaseClocks) overLimit() string {

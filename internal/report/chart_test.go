@@ -148,6 +148,27 @@ func TestChartsHundredSamples(t *testing.T) {
 		}
 		rows = append(rows, taskRow(fmt.Sprintf("HumanEval/%d", i), entries))
 	}
+	// Under gVisor the job clock is held at its scale of the limit where
+	// the host read the container: a pass past the limit on the job
+	// clock alone is within it; past the scaled limit, or past the host's
+	// budget, it is not.
+	gvisor := func(job, container float64, budget float64) codebench.ResultEntry {
+		return codebench.ResultEntry{TaskID: "HumanEval/0", BaseStatus: codebench.StatusPass,
+			BaseClocks: &codebench.PhaseClocks{Run: "first", JobCPU: job, CPULimit: 4, ClockScale: 8, ContainerCPU: container, ContainerBudget: budget}}
+	}
+	for _, c := range []struct {
+		e    codebench.ResultEntry
+		over int
+	}{
+		{gvisor(4.5, 4.2, 5), 0},
+		{gvisor(4.5, 4.2, 0), 1},
+		{gvisor(33, 4.2, 5), 1},
+		{gvisor(3.9, 5.2, 5), 1},
+	} {
+		if got := taskRow("HumanEval/0", []codebench.ResultEntry{c.e}).OverLimit; got != c.over {
+			t.Errorf("clocks %+v: %d samples past their limit, want %d", *c.e.BaseClocks, got, c.over)
+		}
+	}
 	r := rows[3]
 	if r.OverLimit != 1 || r.Samples != k || r.PassShare() <= 0 || r.PassShare() > 0.41 || r.TimeShare() <= 1 {
 		t.Fatalf("task row %+v: want 1 sample over its limit and the slowest pass under 41%%", r)
