@@ -95,16 +95,18 @@ func (c *Contents) Head() string {
 // Read reads and checks a whole journal from r (see Scan) and holds its
 // entries.
 func Read(r io.Reader) (*Contents, error) {
-	return collect(func(each func(Entry) error) (*Summary, error) { return Scan(r, each) })
+	c := &Contents{}
+	return c.scanned(Scan(r, c.add))
 }
 
-// collect holds the entries a scan hands over.
-func collect(scan func(each func(Entry) error) (*Summary, error)) (*Contents, error) {
-	c := &Contents{}
-	s, err := scan(func(e Entry) error {
-		c.Entries = append(c.Entries, e)
-		return nil
-	})
+// add holds entry e; a Scan hands each entry to it.
+func (c *Contents) add(e Entry) error {
+	c.Entries = append(c.Entries, e)
+	return nil
+}
+
+// scanned completes c with what the scan that filled it found.
+func (c *Contents) scanned(s *Summary, err error) (*Contents, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +213,8 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 // ReadFile reads and checks the journal at path (see Read).
 func ReadFile(path string) (*Contents, error) {
-	return collect(func(each func(Entry) error) (*Summary, error) { return ScanFile(path, each) })
+	c := &Contents{}
+	return c.scanned(ScanFile(path, c.add))
 }
 
 // ScanFile scans the journal at path (see Scan).
