@@ -143,7 +143,7 @@ func verdictCache(home string, id RunIdentity, self string) (map[cacheKey]cached
 		}
 		// The journal read before the check is the one the record signs
 		// only if its chain ends where the verified record says.
-		if head, n, ok := signedJournal(v.Record); !ok || head != p.contents.Head() || n != len(p.contents.Entries) {
+		if head, n, ok := signedJournal(v.Record); !ok || head != p.chain.Head || n != p.chain.Entries {
 			continue
 		}
 		used = append(used, rid)

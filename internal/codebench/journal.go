@@ -121,23 +121,30 @@ type JournalReport struct {
 	CacheRuns []string `json:"cache_runs,omitempty"`
 }
 
-// priorRun is a run's journal as read back.
+// priorRun is a run's journal as read back: its header and verdicts,
+// and the chain they were read from (not its entries: a resume copies
+// them from the file, see journal.Continue).
 type priorRun struct {
 	id       string
-	contents *journal.Contents
+	path     string
+	chain    *journal.Summary
 	header   journalHeader
 	verdicts []journalVerdict
 }
 
-// readJournal reads and checks the journal of run id under home, and
-// decodes its entries.
+// readJournal reads and checks the journal of run id under home entry by
+// entry, and decodes its entries.
 func readJournal(home, id string) (*priorRun, error) {
 	r, err := runs.Open(home, id)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(r.Dir, JournalFile)
-	c, err := journal.ReadFile(path)
+	p := &priorRun{id: r.ID, path: filepath.Join(r.Dir, JournalFile)}
+	k := 0
+	p.chain, err = journal.ScanFile(p.path, func(e journal.Entry) error {
+		defer func() { k++ }()
+		return p.decode(k, e.Body)
+	})
 	if os.IsNotExist(err) {
 		return nil, exitcode.Errorf(exitcode.Usage, "run %s has no verdict journal to resume (%s)", r.ID, JournalFile)
 	}
@@ -146,42 +153,44 @@ func readJournal(home, id string) (*priorRun, error) {
 	}
 	// A run still writing its journal is not stopped: resuming it would
 	// score its samples twice, side by side.
-	if held, err := journal.Held(path); err != nil || held {
+	if held, err := journal.Held(p.path); err != nil || held {
 		if err == nil {
 			err = fmt.Errorf("run %s is still running in another repro process (it holds its %s); stop it, or wait for it, before resuming it", r.ID, JournalFile)
 		}
 		return nil, exitcode.Errorf(exitcode.Precondition, "%v", err)
 	}
-	p := &priorRun{id: r.ID, contents: c}
-	if len(c.Entries) == 0 {
+	if p.chain.Entries == 0 {
 		return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s holds no header", r.ID, JournalFile)
 	}
-	for k, e := range c.Entries {
-		var t struct {
-			Type string `json:"type"`
-		}
-		if err := strictjson.DecodeOpen(e.Body, &t); err != nil {
-			return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s entry %d: %v", r.ID, JournalFile, k, err)
-		}
-		switch {
-		case k == 0 && t.Type == "header":
-			err = strictjson.Decode(e.Body, &p.header)
-		case k > 0 && t.Type == "resume":
-			var rs journalResume
-			err = strictjson.Decode(e.Body, &rs)
-		case k > 0 && t.Type == "verdict":
-			var v journalVerdict
-			if err = strictjson.Decode(e.Body, &v); err == nil {
-				p.verdicts = append(p.verdicts, v)
-			}
-		default:
-			err = fmt.Errorf("unexpected entry type %q", t.Type)
-		}
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s entry %d: %v", r.ID, JournalFile, k, err)
-		}
-	}
 	return p, nil
+}
+
+// decode takes entry k of the journal: the header first, then verdicts
+// and the resumes that continued it.
+func (p *priorRun) decode(k int, body []byte) error {
+	var t struct {
+		Type string `json:"type"`
+	}
+	err := strictjson.DecodeOpen(body, &t)
+	switch {
+	case err != nil:
+	case k == 0 && t.Type == "header":
+		err = strictjson.Decode(body, &p.header)
+	case k > 0 && t.Type == "resume":
+		var rs journalResume
+		err = strictjson.Decode(body, &rs)
+	case k > 0 && t.Type == "verdict":
+		var v journalVerdict
+		if err = strictjson.Decode(body, &v); err == nil {
+			p.verdicts = append(p.verdicts, v)
+		}
+	default:
+		err = fmt.Errorf("unexpected entry type %q", t.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("entry %d: %v", k, err)
+	}
+	return nil
 }
 
 // openPrior finds the run a new run resumes: the run o.Resume names, or
@@ -340,7 +349,7 @@ func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, p
 			return nil, err
 		}
 		jr.report.ResumedFrom = prior.id
-		jr.w, err = journal.Continue(path, prior.contents.Entries, journalResume{Type: "resume", RunID: run.ID, ResumedFrom: prior.id, At: time.Now().UTC()})
+		jr.w, err = journal.Continue(path, prior.path, prior.chain, journalResume{Type: "resume", RunID: run.ID, ResumedFrom: prior.id, At: time.Now().UTC()})
 	} else {
 		jr.w, err = journal.Create(path, journalHeader{Type: "header", RunID: run.ID, Identity: id, DatasetChoice: o.Dataset, TaskSpec: o.Tasks, Subject: o.Subject})
 	}

@@ -267,15 +267,47 @@ type Writer struct {
 // Create makes a new journal at path (which must not exist) whose header
 // (entry 0) is header, written and synced before Create returns.
 func Create(path string, header any) (*Writer, error) {
-	return Continue(path, nil, header)
+	w, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	return w.started(path, w.add(header))
 }
 
 // Continue makes a new journal at path (which must not exist) holding
-// first the entries of from, byte for byte and in their chain, then
-// next as a further entry when not nil; both are synced before Continue
-// returns. A resumed run continues the journal of the run it resumes
-// this way, so that one chain covers every verdict.
-func Continue(path string, from []Entry, next any) (*Writer, error) {
+// first the chain of the journal at from, copied entry by entry and byte
+// for byte as a Scan checks it (a torn last line is left out), then next
+// as a further entry when not nil; both are synced before Continue
+// returns. The chain copied must be the one want sums up (the Summary
+// of the scan its caller decided on: the same number of entries, ending
+// at the same head), so that what is continued is what was read, even if
+// from changed in between. A resumed run continues the journal of the
+// run it resumes this way, so that one chain covers every verdict, while
+// holding one entry at a time. When Continue fails it removes what it
+// wrote at path.
+func Continue(path, from string, want *Summary, next any) (*Writer, error) {
+	w, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ScanFile(from, func(e Entry) error {
+		if w.seq >= want.Entries {
+			return fmt.Errorf("more entries than the %d read before", want.Entries)
+		}
+		return w.writeEntry(e)
+	})
+	if err == nil && (s.Entries != want.Entries || s.Head != want.Head) {
+		err = fmt.Errorf("journal %s changed since it was read (%d entries ending at %.16s, read as %d ending at %.16s)", from, s.Entries, s.Head, want.Entries, want.Head)
+	}
+	if err == nil && next != nil {
+		err = w.add(next)
+	}
+	return w.started(path, err)
+}
+
+// open creates the journal file at path, which must not exist, and
+// locks it for the writer's life.
+func open(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
@@ -284,31 +316,25 @@ func Continue(path string, from []Entry, next any) (*Writer, error) {
 	// the lock when the process ends, however it ends): see Held.
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(path)
 		return nil, fmt.Errorf("cannot lock journal %s: %v", path, err)
 	}
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<16), synced: time.Now()}
-	for _, e := range from {
-		if e.Seq != w.seq || e.Prev != w.prev || e.Hash != Hash(e.Seq, e.Prev, e.Body) {
-			f.Close()
-			return nil, fmt.Errorf("journal entry %d does not chain", e.Seq)
-		}
-		if err := w.writeEntry(e); err != nil {
-			f.Close()
-			return nil, err
-		}
+	return &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<16), synced: time.Now()}, nil
+}
+
+// started syncs the entries written so far and the folder of path, or,
+// where err (the writing's) or the syncing failed, closes and removes the
+// file.
+func (w *Writer) started(path string, err error) (*Writer, error) {
+	if err == nil {
+		err = w.Sync()
 	}
-	if next != nil {
-		if err := w.add(next); err != nil {
-			f.Close()
-			return nil, err
-		}
+	if err == nil {
+		err = atomicfile.SyncDir(filepath.Dir(path))
 	}
-	if err := w.Sync(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
-		f.Close()
+	if err != nil {
+		w.f.Close()
+		os.Remove(path)
 		return nil, err
 	}
 	return w, nil

@@ -42,7 +42,7 @@ func TestRoundTripAndContinue(t *testing.T) {
 		t.Fatalf("read %d entries, torn %v; want 101, false", len(c.Entries), c.Torn)
 	}
 	q := filepath.Join(t.TempDir(), "next.jsonl")
-	w, err := Continue(q, c.Entries, map[string]string{"kind": "resume"})
+	w, err := Continue(q, p, summary(t, p), map[string]string{"kind": "resume"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,70 @@ func TestRoundTripAndContinue(t *testing.T) {
 	if c2.Entries[100].Hash != c.Head() {
 		t.Fatal("the continued journal does not keep the first one's chain")
 	}
-	if _, err := Continue(q, c.Entries, nil); err == nil {
+	if _, err := Continue(q, p, summary(t, p), nil); err == nil {
 		t.Fatal("Continue wrote over an existing journal")
+	}
+}
+
+func summary(t *testing.T, path string) *Summary {
+	t.Helper()
+	s, err := ScanFile(path, func(Entry) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestContinueWhatWasRead: Continue copies the chain its caller read,
+// byte for byte and without a torn tail, and refuses, leaving no file,
+// a journal that changed since it was read.
+func TestContinueWhatWasRead(t *testing.T) {
+	p, b := writeJournal(t, 5)
+	torn := filepath.Join(t.TempDir(), "torn.jsonl")
+	if err := os.WriteFile(torn, append(append([]byte{}, b...), `{"seq":6,"pr`...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(t.TempDir(), "next.jsonl")
+	w, err := Continue(q, torn, summary(t, torn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got, _ := os.ReadFile(q); !bytes.Equal(got, b) {
+		t.Fatalf("continued journal is not the chain read, byte for byte:\n%s", got)
+	}
+
+	read := summary(t, p)
+	longer, _ := writeJournal(t, 6)
+	shorter, _ := writeJournal(t, 4)
+	// Another chain as long as the one read: another header.
+	other := filepath.Join(t.TempDir(), "other.jsonl")
+	w, err = Create(other, map[string]string{"kind": "another header"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		w.Add(map[string]int{"verdict": i})
+	}
+	w.Close()
+	// The one read, with a line changed: no chain.
+	tampered := filepath.Join(t.TempDir(), "tampered.jsonl")
+	if err := os.WriteFile(tampered, bytes.Replace(b, []byte(`"verdict":3`), []byte(`"verdict":4`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, from := range map[string]string{"longer": longer, "shorter": shorter, "another chain": other, "tampered": tampered, "gone": filepath.Join(t.TempDir(), "none")} {
+		q := filepath.Join(t.TempDir(), "next.jsonl")
+		if _, err := Continue(q, from, read, map[string]string{"kind": "resume"}); err == nil {
+			t.Errorf("%s: Continue took a journal other than the one read", name)
+		}
+		if _, err := os.Stat(q); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused Continue left %s (%v)", name, q, err)
+		}
+	}
+	if w, err := Continue(filepath.Join(t.TempDir(), "next.jsonl"), p, read, nil); err != nil {
+		t.Fatalf("the journal read does not continue: %v", err)
+	} else {
+		w.Close()
 	}
 }
 
@@ -153,8 +215,12 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("Scan %+v (%d handed over); Read %d entries, head %s, valid %d, torn %v", s, seen, len(c.Entries), c.Head(), c.Valid, c.Torn)
 		}
 		// What reads back continues into a journal that reads the same.
-		q := filepath.Join(t.TempDir(), "j.jsonl")
-		w, err := Continue(q, c.Entries, nil)
+		d := t.TempDir()
+		from, q := filepath.Join(d, "from.jsonl"), filepath.Join(d, "j.jsonl")
+		if err := os.WriteFile(from, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, err := Continue(q, from, s, nil)
 		if err != nil {
 			t.Fatalf("entries that read do not continue: %v", err)
 		}
