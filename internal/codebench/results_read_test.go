@@ -3,10 +3,17 @@ package codebench
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/strictjson"
 )
 
@@ -138,4 +145,63 @@ func FuzzReadResults(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkReadResults(t, b)
 	})
+}
+
+// TestResultsFileBound: the writer leaves no results file its readers
+// refuse for its size, and OpenResultsFile refuses a larger one before
+// reading it (a sparse file: its size is all that is there), as it does
+// what is not a regular file.
+func TestResultsFileBound(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, MaxResultsFile+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenResultsFile(big); !errors.Is(err, safefile.ErrTooLarge) {
+		t.Errorf("a results file of %d bytes opened: %v", MaxResultsFile+1, err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	ok := filepath.Join(dir, "ok.json")
+	const doc = `{"hash":"h","eval":{"HumanEval/0":[]}}`
+	if err := os.WriteFile(ok, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ok, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, link} {
+		if f, err := OpenResultsFile(p); err == nil {
+			f.Close()
+			t.Errorf("%s opened", filepath.Base(p))
+		}
+	}
+	f, err := OpenResultsFile(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if head, err := ReadResults(f, func(string) error { return nil }, func(string, *ResultEntry) error { return nil }); err != nil || head.Hash != "h" || !head.Eval {
+		t.Fatalf("a results file under the bound: %+v, %v", head, err)
+	}
+
+	// The writer's check, with a bound the test can reach.
+	w, err := os.Open(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := readable(w, int64(len(doc))); err != nil {
+		t.Errorf("a file at the bound: %v", err)
+	}
+	w.Seek(0, io.SeekStart)
+	if err := readable(w, int64(len(doc))-1); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("a file over the bound: %v (exit %d), want exit %d", err, exitcode.Of(err), exitcode.Usage)
+	}
 }

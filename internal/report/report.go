@@ -30,15 +30,12 @@ import (
 	"github.com/reprolab/repro/internal/runimport"
 	"github.com/reprolab/repro/internal/runlabel"
 	"github.com/reprolab/repro/internal/runs"
-	"github.com/reprolab/repro/internal/safefile"
 )
 
 // Schema names the JSON form of a report.
 const Schema = "repro.report/v1"
 
 const (
-	// maxResultsBytes bounds the read of eval_results.json.
-	maxResultsBytes = 256 << 20
 	// maxInputChars is how much of a failing input or reason a report shows.
 	maxInputChars = 160
 	// maxFields bounds a flattened provenance section.
@@ -450,21 +447,13 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 		return he, notes
 	}
 	path := filepath.Join(dir, "eval_results.json")
-	f, err := safefile.OpenRegular(path)
+	f, err := codebench.OpenResultsFile(path)
 	if err != nil {
 		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
 		return he, notes
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > maxResultsBytes {
-		if err == nil {
-			err = fmt.Errorf("%q: %w (%d bytes)", path, safefile.ErrTooLarge, int64(maxResultsBytes))
-		}
-		notes = append(notes, "eval_results.json cannot be read: "+err.Error())
-		return he, notes
-	}
-	// (A file that grows meanwhile is still read no further than the bound.)
-	rows, hash, maxSamples, plus, err := parseResults(safefile.AtMost(f, path, maxResultsBytes))
+	rows, hash, maxSamples, plus, err := parseResults(f)
 	if err != nil {
 		notes = append(notes, "eval_results.json "+err.Error())
 		return he, notes

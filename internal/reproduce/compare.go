@@ -8,12 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/digest"
-	"github.com/reprolab/repro/internal/safefile"
 )
-
-// MaxResultsFile bounds a results file read: a samples file is at most
-// 64 MiB, and its results repeat each program once with its verdicts.
-const MaxResultsFile = 256 << 20
 
 // Results is what Compare reads of a results file: its dataset hash and
 // each task's samples in the file's order, each as the digest of its
@@ -36,7 +31,7 @@ type Sample struct {
 // ParseResults reads a results file (eval_results.json) that repro did not
 // just write, an entry at a time (codebench.ReadResults, which accepts what
 // strictjson.DecodeOpen accepts: duplicate or case-folded names refused).
-// The caller bounds what r yields (MaxResultsFile).
+// The caller bounds what r yields (codebench.OpenResultsFile does).
 func ParseResults(r io.Reader) (*Results, error) {
 	rs := &Results{Eval: map[string][]Sample{}}
 	head, err := codebench.ReadResults(r, func(id string) error {
@@ -59,15 +54,15 @@ func ParseResults(r io.Reader) (*Results, error) {
 	return rs, nil
 }
 
-// ParseResultsFile reads the results file at path (see ParseResults), at
-// most MaxResultsFile bytes of it.
+// ParseResultsFile reads the results file at path (see ParseResults and
+// codebench.OpenResultsFile).
 func ParseResultsFile(path string) (*Results, error) {
-	f, err := safefile.OpenRegular(path)
+	f, err := codebench.OpenResultsFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ParseResults(safefile.AtMost(f, path, MaxResultsFile))
+	return ParseResults(f)
 }
 
 // sampleOf is what Compare keeps of entry e.

@@ -46,9 +46,6 @@ type MergedShard struct {
 	SelfCheck int     `json:"self_check_passed"`
 }
 
-// maxResultsBytes bounds a shard's eval_results.json.
-const maxResultsBytes = 1 << 30
-
 // shardProblem is the integrity error of shard k.
 func shardProblem(k int, format string, args ...any) error {
 	return exitcode.Errorf(exitcode.Integrity, "shard %d: %s", k, fmt.Sprintf(format, args...))
@@ -404,13 +401,13 @@ func readShardSamples(path string) (map[string][]string, error) {
 // by task), and keeps want's program rather than a second copy of it.
 // It holds no more than the entries: not the file.
 func readResults(path string, want map[string][]string) (map[string][]codebench.ResultEntry, string, error) {
-	f, err := safefile.OpenRegular(path)
+	f, err := codebench.OpenResultsFile(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("results %q: %v", path, err)
 	}
 	defer f.Close()
 	eval := map[string][]codebench.ResultEntry{}
-	head, err := codebench.ReadResults(safefile.AtMost(f, path, maxResultsBytes), func(id string) error {
+	head, err := codebench.ReadResults(f, func(id string) error {
 		if _, ok := want[id]; !ok {
 			return fmt.Errorf("results for task %s, which the shard's samples do not hold", id)
 		}
