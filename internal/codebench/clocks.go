@@ -113,6 +113,22 @@ func (c *PhaseClocks) jobClockScale() float64 {
 // container past its budget. No pass is (settlePass); a timeout may be.
 func (c *PhaseClocks) PastLimit() bool { return c.overLimit() != "" }
 
+// LimitShare is the largest share of a limit the run used, by the clock
+// that holds each limit (as PastLimit reads them): the job clock's time
+// over the list's limit times the scale it is held to, and the host's
+// reading of the container over its budget. A pass's share is at most 1
+// (settlePass); 0 for nil clocks or clocks without a list limit.
+func (c *PhaseClocks) LimitShare() float64 {
+	if c == nil || c.CPULimit <= 0 {
+		return 0
+	}
+	share := c.JobCPU / (c.CPULimit * c.jobClockScale())
+	if c.ContainerBudget > 0 {
+		share = max(share, c.ContainerCPU/c.ContainerBudget)
+	}
+	return share
+}
+
 // overLimit says how a pass with these clocks would exceed a limit, ""
 // where it does not.
 func (c *PhaseClocks) overLimit() string {

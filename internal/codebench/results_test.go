@@ -140,6 +140,11 @@ func TestNoPassOverItsLimit(t *testing.T) {
 		if settlePass(&pr); (pr.Status == StatusPass) != c.pass {
 			t.Errorf("%+v: settled as %s (%s), want a pass: %v", c.clocks, pr.Status, pr.Reason, c.pass)
 		}
+		// The share of its limit a report shows is over 1 where, and only
+		// where, the run is past a limit.
+		if share := c.clocks.LimitShare(); (share <= 1) != c.pass || c.clocks.PastLimit() == c.pass {
+			t.Errorf("%+v: LimitShare %.3f, PastLimit %v; want a pass: %v", c.clocks, share, c.clocks.PastLimit(), c.pass)
+		}
 	}
 
 	d := &task.Dataset{ID: "test", MD5: "0123", Tasks: []*task.Task{{ID: "Mbpp/123", Base: []json.RawMessage{[]byte("[1]")}}}}

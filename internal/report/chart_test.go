@@ -27,7 +27,7 @@ func fastRun(n, k int) *HumanEval {
 		row := TaskRow{Task: fmt.Sprintf("HumanEval/%d", i), Samples: k, Passed: passed, BasePassed: passed, Status: status,
 			Seconds: share * 4, LimitSeconds: 4}
 		if passed > 0 {
-			row.PassSeconds, row.PassLimitSeconds = share*4, 4
+			row.PassSeconds, row.PassLimitSeconds, row.PassLimitShare = share*4, 4, share
 		}
 		he.Rows = append(he.Rows, row)
 	}
@@ -156,17 +156,22 @@ func TestChartsHundredSamples(t *testing.T) {
 		return codebench.ResultEntry{TaskID: "HumanEval/0", BaseStatus: codebench.StatusPass,
 			BaseClocks: &codebench.PhaseClocks{Run: "first", JobCPU: job, CPULimit: 4, ClockScale: 8, ContainerCPU: container, ContainerBudget: budget}}
 	}
+	// The slowest pass's share is of the limit that holds each clock: the
+	// job clock's scaled limit, the container's budget.
 	for _, c := range []struct {
-		e    codebench.ResultEntry
-		over int
+		e     codebench.ResultEntry
+		over  int
+		share float64
 	}{
-		{gvisor(4.5, 4.2, 5), 0},
-		{gvisor(4.5, 4.2, 0), 1},
-		{gvisor(33, 4.2, 5), 1},
-		{gvisor(3.9, 5.2, 5), 1},
+		{gvisor(4.5, 4.2, 5), 0, 0.84},
+		{gvisor(4.5, 0.5, 5), 0, 4.5 / 32},
+		{gvisor(4.5, 4.2, 0), 1, 4.5 / 4},
+		{gvisor(33, 4.2, 5), 1, 33.0 / 32},
+		{gvisor(3.9, 5.2, 5), 1, 5.2 / 5},
 	} {
-		if got := taskRow("HumanEval/0", []codebench.ResultEntry{c.e}).OverLimit; got != c.over {
-			t.Errorf("clocks %+v: %d samples past their limit, want %d", *c.e.BaseClocks, got, c.over)
+		r := taskRow("HumanEval/0", []codebench.ResultEntry{c.e})
+		if r.OverLimit != c.over || math.Abs(r.PassShare()-c.share) > 1e-9 || (r.PassShare() > 1) != (c.over > 0) {
+			t.Errorf("clocks %+v: %d samples past their limit, slowest pass at %.3f of its limit; want %d, %.3f", *c.e.BaseClocks, r.OverLimit, r.PassShare(), c.over, c.share)
 		}
 	}
 	r := rows[3]

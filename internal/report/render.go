@@ -282,7 +282,7 @@ func passTimeChart(rows []TaskRow) (Chart, bool) {
 		}
 		shares = append(shares, r.PassShare())
 		bars = append(bars, bar{task: r.Task, value: r.PassShare(), class: "pass",
-			title: fmt.Sprintf("%s: slowest pass %.2f s of its %.2f s CPU limit (%s); %s", r.Task, r.PassSeconds, r.PassLimitSeconds, percent(r.PassShare()), over)})
+			title: fmt.Sprintf("%s: slowest pass at %s of its limit (%.2f s of CPU time, limit %.2f s); %s", r.Task, percent(r.PassShare()), r.PassSeconds, r.PassLimitSeconds, over)})
 	}
 	if len(bars) == 0 {
 		return Chart{}, false

@@ -196,24 +196,30 @@ type TaskRow struct {
 	// time limit (a pass within the near-limit margin of it, a timeout), the phase and its
 	// CPU seconds against the limit; "" where none does.
 	NearLimit string `json:"near_limit,omitempty"`
-	// PassSeconds and PassLimitSeconds are, of the task's phase runs that
-	// passed, the one closest to its limit, and that limit (0 where none
-	// passed or the results do not record times); OverLimit counts the
-	// samples with a phase run past its limit, by the clock that holds it
-	// (codebench.PhaseClocks.PastLimit). With many samples a task
-	// (Seconds) nearly always has a run that struck its limit; these say
-	// how near its passes came.
+	// Of the task's phase runs that passed, PassLimitShare is the largest
+	// share of a limit one used, by the clocks that hold the limits
+	// (codebench.PhaseClocks.LimitShare: under gVisor the job clock
+	// against its scaled limit, and the host's reading of the container
+	// against its budget; an older file's wall time against the list's
+	// limit), so at most 1; PassSeconds and PassLimitSeconds are that
+	// run's job clock (or wall) time and its list's CPU limit. All 0
+	// where none passed or the results do not record times. OverLimit
+	// counts the samples with a phase run past its limit, by the clock
+	// that holds it (codebench.PhaseClocks.PastLimit). With many samples a
+	// task (Seconds) nearly always has a run that struck its limit; these
+	// say how near its passes came.
 	PassSeconds      float64 `json:"pass_seconds,omitempty"`
 	PassLimitSeconds float64 `json:"pass_limit_seconds,omitempty"`
+	PassLimitShare   float64 `json:"pass_limit_share,omitempty"`
 	OverLimit        int     `json:"samples_over_limit,omitempty"`
 }
 
-// PassShare is PassSeconds over PassLimitSeconds (0 without a limit).
+// PassShare is PassLimitShare (0 without a limit).
 func (t TaskRow) PassShare() float64 {
 	if t.PassLimitSeconds <= 0 {
 		return 0
 	}
-	return t.PassSeconds / t.PassLimitSeconds
+	return t.PassLimitShare
 }
 
 // TimeShare is Seconds over LimitSeconds (0 without a limit).
@@ -619,8 +625,8 @@ func taskRow(id string, entries []codebench.ResultEntry) TaskRow {
 			if p == task.Plus && e.PlusStatus != nil {
 				st = *e.PlusStatus
 			}
-			if c.CPULimit > 0 && secs >= 0 && st == codebench.StatusPass && (row.PassLimitSeconds == 0 || secs/c.CPULimit > row.PassShare()) {
-				row.PassSeconds, row.PassLimitSeconds = secs, c.CPULimit
+			if share := passShare(c, secs); c.CPULimit > 0 && secs >= 0 && st == codebench.StatusPass && (row.PassLimitSeconds == 0 || share > row.PassShare()) {
+				row.PassSeconds, row.PassLimitSeconds, row.PassLimitShare = secs, c.CPULimit, share
 			}
 			// Past the limit by the clock that holds it (gVisor's job clock
 			// is held at a scale of its limit); an older file by its wall.
@@ -729,4 +735,14 @@ func splitTask(id string) (string, int) {
 		return id, -1
 	}
 	return id[:i], n
+}
+
+// passShare is how near a pass with clocks c came to a limit (see
+// TaskRow.PassLimitShare); secs is its time on the clock the row shows,
+// an older file's wall time where c names no run.
+func passShare(c *codebench.PhaseClocks, secs float64) float64 {
+	if c.Run == "" {
+		return secs / c.CPULimit
+	}
+	return c.LimitShare()
 }
