@@ -142,8 +142,8 @@ func readJournal(home, id string) (*priorRun, error) {
 	p := &priorRun{id: r.ID, path: filepath.Join(r.Dir, JournalFile)}
 	k := 0
 	p.chain, err = journal.ScanFile(p.path, func(e journal.Entry) error {
-		defer func() { k++ }()
-		return p.decode(k, e.Body)
+		k++
+		return p.decode(k-1, e.Body)
 	})
 	if os.IsNotExist(err) {
 		return nil, exitcode.Errorf(exitcode.Usage, "run %s has no verdict journal to resume (%s)", r.ID, JournalFile)

@@ -200,8 +200,8 @@ type TaskRow struct {
 	// share of a limit one used, by the clocks that hold the limits
 	// (codebench.PhaseClocks.LimitShare: under gVisor the job clock
 	// against its scaled limit, and the host's reading of the container
-	// against its budget; an older file's wall time against the list's
-	// limit), so at most 1; PassSeconds and PassLimitSeconds are that
+	// against its budget, so at most 1 in a file repro writes; an older
+	// file's wall time against the list's limit); PassSeconds and PassLimitSeconds are that
 	// run's job clock (or wall) time and its list's CPU limit. All 0
 	// where none passed or the results do not record times. OverLimit
 	// counts the samples with a phase run past its limit, by the clock
