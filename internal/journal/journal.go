@@ -5,7 +5,7 @@
 // lines and made durable in batches (fsync after BatchEntries entries or
 // BatchInterval, whichever comes first, and on Sync and Close), so that
 // a process killed at any moment leaves every batch it synced and at most
-// a torn last line, which Read drops.
+// a torn last line, which Scan drops.
 //
 // File format (one JSON object a line):
 //
@@ -40,7 +40,7 @@ import (
 // Domain separates journal hashes from any other SHA-256 repro computes.
 const Domain = "repro.journal/v1\n"
 
-// Bounds of what Read accepts.
+// Bounds of what Scan accepts.
 const (
 	MaxLine    = 1 << 20   // one entry
 	MaxEntries = 1 << 22   // entries in one journal
@@ -72,46 +72,6 @@ func Hash(seq int, prev string, body []byte) string {
 	h.Write([]byte{'\n'})
 	h.Write(body)
 	return h.Digest().Hex()
-}
-
-// Contents is what Read found in a journal.
-type Contents struct {
-	Entries []Entry
-	// Valid is the length in bytes of the intact prefix (every entry in
-	// Entries, with its newline).
-	Valid int64
-	// Torn reports an incomplete last line (a write cut short), dropped.
-	Torn bool
-}
-
-// Head is the hash of the last entry, "" for none.
-func (c *Contents) Head() string {
-	if len(c.Entries) == 0 {
-		return ""
-	}
-	return c.Entries[len(c.Entries)-1].Hash
-}
-
-// Read reads and checks a whole journal from r (see Scan) and holds its
-// entries.
-func Read(r io.Reader) (*Contents, error) {
-	c := &Contents{}
-	return c.scanned(Scan(r, c.add))
-}
-
-// add holds entry e; a Scan hands each entry to it.
-func (c *Contents) add(e Entry) error {
-	c.Entries = append(c.Entries, e)
-	return nil
-}
-
-// scanned completes c with what the scan that filled it found.
-func (c *Contents) scanned(s *Summary, err error) (*Contents, error) {
-	if err != nil {
-		return nil, err
-	}
-	c.Valid, c.Torn = s.Valid, s.Torn
-	return c, nil
 }
 
 // Summary is what Scan found in a journal, without its entries.
@@ -211,12 +171,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// ReadFile reads and checks the journal at path (see Read).
-func ReadFile(path string) (*Contents, error) {
-	c := &Contents{}
-	return c.scanned(ScanFile(path, c.add))
-}
-
 // ScanFile scans the journal at path (see Scan).
 func ScanFile(path string, each func(Entry) error) (*Summary, error) {
 	f, err := os.Open(path)
@@ -275,8 +229,9 @@ func Create(path string, header any) (*Writer, error) {
 }
 
 // Continue makes a new journal at path (which must not exist) holding
-// first the chain of the journal at from, copied entry by entry and byte
-// for byte as a Scan checks it (a torn last line is left out), then next
+// first the chain of the journal at from, copied entry by entry as a Scan
+// checks it, each in the writer's form (byte for byte for a journal a
+// Writer wrote; a torn last line is left out), then next
 // as a further entry when not nil; both are synced before Continue
 // returns. The chain copied must be the one want sums up (the Summary
 // of the scan its caller decided on: the same number of entries, ending

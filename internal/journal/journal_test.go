@@ -2,7 +2,9 @@ package journal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,17 +34,43 @@ func writeJournal(t *testing.T, n int) (string, []byte) {
 	return p, b
 }
 
-func TestRoundTripAndContinue(t *testing.T) {
-	p, _ := writeJournal(t, 100)
-	c, err := ReadFile(p)
+// read is what a Scan hands over, collected, with the scan's Summary.
+type read struct {
+	Entries []Entry
+	*Summary
+}
+
+func (c *read) add(e Entry) error {
+	c.Entries = append(c.Entries, e)
+	return nil
+}
+
+func collect(r io.Reader) (*read, error) {
+	c := &read{}
+	s, err := Scan(r, c.add)
+	c.Summary = s
+	return c, err
+}
+
+func collectFile(t *testing.T, path string) *read {
+	t.Helper()
+	c := &read{}
+	s, err := ScanFile(path, c.add)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.Summary = s
+	return c
+}
+
+func TestRoundTripAndContinue(t *testing.T) {
+	p, _ := writeJournal(t, 100)
+	c := collectFile(t, p)
 	if len(c.Entries) != 101 || c.Torn {
 		t.Fatalf("read %d entries, torn %v; want 101, false", len(c.Entries), c.Torn)
 	}
 	q := filepath.Join(t.TempDir(), "next.jsonl")
-	w, err := Continue(q, p, summary(t, p), map[string]string{"kind": "resume"})
+	w, err := Continue(q, p, collectFile(t, p).Summary, map[string]string{"kind": "resume"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,28 +81,16 @@ func TestRoundTripAndContinue(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := ReadFile(q)
-	if err != nil {
-		t.Fatal(err)
+	c2 := collectFile(t, q)
+	if len(c2.Entries) != 103 || n != 103 || c2.Head != head {
+		t.Fatalf("continued journal: %d entries, head %s; writer says %d, %s", len(c2.Entries), c2.Head, n, head)
 	}
-	if len(c2.Entries) != 103 || n != 103 || c2.Head() != head {
-		t.Fatalf("continued journal: %d entries, head %s; writer says %d, %s", len(c2.Entries), c2.Head(), n, head)
-	}
-	if c2.Entries[100].Hash != c.Head() {
+	if c2.Entries[100].Hash != c.Head {
 		t.Fatal("the continued journal does not keep the first one's chain")
 	}
-	if _, err := Continue(q, p, summary(t, p), nil); err == nil {
+	if _, err := Continue(q, p, collectFile(t, p).Summary, nil); err == nil {
 		t.Fatal("Continue wrote over an existing journal")
 	}
-}
-
-func summary(t *testing.T, path string) *Summary {
-	t.Helper()
-	s, err := ScanFile(path, func(Entry) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestContinueWhatWasRead: Continue copies the chain its caller read,
@@ -87,7 +103,7 @@ func TestContinueWhatWasRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := filepath.Join(t.TempDir(), "next.jsonl")
-	w, err := Continue(q, torn, summary(t, torn), nil)
+	w, err := Continue(q, torn, collectFile(t, torn).Summary, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +112,7 @@ func TestContinueWhatWasRead(t *testing.T) {
 		t.Fatalf("continued journal is not the chain read, byte for byte:\n%s", got)
 	}
 
-	read := summary(t, p)
+	read := collectFile(t, p).Summary
 	longer, _ := writeJournal(t, 6)
 	shorter, _ := writeJournal(t, 4)
 	// Another chain as long as the one read: another header.
@@ -136,7 +152,7 @@ func TestTornTail(t *testing.T) {
 	_, b := writeJournal(t, 5)
 	lines := bytes.Count(b, []byte{'\n'})
 	for cut := 0; cut <= len(b); cut++ {
-		c, err := Read(bytes.NewReader(b[:cut]))
+		c, err := collect(bytes.NewReader(b[:cut]))
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -162,7 +178,7 @@ func TestTamperedEntries(t *testing.T) {
 		"not JSON":     {ls[0], "garbage\n"},
 	}
 	for name, c := range cases {
-		if _, err := Read(strings.NewReader(strings.Join(c, ""))); err == nil {
+		if _, err := collect(strings.NewReader(strings.Join(c, ""))); err == nil {
 			t.Errorf("%s: the journal was accepted", name)
 		}
 	}
@@ -200,34 +216,47 @@ func FuzzRead(f *testing.F) {
 	}()
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c, err := Read(bytes.NewReader(in))
-		// Scan, holding nothing, accepts what Read accepts and sums it up
-		// alike.
-		seen := 0
-		s, serr := Scan(bytes.NewReader(in), func(Entry) error { seen++; return nil })
-		if (err == nil) != (serr == nil) {
-			t.Fatalf("Read: %v; Scan: %v", err, serr)
-		}
+		c, err := collect(bytes.NewReader(in))
 		if err != nil {
 			return
 		}
-		if s.Entries != len(c.Entries) || seen != s.Entries || s.Head != c.Head() || s.Valid != c.Valid || s.Torn != c.Torn {
-			t.Fatalf("Scan %+v (%d handed over); Read %d entries, head %s, valid %d, torn %v", s, seen, len(c.Entries), c.Head(), c.Valid, c.Torn)
+		// The summary says what Scan handed over: its length and head, and
+		// a torn tail exactly where bytes follow the valid prefix.
+		head := ""
+		if len(c.Entries) > 0 {
+			head = c.Entries[len(c.Entries)-1].Hash
 		}
-		// What reads back continues into a journal that reads the same.
+		if c.Summary.Entries != len(c.Entries) || c.Head != head || c.Torn != (int(c.Valid) < len(in)) {
+			t.Fatalf("Scan %+v handed over %d entries ending at %s, of %d bytes", c.Summary, len(c.Entries), head, len(in))
+		}
+		// What reads back continues into a journal that holds those
+		// entries as the writer writes them (a line the writer did not
+		// write, e.g. with keys missing or in another order, is written
+		// in the writer's form; its chain is the same), and reads the same.
+		var back []byte
+		for _, e := range c.Entries {
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back = append(append(back, b...), '\n')
+		}
 		d := t.TempDir()
 		from, q := filepath.Join(d, "from.jsonl"), filepath.Join(d, "j.jsonl")
 		if err := os.WriteFile(from, in, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		w, err := Continue(q, from, s, nil)
+		w, err := Continue(q, from, c.Summary, nil)
 		if err != nil {
 			t.Fatalf("entries that read do not continue: %v", err)
 		}
 		w.Close()
-		c2, err := ReadFile(q)
-		if err != nil || len(c2.Entries) != len(c.Entries) || c2.Head() != c.Head() {
-			t.Fatalf("continued journal reads differently: %v", err)
+		if got, err := os.ReadFile(q); err != nil || !bytes.Equal(got, back) {
+			t.Fatalf("continued journal is not the chain read in the writer's form: %v", err)
+		}
+		c2 := collectFile(t, q)
+		if len(c2.Entries) != len(c.Entries) || c2.Head != c.Head || c2.Torn {
+			t.Fatalf("continued journal reads differently: %+v", c2.Summary)
 		}
 	})
 }
@@ -235,10 +264,7 @@ func FuzzRead(f *testing.F) {
 // TestFormat: a journal made from the format's definition alone (the
 // hash formula in the package comment) reads.
 func TestFormat(t *testing.T) {
-	c, err := ReadFile(filepath.Join("testdata", "format.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := collectFile(t, filepath.Join("testdata", "format.jsonl"))
 	if len(c.Entries) != 3 || c.Torn || string(c.Entries[2].Body) != `{"verdict":1}` {
 		t.Fatalf("read %+v", c)
 	}
