@@ -21,7 +21,9 @@ func newShardCommand(g *globalOptions) *cobra.Command {
 shards balanced by the ground truth's measured time (a task's samples split
 over shards where the balance needs it), and each
 shard runs as one task of a Slurm job array through the normal sandboxed
-scoring path (self-check included). The merge verifies every shard and writes
+scoring path (self-check included: a task split over shards is self-checked
+in full by the shard holding its first sample, and on its base inputs by the
+others). The merge verifies every shard and writes
 one eval_results.json and one signed run record, with the verdicts a
 single-machine run gives.
 
@@ -30,7 +32,8 @@ single-machine run gives.
       the evaluator image as a tarball, this repro binary, an sbatch script
   repro shard submit BUNDLE [--wait]   submits the job array (sbatch); with
       --wait, waits for it and merges
-  repro shard run BUNDLE --index K     one array task (what the script runs)
+  repro shard run BUNDLE --index K [--full-self-check]
+      one array task (what the script runs)
   repro shard merge BUNDLE             verifies every shard and writes the run
 
 The bundle folder must be readable and writable from every node (a shared
@@ -129,6 +132,7 @@ func newShardSubmitCommand(g *globalOptions) *cobra.Command {
 // shardRunOptions are the flags of repro shard run.
 type shardRunOptions struct {
 	index, parallel int
+	fullSelfCheck   bool
 }
 
 func newShardRunCommand(g *globalOptions) *cobra.Command {
@@ -141,7 +145,7 @@ func newShardRunCommand(g *globalOptions) *cobra.Command {
 			t := g.term
 			defer t.ClearStatus()
 			rep, err := shard.RunShardAt(cmd.Context(), args[0], shard.RunOptions{
-				Index: o.index, Parallel: o.parallel, Version: versionString(),
+				Index: o.index, Parallel: o.parallel, Version: versionString(), FullSelfCheck: o.fullSelfCheck,
 				Warn: func(w string) { t.Warnf("%s", w) }, Progress: t.RateProgress(nil),
 			})
 			t.ClearStatus()
@@ -150,13 +154,18 @@ func newShardRunCommand(g *globalOptions) *cobra.Command {
 					err = jerr
 				}
 			} else if rep != nil && err == nil {
-				ui.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed\n", o.index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks)
+				base := ""
+				if n := len(rep.SelfCheck.BaseOnlyTasks); n > 0 {
+					base = fmt.Sprintf(" (%d on base inputs: the shard holding their first sample checks them in full)", n)
+				}
+				ui.Fprintf(t.Human(), "shard %d: run %s, %d samples, self-check %d/%d passed%s\n", o.index, rep.RunID, rep.Summary.Samples, rep.SelfCheck.Passed, rep.SelfCheck.Tasks, base)
 			}
 			return err
 		},
 	}
 	cmd.Flags().IntVar(&o.index, "index", -1, "the shard (default: $SLURM_ARRAY_TASK_ID)")
 	cmd.Flags().IntVar(&o.parallel, "parallel", 0, "sandbox containers at once (default: what this node holds)")
+	cmd.Flags().BoolVar(&o.fullSelfCheck, "full-self-check", false, "self-check every task on all its inputs, also those whose first sample another shard holds (for a node whose CPU model differs from that shard's)")
 	g.jsonFlag(cmd, "print the shard's scoring report as one JSON document")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("index") {

@@ -478,21 +478,23 @@ func CachedTruth(st *store.Store, d *task.Dataset, imageID string) (*Truth, erro
 }
 
 // CachedSeconds returns the canonical solution's measured seconds over
-// all of task's base and plus inputs, and whether the cache holds them.
-func (t *Truth) CachedSeconds(tk *task.Task) (float64, bool) {
+// task's base inputs and over its plus inputs, and whether the cache holds
+// them (a task without plus inputs has plus 0).
+func (t *Truth) CachedSeconds(tk *task.Task) (base, plus float64, ok bool) {
 	tt := t.load(tk, false)
 	if tt == nil || tt.Error != "" {
-		return 0, false
+		return 0, 0, false
 	}
-	sum := 0.0
-	for _, pt := range []*phaseTruth{tt.Base, tt.Plus} {
+	sum := func(pt *phaseTruth) float64 {
+		s := 0.0
 		if pt != nil {
-			for _, s := range pt.Times {
-				sum += s
+			for _, v := range pt.Times {
+				s += v
 			}
 		}
+		return s
 	}
-	return sum, true
+	return sum(tt.Base), sum(tt.Plus), true
 }
 
 // TaskFiles returns the cache files of task that exist: its metadata and

@@ -45,6 +45,10 @@ type StagesConfig struct {
 	// they are scored (a VerdictSpool, StagesReport.Spool) rather than in
 	// memory (StagesReport.Results).
 	SpoolDir string
+	// SelfCheckBaseOnly names tasks of Tasks whose self-check runs on the
+	// base inputs only (Options.SelfCheckBaseOnly); it changes nothing
+	// where the run has no plus inputs.
+	SelfCheckBaseOnly []string
 }
 
 // TruthReport describes the ground truth a run used.
@@ -71,10 +75,14 @@ type SelfCheckFailure struct {
 
 // SelfCheckReport is the result of the canonical-solution self-check.
 type SelfCheckReport struct {
-	Tasks    int                `json:"tasks"`
-	Passed   int                `json:"passed"`
-	Failures []SelfCheckFailure `json:"failures,omitempty"`
-	Stats    ScoreStats         `json:"stats"`
+	Tasks  int `json:"tasks"`
+	Passed int `json:"passed"`
+	// BaseOnlyTasks are the tasks whose canonical solution ran on the
+	// base inputs only (StagesConfig.SelfCheckBaseOnly), in task order;
+	// every other task ran on all the run's inputs.
+	BaseOnlyTasks []string           `json:"base_only_tasks,omitempty"`
+	Failures      []SelfCheckFailure `json:"failures,omitempty"`
+	Stats         ScoreStats         `json:"stats"`
 }
 
 // OK reports whether every task passed.
@@ -170,6 +178,32 @@ func CanonicalSamples(tasks []*task.Task) []*task.Sample {
 	return out
 }
 
+// splitSelfCheck divides tasks into those self-checked in full and those
+// on their base inputs only (the ids baseOnly names, where the run has
+// plus inputs), each in task order. An id that is not among tasks, or
+// twice, is a usage error.
+func splitSelfCheck(tasks []*task.Task, baseOnly []string, plus bool) (full, base []*task.Task, err error) {
+	named := make(map[string]bool, len(baseOnly))
+	for _, id := range baseOnly {
+		if named[id] {
+			return nil, nil, exitcode.Errorf(exitcode.Usage, "self-check on base inputs only: task %s named twice", id)
+		}
+		named[id] = true
+	}
+	for _, t := range tasks {
+		if named[t.ID] && plus {
+			base = append(base, t)
+		} else {
+			full = append(full, t)
+		}
+		delete(named, t.ID)
+	}
+	for id := range named {
+		return nil, nil, exitcode.Errorf(exitcode.Usage, "self-check on base inputs only: task %s is not scored in this run", id)
+	}
+	return full, base, nil
+}
+
 // RunStages runs a scoring run's three stages: it computes missing ground
 // truth, runs the self-check and, if every canonical solution passed it,
 // scores the candidates. A failed self-check returns the report so far
@@ -223,10 +257,29 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		peak := sc.Release(ctx)
 		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
 	}()
-	canon, st, err := sc.Score(ctx, CanonicalSamples(cfg.Tasks))
-	rep.SelfCheck.Stats = st
+	full, baseOnly, err := splitSelfCheck(cfg.Tasks, cfg.SelfCheckBaseOnly, plus)
 	if err != nil {
 		return rep, err
+	}
+	var canon []*SampleResult
+	for _, pass := range []struct {
+		tasks    []*task.Task
+		baseOnly bool
+	}{{full, !plus}, {baseOnly, true}} {
+		if len(pass.tasks) == 0 {
+			continue
+		}
+		sc.BaseOnly = pass.baseOnly
+		got, st, err := sc.Score(ctx, CanonicalSamples(pass.tasks))
+		rep.SelfCheck.Stats.add(st)
+		if err != nil {
+			return rep, err
+		}
+		canon = append(canon, got...)
+	}
+	sc.BaseOnly = !plus
+	for _, t := range baseOnly {
+		rep.SelfCheck.BaseOnlyTasks = append(rep.SelfCheck.BaseOnlyTasks, t.ID)
 	}
 	rep.SelfCheck.tally(len(cfg.Tasks), canon, func(id string) bool {
 		tt, _ := cfg.Truth.Get(cfg.Dataset.Task(id))
@@ -250,6 +303,7 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		report := func(p, f, n int) { cfg.Verdicts("scoring", p, f, n) }
 		sc.Known, sc.Decided = newVerdictTally(len(samples), sc.phases(), report).wrap(sc.Known, sc.Decided)
 	}
+	var st ScoreStats
 	if cfg.SpoolDir == "" {
 		rep.Results, st, err = sc.Score(ctx, samples)
 		return rep.scored(st, err, cfg.Tasks, cfg.Dataset, plus)

@@ -62,6 +62,14 @@ type Options struct {
 	// that verify against their records, for the same dataset, task,
 	// program digest, image, runtime, harness, limits and CPU model.
 	Cache bool
+	// SelfCheckBaseOnly names tasks, among those scored, whose self-check
+	// runs their canonical solution on the base inputs only, because
+	// another run of the same sharded run self-checks them in full
+	// (internal/shard: the shard holding a task's first sample); every
+	// other task is self-checked in full. The run's self-check report
+	// lists them (SelfCheckReport.BaseOnlyTasks), and a merge accepts them
+	// only against that other run. Only the shard runner sets it.
+	SelfCheckBaseOnly []string
 
 	// Kind is the run's kind; "" is "humaneval". A workload that scores
 	// samples as one step of its own (internal/reproduce) names its own
@@ -106,6 +114,9 @@ func (o *Options) Validate() error {
 	}
 	if (o.Resume != "" || o.ResumeLatest || o.Cache) && o.Engine == EngineEvalPlus {
 		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
+	}
+	if len(o.SelfCheckBaseOnly) > 0 && (o.Engine == EngineEvalPlus || o.Canonical) {
+		return exitcode.Errorf(exitcode.Usage, "a self-check on base inputs only goes with --engine repro and candidate samples")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)
@@ -435,7 +446,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
-			SpoolDir: run.Dir,
+			SpoolDir: run.Dir, SelfCheckBaseOnly: o.SelfCheckBaseOnly,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr

@@ -180,6 +180,24 @@ type ScoreStats struct {
 	Retired  int `json:"retired_containers,omitempty"`
 }
 
+// add counts the pass o into s, as one pass of both: its counts and wall
+// summed, the supervisors and the peak memory the larger of the two (a
+// second pass of a Scorer that keeps its supervisors reuses them).
+func (s *ScoreStats) add(o ScoreStats) {
+	s.Jobs += o.Jobs
+	s.Shared += o.Shared
+	s.Reused += o.Reused
+	s.Wall += o.Wall
+	s.PeakMemory = max(s.PeakMemory, o.PeakMemory)
+	s.Supervisors = max(s.Supervisors, o.Supervisors)
+	s.Rechecked += o.Rechecked
+	s.RecheckChanged += o.RecheckChanged
+	s.OverrunDecided += o.OverrunDecided
+	s.ExactRuns += o.ExactRuns
+	s.Outlived += o.Outlived
+	s.Retired += o.Retired
+}
+
 // freshRecheckContainer: a time-sensitive verdict's re-run gets a
 // container no earlier job touched. Only TestStateControlsAreNeeded turns
 // it off, to show that the state suite needs it.

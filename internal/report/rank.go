@@ -95,6 +95,8 @@ func NotRankedReasons(ref *codebench.Reference, rep *Report) []string {
 		add("no self-check")
 	case !sc.OK:
 		add("self-check failed (%d of %d tasks passed)", sc.Passed, sc.Tasks)
+	case sc.BaseOnly > 0:
+		add("self-check of %d tasks on their base inputs only (a shard of a sharded run: rank the merged run)", sc.BaseOnly)
 	}
 	return out
 }

@@ -71,6 +71,27 @@ func TestBoardRanksVerdictsNotClaims(t *testing.T) {
 	}
 }
 
+// TestBoardDoesNotRankAShard: a shard's run of a sharded run, whose
+// self-check checked some tasks on their base inputs only (the shard
+// holding their first sample checked them in full), is shown but not
+// ranked, saying why; the merged run is the one to rank.
+func TestBoardDoesNotRankAShard(t *testing.T) {
+	home := t.TempDir()
+	greedy := map[string]any{"temperature": 0.0, "n": 1}
+	shard := boardRun(t, home, 1, boardRunSpec{label: "shard", model: "org/shard", sampling: greedy, n: 1, base: 8, plus: 7, speed: 1,
+		edit: func(rec *runs.Record) {
+			rec.SelfCheck = map[string]any{"tasks": fixtureTasks, "passed": fixtureTasks, "base_only_tasks": []string{"HumanEval/0", "HumanEval/2"}}
+		}})
+	ids, _ := runs.List(home)
+	b, err := buildBoard(home, "humanevalplus-v0.1.10", ids, BoardOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, b, shard); r.Rank != 0 || !hasReason(r, "self-check of 2 tasks on their base inputs only (a shard of a sharded run: rank the merged run)") {
+		t.Errorf("the shard's row: rank %d, reasons %q", r.Rank, r.NotRankedReasons)
+	}
+}
+
 // TestBoardSubsetRelabelled: a run of four tasks of another dataset whose
 // record was re-signed to claim the whole dataset (summary, dataset,
 // assets) is not ranked: its results name four tasks and the other

@@ -162,9 +162,13 @@ type VerdictScores struct {
 
 // SelfCheck is the canonical-solution self-check of a run.
 type SelfCheck struct {
-	Tasks    int      `json:"tasks"`
-	Passed   int      `json:"passed"`
-	OK       bool     `json:"ok"`
+	Tasks  int  `json:"tasks"`
+	Passed int  `json:"passed"`
+	OK     bool `json:"ok"`
+	// BaseOnly counts the tasks whose canonical solution ran on the base
+	// inputs only: a shard of a sharded run, whose other shard checked
+	// them in full (the merged run is the one to rank).
+	BaseOnly int      `json:"base_only,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 }
 
@@ -418,15 +422,16 @@ func humanEval(dir string, rec *runs.Record) (*HumanEval, []string) {
 		notes = append(notes, "the record holds no summary: the run did not finish scoring")
 	}
 	var sc struct {
-		Tasks    int `json:"tasks"`
-		Passed   int `json:"passed"`
+		Tasks    int      `json:"tasks"`
+		Passed   int      `json:"passed"`
+		BaseOnly []string `json:"base_only_tasks"`
 		Failures []struct {
 			Task, Phase, Status, Reason string
 			Flaky                       bool
 		} `json:"failures"`
 	}
 	if recast(rec.SelfCheck, &sc) {
-		he.SelfCheck = &SelfCheck{Tasks: sc.Tasks, Passed: sc.Passed, OK: sc.Tasks > 0 && sc.Passed == sc.Tasks && len(sc.Failures) == 0}
+		he.SelfCheck = &SelfCheck{Tasks: sc.Tasks, Passed: sc.Passed, OK: sc.Tasks > 0 && sc.Passed == sc.Tasks && len(sc.Failures) == 0, BaseOnly: len(sc.BaseOnly)}
 		for _, f := range sc.Failures {
 			s := fmt.Sprintf("%s %s: %s %s", f.Task, f.Phase, f.Status, truncate(f.Reason, maxInputChars))
 			if f.Flaky {

@@ -6,14 +6,18 @@ import (
 	"slices"
 )
 
-// TaskLoad is one task's place in the balance: its number of samples and
-// the estimated seconds of one of them (Unit). A part of k samples of the
-// task costs (k+1)·Unit: its samples, and the self-check's run of the
-// canonical solution, which every shard holding a part of the task does
-// once.
+// TaskLoad is one task's place in the balance: its number of samples, the
+// estimated seconds of one of them (Unit), and the seconds of the
+// self-check that a part of the task costs where it does not hold the
+// task's first sample (Check). The part that holds the first sample runs
+// the task's whole self-check, the canonical solution on every input
+// (Unit); every other part runs it on the base inputs only (Check, at
+// most Unit, and Unit where the run has no plus inputs), because the
+// first part's shard checks the rest.
 type TaskLoad struct {
 	Samples int
 	Unit    float64
+	Check   float64
 }
 
 // PartOf is a part of task Task (an index into the loads) in a shard: its
@@ -22,8 +26,27 @@ type PartOf struct {
 	Task, From, To int
 }
 
-// partCost is the estimated cost of k samples of a task with unit u.
-func partCost(k int, u float64) float64 { return float64(k+1) * u }
+// partCost is the estimated cost of the samples from..from+k of a task:
+// the samples, and the self-check their shard runs for the task.
+func partCost(from, k int, l TaskLoad) float64 {
+	u := unit(l)
+	if from == 0 {
+		return float64(k+1) * u
+	}
+	return float64(k)*u + check(l)
+}
+
+// cost is the estimated cost of part p of loads.
+func cost(loads []TaskLoad, p PartOf) float64 { return partCost(p.From, p.To-p.From, loads[p.Task]) }
+
+// shardCost is the estimated cost of a shard's parts.
+func shardCost(loads []TaskLoad, s []PartOf) float64 {
+	c := 0.0
+	for _, p := range s {
+		c += cost(loads, p)
+	}
+	return c
+}
 
 // splitSlack is how much dearer than the split balance the whole-task
 // balance may be and still be chosen: a task is split only where that
@@ -43,7 +66,7 @@ const splitSlack = 1.05
 func BalanceParts(loads []TaskLoad, n int) [][]PartOf {
 	whole := make([]float64, len(loads))
 	for i, l := range loads {
-		whole[i] = partCost(l.Samples, unit(l))
+		whole[i] = partCost(0, l.Samples, l)
 	}
 	var wholePlan [][]PartOf
 	for _, idx := range Balance(whole, n) {
@@ -85,6 +108,8 @@ func BalanceParts(loads []TaskLoad, n int) [][]PartOf {
 
 func unit(l TaskLoad) float64 { return max(l.Unit, 1e-9) }
 
+func check(l TaskLoad) float64 { return min(max(l.Check, 0), unit(l)) }
+
 func hasEmpty(plan [][]PartOf) bool {
 	return slices.ContainsFunc(plan, func(s []PartOf) bool { return len(s) == 0 })
 }
@@ -97,7 +122,7 @@ func pack(loads []TaskLoad, n int, cap float64) ([][]PartOf, bool) {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Compare(partCost(loads[b].Samples, unit(loads[b])), partCost(loads[a].Samples, unit(loads[a])))
+		return cmp.Compare(partCost(0, loads[b].Samples, loads[b]), partCost(0, loads[a].Samples, loads[a]))
 	})
 	load := make([]float64, n)
 	out := make([][]PartOf, n)
@@ -112,9 +137,10 @@ func pack(loads []TaskLoad, n int, cap float64) ([][]PartOf, bool) {
 		return k
 	}
 	for _, i := range order {
-		u, left, from := unit(loads[i]), loads[i].Samples, 0
-		if k := least(i); load[k]+partCost(left, u) <= cap {
-			load[k] += partCost(left, u)
+		l := loads[i]
+		u, c, left, from := unit(l), check(l), l.Samples, 0
+		if k := least(i); load[k]+partCost(0, left, l) <= cap {
+			load[k] += partCost(0, left, l)
 			out[k], holds[k] = append(out[k], PartOf{i, 0, left}), i+1
 			continue
 		}
@@ -123,12 +149,18 @@ func pack(loads []TaskLoad, n int, cap float64) ([][]PartOf, bool) {
 			if k < 0 {
 				return nil, false
 			}
-			fit := int(math.Floor((cap-load[k])/u*(1+1e-12))) - 1
+			// The first part pays the whole self-check, the others
+			// the base one.
+			room := cap - load[k] - c
+			if from == 0 {
+				room = cap - load[k] - u
+			}
+			fit := int(math.Floor(room / u * (1 + 1e-12)))
 			if fit < 1 {
 				return nil, false
 			}
 			take := min(fit, left)
-			load[k] += partCost(take, u)
+			load[k] += partCost(from, take, l)
 			out[k], holds[k] = append(out[k], PartOf{i, from, from + take}), i+1
 			from, left = from+take, left-take
 		}
@@ -170,17 +202,15 @@ func fillEmpty(loads []TaskLoad, out [][]PartOf, load []float64) {
 			return
 		}
 		p := out[src][part]
-		u := unit(loads[p.Task])
 		moved := p
 		if p.To-p.From >= 2 {
 			mid := p.From + (p.To-p.From)/2
 			out[src][part].To, moved.From = mid, mid
-			load[src] += partCost(mid-p.From, u) - partCost(p.To-p.From, u)
 		} else {
 			out[src] = slices.Delete(out[src], part, part+1)
-			load[src] -= partCost(1, u)
 		}
-		out[e], load[e] = []PartOf{moved}, partCost(moved.To-moved.From, u)
+		load[src] = shardCost(loads, out[src])
+		out[e], load[e] = []PartOf{moved}, cost(loads, moved)
 	}
 }
 
@@ -188,36 +218,42 @@ func fillEmpty(loads []TaskLoad, out [][]PartOf, load []float64) {
 func MaxLoad(loads []TaskLoad, plan [][]PartOf) float64 {
 	m := 0.0
 	for _, s := range plan {
-		c := 0.0
-		for _, p := range s {
-			c += partCost(p.To-p.From, unit(loads[p.Task]))
-		}
-		m = max(m, c)
+		m = max(m, shardCost(loads, s))
 	}
 	return m
 }
 
 // LowerBound is a cost that the dearest shard of any plan of loads over n
-// shards reaches at least: the smallest cap L at which the samples, with
-// the fewest parts each task needs under L (a part of a task with unit u
-// holds at most ⌊L/u⌋−1 samples), fit into n·L. It is at least the mean
-// of the whole-task costs, and equal to it where splitting costs nothing.
+// shards reaches at least: the smallest cap L at which the tasks, each cut
+// into the fewest parts it needs under L (the part holding its first
+// sample holds at most ⌊L/u⌋−1 samples, any other ⌊(L−c)/u⌋, for unit u
+// and base check c), cost no more than n·L in all. It is at least the
+// mean of the whole-task costs (the unsharded run's cost over n), and
+// exceeds it only by the base checks of the parts a task must be cut into,
+// or where one task's first sample and self-check exceed the mean.
 func LowerBound(loads []TaskLoad, n int) float64 {
 	total, floor := 0.0, 0.0
 	for _, l := range loads {
-		total += partCost(l.Samples, unit(l))
-		floor = max(floor, partCost(1, unit(l)))
+		total += partCost(0, l.Samples, l)
+		floor = max(floor, partCost(0, 1, l))
 	}
 	fits := func(L float64) bool {
 		need := 0.0
 		for _, l := range loads {
-			u := unit(l)
-			per := int(math.Floor(L/u*(1+1e-12))) - 1
-			if per < 1 {
+			u, c := unit(l), check(l)
+			first := int(math.Floor(L/u*(1+1e-12))) - 1
+			if first < 1 {
 				return false
 			}
-			parts := (l.Samples + per - 1) / per
-			need += float64(parts)*u + float64(l.Samples)*u
+			need += partCost(0, l.Samples, l)
+			if l.Samples <= first {
+				continue
+			}
+			other := int(math.Floor((L - c) / u * (1 + 1e-12)))
+			if other < 1 {
+				return false
+			}
+			need += float64((l.Samples-first+other-1)/other) * c
 		}
 		return need <= float64(n)*L*(1+1e-12)
 	}

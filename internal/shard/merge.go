@@ -44,6 +44,9 @@ type MergedShard struct {
 	Cost      float64 `json:"cost_seconds"`
 	Wall      float64 `json:"wall_seconds"`
 	SelfCheck int     `json:"self_check_passed"`
+	// SelfCheckBaseOnly counts the shard's tasks it self-checked on their
+	// base inputs only (another shard self-checked them in full).
+	SelfCheckBaseOnly int `json:"self_check_base_only,omitempty"`
 }
 
 // shardProblem is the integrity error of shard k.
@@ -113,6 +116,16 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	if total != p.Samples.Count {
 		return nil, exitcode.Errorf(exitcode.Integrity, "bundle %q: the shards hold %d samples, the plan %d", dir, total, p.Samples.Count)
 	}
+	checks := make([]shardCheck, len(shards))
+	for k, v := range shards {
+		checks[k] = shardCheck{baseOnly: v.rep.SelfCheck.BaseOnlyTasks}
+		if v.rep.Truth != nil {
+			checks[k].key = &v.rep.Truth.Key
+		}
+	}
+	if err := checkSelfCheckCover(dir, p, checks); err != nil {
+		return nil, err
+	}
 
 	// Verdicts per task, in dataset order, as one run would have them.
 	perShard := make([]map[string][]codebench.ResultEntry, len(shards))
@@ -132,7 +145,8 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 		}
 		s := p.Shards[k]
 		rep.Shards = append(rep.Shards, MergedShard{Index: k, RunID: v.rec.RunID, Host: v.rec.Host, SlurmJob: v.rec.SlurmJob,
-			Tasks: len(s.Parts), Samples: s.Samples, Cost: s.Cost, Wall: v.rep.WallSeconds, SelfCheck: v.rep.SelfCheck.Passed})
+			Tasks: len(s.Parts), Samples: s.Samples, Cost: s.Cost, Wall: v.rep.WallSeconds, SelfCheck: v.rep.SelfCheck.Passed,
+			SelfCheckBaseOnly: len(v.rep.SelfCheck.BaseOnlyTasks)})
 		rep.PeakMemory = max(rep.PeakMemory, v.rep.PeakMemory)
 	}
 	results = resultsOf(tasks, eval)
@@ -148,8 +162,10 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	rec.Image = map[string]any{"id": p.Image.ID, "manifest_digest": p.Image.ManifestDigest}
 	rec.Limits = map[string]any{"run": p.Limits, "harness_digest": p.Harness, "base_only": p.BaseOnly, "shards": len(p.Shards)}
 	rec.Summary = sum
-	// Every shard passed the self-check of each of its tasks (verifyShard);
-	// a task split over shards counts once.
+	// Every shard passed the self-check of each of its tasks (verifyShard),
+	// in full where it holds the task's first sample and at least on the
+	// base inputs elsewhere (checkSelfCheckCover); a task split over
+	// shards counts once.
 	sc := codebench.SelfCheckReport{Tasks: len(tasks), Passed: len(tasks)}
 	rec.SelfCheck = sc
 	rep.RunID, rep.RunDir, rep.Engine, rep.Dataset, rep.DatasetMD5 = run.ID, run.Dir, codebench.EngineRepro, d.ID, d.MD5
@@ -171,6 +187,54 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	}
 	rec.Extra = rep
 	return rep, run.End(err)
+}
+
+// shardCheck is what the merge takes from a shard's self-check: the tasks
+// it ran on their base inputs only, and the ground-truth key it ran under
+// (nil if the run reports none).
+type shardCheck struct {
+	baseOnly []string
+	key      *codebench.TruthKey
+}
+
+// checkSelfCheckCover checks that every task was self-checked in full
+// where the plan puts its self-check: a shard may have self-checked a
+// task on its base inputs only where it holds a later part of it (not
+// the task's first sample), and the shard holding the first sample must
+// have self-checked it in full under the same ground-truth key (the same
+// dataset, image, harness and CPU model: the same expected outputs and
+// limits). Anything else is an integrity error naming the shard and the
+// way out: that shard run again with --full-self-check.
+func checkSelfCheckCover(dir string, p *Plan, checks []shardCheck) error {
+	first := map[string]int{} // task -> the shard holding its first sample
+	for k, s := range p.Shards {
+		for _, pt := range s.Parts {
+			if pt.From == 0 {
+				first[pt.Task] = k
+			}
+		}
+	}
+	for k, c := range checks {
+		later := map[string]bool{}
+		for _, id := range p.Shards[k].LaterParts() {
+			later[id] = true
+		}
+		again := fmt.Sprintf("run it again with repro shard run %s --index %d --full-self-check", dir, k)
+		for _, id := range c.baseOnly {
+			if !later[id] {
+				return shardProblem(k, "it self-checked %s on its base inputs only, but it holds that task's first sample, whose shard self-checks it in full: %s", id, again)
+			}
+			j := first[id]
+			switch {
+			case c.key == nil || checks[j].key == nil:
+				return shardProblem(k, "it self-checked %s on its base inputs only, and its run or shard %d's names no ground truth to match: %s", id, j, again)
+			case *c.key != *checks[j].key:
+				return shardProblem(k, "it self-checked %s on its base inputs only, with ground truth %s (CPU %q), and shard %d checked it in full with other ground truth (%s, CPU %q): %s",
+					id, c.key.Digest().Hex()[:12], c.key.CPU, j, checks[j].key.Digest().Hex()[:12], checks[j].key.CPU, again)
+			}
+		}
+	}
+	return nil
 }
 
 // verifyShard checks shard k: its signed record, the run it names (the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/exitcode"
 )
 
 // unshardedVerdicts are the verdicts one run gives splitPlan's samples:
@@ -193,6 +194,44 @@ func TestReadResultsChecksEachEntry(t *testing.T) {
 	} {
 		if _, _, err := readResults(write(c.text), want); err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: %v; want %q in the error", name, err, c.why)
+		}
+	}
+}
+
+// TestSelfCheckCover: a shard may self-check a task on its base inputs
+// only where it holds a later part of it, and only where the shard
+// holding the task's first sample checked it in full under the same
+// ground-truth key; everything else is refused naming the shard and the
+// rerun that mends it.
+func TestSelfCheckCover(t *testing.T) {
+	p := splitPlan() // HumanEval/0: shard 2 holds 0-4, shard 0 4-6, shard 1 6-10
+	a := &codebench.TruthKey{Format: 2, Dataset: "d", Image: "i", CPU: "AMD EPYC"}
+	b := &codebench.TruthKey{Format: 2, Dataset: "d", Image: "i", CPU: "Intel Xeon"}
+	good := []shardCheck{{[]string{"HumanEval/0"}, a}, {[]string{"HumanEval/0"}, a}, {nil, a}}
+	if err := checkSelfCheckCover("B", &p, good); err != nil {
+		t.Fatalf("base checks where shard 2 checked HumanEval/0 in full: %v", err)
+	}
+	if err := checkSelfCheckCover("B", &p, []shardCheck{{nil, a}, {nil, b}, {nil, nil}}); err != nil {
+		t.Fatalf("full self-checks everywhere, whatever the keys: %v", err)
+	}
+	for name, c := range map[string]struct {
+		checks []shardCheck
+		want   string
+	}{
+		"the first part checked on base inputs": {[]shardCheck{{nil, a}, {nil, a}, {[]string{"HumanEval/0"}, a}},
+			"shard 2: it self-checked HumanEval/0 on its base inputs only, but it holds that task's first sample"},
+		"a whole task checked on base inputs": {[]shardCheck{{[]string{"HumanEval/1"}, a}, {nil, a}, {nil, a}},
+			"shard 0: it self-checked HumanEval/1 on its base inputs only, but it holds that task's first sample"},
+		"a task the shard does not hold": {[]shardCheck{{[]string{"HumanEval/5"}, a}, {nil, a}, {nil, a}},
+			"shard 0: it self-checked HumanEval/5 on its base inputs only"},
+		"another CPU model than the full check's": {[]shardCheck{{[]string{"HumanEval/0"}, a}, {[]string{"HumanEval/0"}, b}, {nil, a}},
+			`shard 1: it self-checked HumanEval/0 on its base inputs only, with ground truth ` + b.Digest().Hex()[:12] + ` (CPU "Intel Xeon"), and shard 2 checked it in full with other ground truth`},
+		"no key": {[]shardCheck{{[]string{"HumanEval/0"}, nil}, {nil, a}, {nil, a}},
+			"shard 0: it self-checked HumanEval/0 on its base inputs only, and its run or shard 2's names no ground truth"},
+	} {
+		err := checkSelfCheckCover("B", &p, c.checks)
+		if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--full-self-check") {
+			t.Errorf("%s: %v, want exit 4 with %q and the rerun", name, err, c.want)
 		}
 	}
 }

@@ -124,8 +124,10 @@ type Shard struct {
 	Parts   []Part `json:"parts"`
 	Samples int    `json:"samples"`
 	// Cost is the estimated seconds of CPU time: per part, its samples
-	// and the self-check's canonical run, each the canonical solution's
-	// measured time on every input plus a fixed cost per sample.
+	// and its self-check, each sample the canonical solution's measured
+	// time on every input plus a fixed cost per sample; the self-check
+	// as dear as one sample where the part holds the task's first sample,
+	// the canonical solution on the base inputs otherwise (TaskLoad).
 	Cost float64 `json:"cost_seconds"`
 	File FilePin `json:"file"`
 }
@@ -143,6 +145,19 @@ func (s *Shard) Tasks() []string {
 	out := make([]string, len(s.Parts))
 	for i, p := range s.Parts {
 		out[i] = p.Task
+	}
+	return out
+}
+
+// LaterParts returns the ids of the tasks of which the shard holds a part
+// that does not start at the task's first sample, in the order of its
+// parts: their self-check is the shard holding the first sample's.
+func (s *Shard) LaterParts() []string {
+	var out []string
+	for _, p := range s.Parts {
+		if p.From > 0 {
+			out = append(out, p.Task)
+		}
 	}
 	return out
 }
@@ -167,6 +182,18 @@ type PlanOptions struct {
 // passing records) in the balance, where ground truth is cached; without
 // it a task of many fast samples would look free.
 const perSampleSeconds = 0.05
+
+// taskLoad is the balance's cost of a task of n samples whose canonical
+// solution took base and plus seconds over its base and plus inputs; with
+// baseOnly (a run without plus inputs) only the base seconds count, and a
+// part's self-check is the whole one.
+func taskLoad(n int, base, plus float64, baseOnly bool) TaskLoad {
+	if baseOnly {
+		u := base + perSampleSeconds
+		return TaskLoad{Samples: n, Unit: u, Check: u}
+	}
+	return TaskLoad{Samples: n, Unit: base + plus + perSampleSeconds, Check: base + perSampleSeconds}
+}
 
 func (o *PlanOptions) validate() error {
 	if o.Samples == "" {
@@ -305,13 +332,13 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 		n := len(input.Set.ByTask[t.ID])
 		p.Tasks, p.TaskSamples = append(p.Tasks, t.ID), append(p.TaskSamples, n)
 		p.Samples.Count += n
-		secs, ok := truth.CachedSeconds(t)
+		base, plus, ok := truth.CachedSeconds(t)
 		if ok {
 			cached++
 		} else {
-			secs = 0.001 * float64(len(t.Base)+len(t.Plus))
+			base, plus = 0.001*float64(len(t.Base)), 0.001*float64(len(t.Plus))
 		}
-		loads[i] = TaskLoad{Samples: n, Unit: secs + perSampleSeconds}
+		loads[i] = taskLoad(n, base, plus, o.BaseOnly || !d.HasPlus)
 	}
 	if p.Samples.Count < o.Shards {
 		return nil, exitcode.Errorf(exitcode.Usage, "--shards %d: only %d samples to share out", o.Shards, p.Samples.Count)
@@ -323,7 +350,7 @@ func WritePlan(ctx context.Context, st *store.Store, o PlanOptions) (*Plan, erro
 		for _, part := range parts {
 			t := tasks[part.Task]
 			s.Parts = append(s.Parts, Part{Task: t.ID, From: part.From, To: part.To})
-			s.Cost += partCost(part.To-part.From, unit(loads[part.Task]))
+			s.Cost += cost(loads, part)
 			for _, smp := range input.Set.ByTask[t.ID][part.From:part.To] {
 				prog, err := smp.Program()
 				if err != nil {

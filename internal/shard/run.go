@@ -52,6 +52,13 @@ type RunOptions struct {
 	// Binary is the running binary, checked against the plan; empty for
 	// this process's own.
 	Binary string
+	// FullSelfCheck self-checks every task of the shard on all its
+	// inputs. Without it a task of which the shard holds a later part
+	// (not the task's first sample) is self-checked on its base inputs
+	// only, since the shard holding the first sample self-checks it in
+	// full; the merge accepts that only where both ran under the same
+	// ground-truth key (CPU model, image, harness, dataset).
+	FullSelfCheck bool
 }
 
 // SaveImage writes the evaluator image id as a tarball at path.
@@ -157,10 +164,15 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 	if parallel == 0 {
 		parallel = codebench.DefaultParallel()
 	}
+	var baseCheck []string
+	if !o.FullSelfCheck {
+		baseCheck = s.LaterParts()
+	}
 	rep, err := codebench.Score(ctx, st, codebench.Options{
 		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks(), ","),
 		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: codebench.EngineRepro,
 		Version: o.Version, Warn: o.Warn, Progress: o.Progress, ResumeLatest: true,
+		SelfCheckBaseOnly: baseCheck,
 	})
 	if err == nil && (rep.SelfCheck == nil || !rep.SelfCheck.OK()) {
 		err = exitcode.Errorf(exitcode.Integrity, "shard %d: the self-check did not pass", o.Index)
