@@ -72,6 +72,25 @@ func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
 			t.Fatalf("shard %d self-checked %d tasks, %v on base inputs only; want %d, %v", k, got.Tasks, got.BaseOnly, len(plan.Shards[k].Parts), want)
 		}
 	}
+	// Both name the ground truth they judged the split task by, and it is
+	// the same (the bundle's): what the merge compares.
+	var truth []map[string]string
+	for k, r := range runs {
+		var doc struct {
+			Truth struct {
+				Digests map[string]string `json:"task_digests"`
+			} `json:"ground_truth"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatalf("shard %d report: %v", k, err)
+		}
+		truth = append(truth, doc.Truth.Digests)
+	}
+	for task, n := range parts {
+		if n > 1 && (truth[0][task] == "" || truth[0][task] != truth[1][task]) {
+			t.Fatalf("ground truth of the split task %s: %q and %q", task, truth[0][task], truth[1][task])
+		}
+	}
 	step("shards")
 	merge := func(baseOnly int) {
 		t.Helper()

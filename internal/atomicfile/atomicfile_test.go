@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -67,5 +69,29 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 			got = append(got, e.Name())
 		}
 		t.Fatalf("folder holds %v, want %v", got, names)
+	}
+}
+
+// TestCreateFileKeepsTheFirst: CreateFile writes a file that is not
+// there, and where one is (another writer's, first) it fails with
+// fs.ErrExist and leaves that file as it was; no temporary file is left
+// either way.
+func TestCreateFileKeepsTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := CreateFile(path, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateFile(path, []byte("second"), 0o644); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second CreateFile: %v, want fs.ErrExist", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "first" {
+		t.Fatalf("after a second CreateFile the file holds %q (%v), want the first", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+		t.Fatalf("the created file: %v, %v", fi, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the folder holds %d entries, want the file alone", len(ents))
 	}
 }

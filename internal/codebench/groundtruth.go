@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,11 +254,30 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 			tt.Base = pt
 		}
 	}
+	return t.keep(tk, tt, plus)
+}
+
+// keep caches tt, just computed, as tk's ground truth and returns the
+// truth this Truth judges tk by from now on: tt, unless another process
+// cached usable truth of tk since this one found none (shards of a sharded
+// run that compute a task at once in one shared home), in which case that
+// one is taken, so that every process under the key judges tk by the same
+// truth, the first written. A record there that is not usable (of the base
+// inputs only where plus inputs are wanted) is replaced.
+func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
 	b, err := json.Marshal(tt)
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(t.metaPath(tk), b, 0o644); err != nil {
+	path := t.metaPath(tk)
+	err = atomicfile.CreateFile(path, b, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		if first := t.load(tk, plus); first != nil {
+			return first, nil
+		}
+		err = atomicfile.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
@@ -475,6 +495,24 @@ func CachedTruth(st *store.Store, d *task.Dataset, imageID string) (*Truth, erro
 		return nil, err
 	}
 	return OpenTruth(dir, TruthKey{Dataset: d.ID, DatasetSHA256: d.SHA256, Image: imageID, Harness: wire.HarnessDigest, CPU: runs.CPUModel()})
+}
+
+// TaskDigest returns the SHA-256 of the JSON encoding of task's ground
+// truth as this Truth holds it (Compute must have covered the task): the
+// size and digest of its expected outputs and its canonical solution's
+// per-input times, from which the time limits follow. Two runs whose
+// digests for a task are equal judged that task's samples against the
+// same outputs under the same limits, whichever of them computed it.
+func (t *Truth) TaskDigest(tk *task.Task) (digest.SHA256, error) {
+	tt, err := t.Get(tk)
+	if err != nil {
+		return digest.SHA256{}, err
+	}
+	b, err := json.Marshal(tt)
+	if err != nil {
+		return digest.SHA256{}, err
+	}
+	return digest.Of(b), nil
 }
 
 // CachedSeconds returns the canonical solution's measured seconds over

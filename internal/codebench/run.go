@@ -3,11 +3,14 @@ package codebench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
@@ -47,8 +50,11 @@ type StagesConfig struct {
 	SpoolDir string
 	// SelfCheckBaseOnly names tasks of Tasks whose self-check runs on the
 	// base inputs only (Options.SelfCheckBaseOnly); it changes nothing
-	// where the run has no plus inputs.
+	// where the run has no plus inputs. TruthDigests names tasks of Tasks
+	// whose ground truth's digest the report records
+	// (TruthReport.TaskDigests; Options.TruthDigests).
 	SelfCheckBaseOnly []string
+	TruthDigests      []string
 }
 
 // TruthReport describes the ground truth a run used.
@@ -60,6 +66,10 @@ type TruthReport struct {
 	Failed   []string      `json:"failed_tasks,omitempty"`
 	Wall     time.Duration `json:"wall_ns"`
 	Stats    TruthStats    `json:"stats"`
+	// TaskDigests are, for the tasks StagesConfig.TruthDigests names,
+	// the digest of the ground truth this run judged them by
+	// (Truth.TaskDigest).
+	TaskDigests map[string]digest.SHA256 `json:"task_digests,omitempty"`
 }
 
 // SelfCheckFailure is a task whose canonical solution did not pass.
@@ -183,25 +193,44 @@ func CanonicalSamples(tasks []*task.Task) []*task.Sample {
 // plus inputs), each in task order. An id that is not among tasks, or
 // twice, is a usage error.
 func splitSelfCheck(tasks []*task.Task, baseOnly []string, plus bool) (full, base []*task.Task, err error) {
-	named := make(map[string]bool, len(baseOnly))
-	for _, id := range baseOnly {
-		if named[id] {
-			return nil, nil, exitcode.Errorf(exitcode.Usage, "self-check on base inputs only: task %s named twice", id)
-		}
-		named[id] = true
+	picked, err := pickTasks(tasks, baseOnly)
+	if err != nil {
+		return nil, nil, fmt.Errorf("self-check on base inputs only: %w", err)
+	}
+	if !plus {
+		return tasks, nil, nil
 	}
 	for _, t := range tasks {
-		if named[t.ID] && plus {
-			base = append(base, t)
+		if len(picked) > 0 && picked[0] == t {
+			base, picked = append(base, t), picked[1:]
 		} else {
 			full = append(full, t)
 		}
-		delete(named, t.ID)
-	}
-	for id := range named {
-		return nil, nil, exitcode.Errorf(exitcode.Usage, "self-check on base inputs only: task %s is not scored in this run", id)
 	}
 	return full, base, nil
+}
+
+// pickTasks returns the tasks ids names, in the order of tasks. An id
+// that is not among tasks, or twice, is a usage error.
+func pickTasks(tasks []*task.Task, ids []string) ([]*task.Task, error) {
+	named := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if named[id] {
+			return nil, exitcode.Errorf(exitcode.Usage, "task %s named twice", id)
+		}
+		named[id] = true
+	}
+	var out []*task.Task
+	for _, t := range tasks {
+		if named[t.ID] {
+			out = append(out, t)
+			delete(named, t.ID)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(named)) {
+		return nil, exitcode.Errorf(exitcode.Usage, "task %s is not scored in this run", id)
+	}
+	return out, nil
 }
 
 // RunStages runs a scoring run's three stages: it computes missing ground
@@ -222,6 +251,15 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 			return nil
 		}
 		return func(d, t int) { cfg.Progress(stage, d, t) }
+	}
+
+	full, baseOnly, err := splitSelfCheck(cfg.Tasks, cfg.SelfCheckBaseOnly, plus)
+	if err != nil {
+		return rep, err
+	}
+	recorded, err := pickTasks(cfg.Tasks, cfg.TruthDigests)
+	if err != nil {
+		return rep, err
 	}
 
 	// Ground truth.
@@ -249,6 +287,16 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		}
 	}
 	rep.Truth.Wall = time.Since(start)
+	for _, t := range recorded {
+		d, err := cfg.Truth.TaskDigest(t)
+		if err != nil {
+			return rep, err
+		}
+		if rep.Truth.TaskDigests == nil {
+			rep.Truth.TaskDigests = map[string]digest.SHA256{}
+		}
+		rep.Truth.TaskDigests[t.ID] = d
+	}
 
 	// Self-check: the canonical solutions through exactly the candidate path.
 	sc := &Scorer{Launch: cfg.Launch, LaunchLarge: cfg.LaunchLarge, Dataset: cfg.Dataset, Truth: cfg.Truth, Limits: cfg.Limits,
@@ -257,10 +305,6 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		peak := sc.Release(ctx)
 		rep.Scoring.PeakMemory = max(rep.Scoring.PeakMemory, peak)
 	}()
-	full, baseOnly, err := splitSelfCheck(cfg.Tasks, cfg.SelfCheckBaseOnly, plus)
-	if err != nil {
-		return rep, err
-	}
 	var canon []*SampleResult
 	for _, pass := range []struct {
 		tasks    []*task.Task

@@ -70,6 +70,12 @@ type Options struct {
 	// lists them (SelfCheckReport.BaseOnlyTasks), and a merge accepts them
 	// only against that other run. Only the shard runner sets it.
 	SelfCheckBaseOnly []string
+	// TruthDigests names tasks, among those scored, whose ground truth's
+	// digest the run's report records (TruthReport.TaskDigests): the
+	// shard runner names a sharded run's split tasks, so that the merge
+	// can tell that a base-only self-check and the full one judged by the
+	// same outputs and limits.
+	TruthDigests []string
 
 	// Kind is the run's kind; "" is "humaneval". A workload that scores
 	// samples as one step of its own (internal/reproduce) names its own
@@ -115,7 +121,7 @@ func (o *Options) Validate() error {
 	if (o.Resume != "" || o.ResumeLatest || o.Cache) && o.Engine == EngineEvalPlus {
 		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
 	}
-	if len(o.SelfCheckBaseOnly) > 0 && (o.Engine == EngineEvalPlus || o.Canonical) {
+	if (len(o.SelfCheckBaseOnly) > 0 || len(o.TruthDigests) > 0) && (o.Engine == EngineEvalPlus || o.Canonical) {
 		return exitcode.Errorf(exitcode.Usage, "a self-check on base inputs only goes with --engine repro and candidate samples")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
@@ -446,7 +452,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 			LaunchLarge: wire.SandboxLauncher(in.engine, in.image, harnessDir, wire.LargeLimits()),
 			Limits:      o.Limits, BaseOnly: o.BaseOnly, Parallel: o.Parallel, Progress: o.Progress,
 			Known: jr.known, Decided: jr.decided, EngineUp: in.engine.Ping, Verdicts: o.Verdicts,
-			SpoolDir: run.Dir, SelfCheckBaseOnly: o.SelfCheckBaseOnly,
+			SpoolDir: run.Dir, SelfCheckBaseOnly: o.SelfCheckBaseOnly, TruthDigests: o.TruthDigests,
 		})
 		if jerr := jr.failed(); jerr != nil && err == nil {
 			err = jerr

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/reprolab/repro/internal/catalog"
@@ -120,7 +121,7 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 	for k, v := range shards {
 		checks[k] = shardCheck{baseOnly: v.rep.SelfCheck.BaseOnlyTasks}
 		if v.rep.Truth != nil {
-			checks[k].key = &v.rep.Truth.Key
+			checks[k].key, checks[k].truth = &v.rep.Truth.Key, v.rep.Truth.TaskDigests
 		}
 	}
 	if err := checkSelfCheckCover(dir, p, checks); err != nil {
@@ -190,21 +191,24 @@ func Merge(ctx context.Context, dir, home, version string) (*MergeReport, error)
 }
 
 // shardCheck is what the merge takes from a shard's self-check: the tasks
-// it ran on their base inputs only, and the ground-truth key it ran under
-// (nil if the run reports none).
+// it ran on their base inputs only, the ground-truth key it ran under
+// (nil if the run reports none), and the digests of the ground truth it
+// judged its split tasks by.
 type shardCheck struct {
 	baseOnly []string
 	key      *codebench.TruthKey
+	truth    map[string]digest.SHA256
 }
 
 // checkSelfCheckCover checks that every task was self-checked in full
 // where the plan puts its self-check: a shard may have self-checked a
 // task on its base inputs only where it holds a later part of it (not
 // the task's first sample), and the shard holding the first sample must
-// have self-checked it in full under the same ground-truth key (the same
-// dataset, image, harness and CPU model: the same expected outputs and
-// limits). Anything else is an integrity error naming the shard and the
-// way out: that shard run again with --full-self-check.
+// have self-checked it in full under the same ground-truth key (dataset,
+// image, harness, CPU model) and by the same ground truth (the same
+// expected outputs and per-input times: two shards that computed it at
+// once hold their own). Anything else is an integrity error naming every
+// such shard and the way out: each run again with --full-self-check.
 func checkSelfCheckCover(dir string, p *Plan, checks []shardCheck) error {
 	first := map[string]int{} // task -> the shard holding its first sample
 	for k, s := range p.Shards {
@@ -214,27 +218,48 @@ func checkSelfCheckCover(dir string, p *Plan, checks []shardCheck) error {
 			}
 		}
 	}
+	var problems []string
+	var rerun []int
 	for k, c := range checks {
 		later := map[string]bool{}
 		for _, id := range p.Shards[k].LaterParts() {
 			later[id] = true
 		}
-		again := fmt.Sprintf("run it again with repro shard run %s --index %d --full-self-check", dir, k)
+		why := ""
 		for _, id := range c.baseOnly {
-			if !later[id] {
-				return shardProblem(k, "it self-checked %s on its base inputs only, but it holds that task's first sample, whose shard self-checks it in full: %s", id, again)
-			}
 			j := first[id]
+			jd, jok := checks[j].truth[id]
+			kd, kok := c.truth[id]
 			switch {
+			case !later[id]:
+				why = fmt.Sprintf("it self-checked %s on its base inputs only, but it holds that task's first sample, whose shard self-checks it in full", id)
 			case c.key == nil || checks[j].key == nil:
-				return shardProblem(k, "it self-checked %s on its base inputs only, and its run or shard %d's names no ground truth to match: %s", id, j, again)
+				why = fmt.Sprintf("it self-checked %s on its base inputs only, and its run or shard %d's names no ground truth to match", id, j)
 			case *c.key != *checks[j].key:
-				return shardProblem(k, "it self-checked %s on its base inputs only, with ground truth %s (CPU %q), and shard %d checked it in full with other ground truth (%s, CPU %q): %s",
-					id, c.key.Digest().Hex()[:12], c.key.CPU, j, checks[j].key.Digest().Hex()[:12], checks[j].key.CPU, again)
+				why = fmt.Sprintf("it self-checked %s on its base inputs only, with ground truth %s (CPU %q), and shard %d checked it in full with other ground truth (%s, CPU %q)",
+					id, c.key.Digest().Hex()[:12], c.key.CPU, j, checks[j].key.Digest().Hex()[:12], checks[j].key.CPU)
+			case !jok || !kok:
+				why = fmt.Sprintf("it self-checked %s on its base inputs only, and its run or shard %d's records no digest of that task's ground truth", id, j)
+			case jd != kd:
+				why = fmt.Sprintf("it self-checked %s on its base inputs only, and judged it by ground truth %s, not the %s that shard %d checked in full (both computed it)", id, kd.Hex()[:12], jd.Hex()[:12], j)
+			default:
+				continue
 			}
+			break
+		}
+		if why != "" {
+			problems = append(problems, fmt.Sprintf("shard %d: %s", k, why))
+			rerun = append(rerun, k)
 		}
 	}
-	return nil
+	if len(problems) == 0 {
+		return nil
+	}
+	var cmds []string
+	for _, k := range rerun {
+		cmds = append(cmds, fmt.Sprintf("repro shard run %s --index %d --full-self-check", dir, k))
+	}
+	return exitcode.Errorf(exitcode.Integrity, "%s; run again: %s", strings.Join(problems, "; "), strings.Join(cmds, ", "))
 }
 
 // verifyShard checks shard k: its signed record, the run it names (the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprolab/repro/internal/codebench"
 	"github.com/reprolab/repro/internal/codebench/task"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 )
 
@@ -201,37 +202,51 @@ func TestReadResultsChecksEachEntry(t *testing.T) {
 // TestSelfCheckCover: a shard may self-check a task on its base inputs
 // only where it holds a later part of it, and only where the shard
 // holding the task's first sample checked it in full under the same
-// ground-truth key; everything else is refused naming the shard and the
-// rerun that mends it.
+// ground-truth key and by the same ground truth; everything else is
+// refused naming every such shard and the rerun that mends it.
 func TestSelfCheckCover(t *testing.T) {
 	p := splitPlan() // HumanEval/0: shard 2 holds 0-4, shard 0 4-6, shard 1 6-10
 	a := &codebench.TruthKey{Format: 2, Dataset: "d", Image: "i", CPU: "AMD EPYC"}
 	b := &codebench.TruthKey{Format: 2, Dataset: "d", Image: "i", CPU: "Intel Xeon"}
-	good := []shardCheck{{[]string{"HumanEval/0"}, a}, {[]string{"HumanEval/0"}, a}, {nil, a}}
+	same := map[string]digest.SHA256{"HumanEval/0": digest.Of([]byte("truth"))}
+	other := map[string]digest.SHA256{"HumanEval/0": digest.Of([]byte("truth computed again"))}
+	good := []shardCheck{{[]string{"HumanEval/0"}, a, same}, {[]string{"HumanEval/0"}, a, same}, {nil, a, same}}
 	if err := checkSelfCheckCover("B", &p, good); err != nil {
 		t.Fatalf("base checks where shard 2 checked HumanEval/0 in full: %v", err)
 	}
-	if err := checkSelfCheckCover("B", &p, []shardCheck{{nil, a}, {nil, b}, {nil, nil}}); err != nil {
-		t.Fatalf("full self-checks everywhere, whatever the keys: %v", err)
+	if err := checkSelfCheckCover("B", &p, []shardCheck{{nil, a, same}, {nil, b, other}, {nil, nil, nil}}); err != nil {
+		t.Fatalf("full self-checks everywhere, whatever the keys and ground truth: %v", err)
 	}
 	for name, c := range map[string]struct {
 		checks []shardCheck
-		want   string
+		want   []string
 	}{
-		"the first part checked on base inputs": {[]shardCheck{{nil, a}, {nil, a}, {[]string{"HumanEval/0"}, a}},
-			"shard 2: it self-checked HumanEval/0 on its base inputs only, but it holds that task's first sample"},
-		"a whole task checked on base inputs": {[]shardCheck{{[]string{"HumanEval/1"}, a}, {nil, a}, {nil, a}},
-			"shard 0: it self-checked HumanEval/1 on its base inputs only, but it holds that task's first sample"},
-		"a task the shard does not hold": {[]shardCheck{{[]string{"HumanEval/5"}, a}, {nil, a}, {nil, a}},
-			"shard 0: it self-checked HumanEval/5 on its base inputs only"},
-		"another CPU model than the full check's": {[]shardCheck{{[]string{"HumanEval/0"}, a}, {[]string{"HumanEval/0"}, b}, {nil, a}},
-			`shard 1: it self-checked HumanEval/0 on its base inputs only, with ground truth ` + b.Digest().Hex()[:12] + ` (CPU "Intel Xeon"), and shard 2 checked it in full with other ground truth`},
-		"no key": {[]shardCheck{{[]string{"HumanEval/0"}, nil}, {nil, a}, {nil, a}},
-			"shard 0: it self-checked HumanEval/0 on its base inputs only, and its run or shard 2's names no ground truth"},
+		"the first part checked on base inputs": {[]shardCheck{{nil, a, same}, {nil, a, same}, {[]string{"HumanEval/0"}, a, same}},
+			[]string{"shard 2: it self-checked HumanEval/0 on its base inputs only, but it holds that task's first sample"}},
+		"a whole task checked on base inputs": {[]shardCheck{{[]string{"HumanEval/1"}, a, same}, {nil, a, same}, {nil, a, same}},
+			[]string{"shard 0: it self-checked HumanEval/1 on its base inputs only, but it holds that task's first sample"}},
+		"a task the shard does not hold": {[]shardCheck{{[]string{"HumanEval/5"}, a, same}, {nil, a, same}, {nil, a, same}},
+			[]string{"shard 0: it self-checked HumanEval/5 on its base inputs only"}},
+		"another CPU model than the full check's": {[]shardCheck{{[]string{"HumanEval/0"}, a, same}, {[]string{"HumanEval/0"}, b, same}, {nil, a, same}},
+			[]string{`shard 1: it self-checked HumanEval/0 on its base inputs only, with ground truth ` + b.Digest().Hex()[:12] + ` (CPU "Intel Xeon"), and shard 2 checked it in full with other ground truth`}},
+		"no key": {[]shardCheck{{[]string{"HumanEval/0"}, nil, same}, {nil, a, same}, {nil, a, same}},
+			[]string{"shard 0: it self-checked HumanEval/0 on its base inputs only, and its run or shard 2's names no ground truth"}},
+		"ground truth computed twice": {[]shardCheck{{[]string{"HumanEval/0"}, a, same}, {[]string{"HumanEval/0"}, a, other}, {nil, a, same}},
+			[]string{"shard 1: it self-checked HumanEval/0 on its base inputs only, and judged it by ground truth " + other["HumanEval/0"].Hex()[:12] + ", not the " + same["HumanEval/0"].Hex()[:12] + " that shard 2 checked in full"}},
+		"no digest": {[]shardCheck{{[]string{"HumanEval/0"}, a, nil}, {[]string{"HumanEval/0"}, a, same}, {nil, a, same}},
+			[]string{"shard 0: it self-checked HumanEval/0 on its base inputs only, and its run or shard 2's records no digest"}},
+		"every bad shard at once": {[]shardCheck{{[]string{"HumanEval/0"}, b, same}, {[]string{"HumanEval/0"}, a, other}, {nil, a, same}},
+			[]string{"shard 0: it self-checked HumanEval/0", "shard 1: it self-checked HumanEval/0", "repro shard run B --index 0 --full-self-check, repro shard run B --index 1 --full-self-check"}},
 	} {
 		err := checkSelfCheckCover("B", &p, c.checks)
-		if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--full-self-check") {
-			t.Errorf("%s: %v, want exit 4 with %q and the rerun", name, err, c.want)
+		if exitcode.Of(err) != exitcode.Integrity || !strings.Contains(err.Error(), "--full-self-check") {
+			t.Errorf("%s: %v, want exit 4 naming the rerun", name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v, want %q", name, err, w)
+			}
 		}
 	}
 }

@@ -162,6 +162,23 @@ func (s *Shard) LaterParts() []string {
 	return out
 }
 
+// SplitTasks returns the ids of the tasks of shard k that are split over
+// several shards (its part of them does not hold all their samples), in
+// the order of its parts.
+func (p *Plan) SplitTasks(k int) []string {
+	samples := make(map[string]int, len(p.Tasks))
+	for i, id := range p.Tasks {
+		samples[id] = p.TaskSamples[i]
+	}
+	var out []string
+	for _, pt := range p.Shards[k].Parts {
+		if pt.From > 0 || pt.To < samples[pt.Task] {
+			out = append(out, pt.Task)
+		}
+	}
+	return out
+}
+
 // PlanOptions are the choices of a plan.
 type PlanOptions struct {
 	Samples   string // a .jsonl file or a samples folder

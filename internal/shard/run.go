@@ -56,8 +56,9 @@ type RunOptions struct {
 	// inputs. Without it a task of which the shard holds a later part
 	// (not the task's first sample) is self-checked on its base inputs
 	// only, since the shard holding the first sample self-checks it in
-	// full; the merge accepts that only where both ran under the same
-	// ground-truth key (CPU model, image, harness, dataset).
+	// full; the merge accepts that only where both judged the task by the
+	// same ground truth (the run reports the digest of each split task's,
+	// codebench.Options.TruthDigests) under the same key.
 	FullSelfCheck bool
 }
 
@@ -172,7 +173,7 @@ func runShard(ctx context.Context, dir string, p *Plan, o RunOptions, rec *Recor
 		Samples: filepath.Join(dir, s.File.Path), Dataset: p.Dataset, Tasks: strings.Join(s.Tasks(), ","),
 		BaseOnly: p.BaseOnly, Parallel: parallel, Limits: p.Limits, Engine: codebench.EngineRepro,
 		Version: o.Version, Warn: o.Warn, Progress: o.Progress, ResumeLatest: true,
-		SelfCheckBaseOnly: baseCheck,
+		SelfCheckBaseOnly: baseCheck, TruthDigests: p.SplitTasks(o.Index),
 	})
 	if err == nil && (rep.SelfCheck == nil || !rep.SelfCheck.OK()) {
 		err = exitcode.Errorf(exitcode.Integrity, "shard %d: the self-check did not pass", o.Index)

@@ -1,0 +1,72 @@
+package codebench
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/reprolab/repro/internal/codebench/task"
+)
+
+// TestTruthKeepsTheFirstWritten: two processes under one key that compute
+// a task's ground truth at once (two Truths on one cache folder, as shards
+// of one sharded run in a shared home) end up judging it by the same
+// truth, the first written, with equal digests; a record there that is not
+// usable for what is wanted (base inputs only, plus wanted) is replaced.
+func TestTruthKeepsTheFirstWritten(t *testing.T) {
+	dir := t.TempDir()
+	key := TruthKey{Dataset: "d", Image: "i", CPU: "c"}
+	a, err := OpenTruth(dir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenTruth(dir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := &task.Task{ID: "T/3", Index: 3, Base: []json.RawMessage{[]byte("[1]")}, Plus: []json.RawMessage{[]byte("[2]"), []byte("[3]")}}
+	phase := func(n int, secs float64) *phaseTruth {
+		pt := &phaseTruth{N: n, Times: make([]float64, n), Encode: make([]float64, n)}
+		for i := range pt.Times {
+			pt.Times[i] = secs
+		}
+		return pt
+	}
+	if a.Missing([]*task.Task{tk}, true) == nil || b.Missing([]*task.Task{tk}, true) == nil {
+		t.Fatal("a fresh cache holds the task")
+	}
+	// Both found none; a writes first, then b, with other times.
+	first := &taskTruth{Task: tk.ID, Base: phase(1, 0.01), Plus: phase(2, 0.5)}
+	second := &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(2, 0.7)}
+	if got, err := a.keep(tk, first, true); err != nil || got != first {
+		t.Fatalf("the first writer keeps %v (%v), want its own", got, err)
+	}
+	got, err := b.keep(tk, second, true)
+	if err != nil || got.Plus.Times[0] != 0.5 {
+		t.Fatalf("the second writer keeps %+v (%v), want the first's", got, err)
+	}
+	da, _ := a.TaskDigest(tk)
+	db, _ := b.TaskDigest(tk)
+	if da != db {
+		t.Fatalf("the two judge the task by ground truth %s and %s", da.Hex(), db.Hex())
+	}
+	// A later process reads the first too.
+	c, _ := OpenTruth(dir, key)
+	if dc, err := c.TaskDigest(tk); err != nil || dc != da {
+		t.Fatalf("a later reader: %s (%v), want %s", dc.Hex(), err, da.Hex())
+	}
+	// A record of the base inputs only does not serve a run that wants
+	// plus inputs: that run's truth replaces it.
+	tk2 := &task.Task{ID: "T/4", Index: 4, Base: tk.Base, Plus: tk.Plus}
+	if _, err := a.keep(tk2, &taskTruth{Task: tk2.ID, Base: phase(1, 0.01)}, false); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := OpenTruth(dir, key)
+	full := &taskTruth{Task: tk2.ID, Base: phase(1, 0.03), Plus: phase(2, 0.9)}
+	if got, err := d.keep(tk2, full, true); err != nil || got != full {
+		t.Fatalf("over a base-only record the plus run keeps %+v (%v), want its own", got, err)
+	}
+	e, _ := OpenTruth(dir, key)
+	if got, err := e.Get(tk2); err != nil || got.Plus == nil || got.Plus.Times[0] != 0.9 {
+		t.Fatalf("the cache holds %+v (%v), want the plus run's record", got, err)
+	}
+}
