@@ -78,11 +78,18 @@ func TestShardSplitTaskMatchesSingleRun(t *testing.T) {
 	for k, r := range runs {
 		var doc struct {
 			Truth struct {
-				Digests map[string]string `json:"task_digests"`
+				Digests  map[string]string `json:"task_digests"`
+				Cached   int               `json:"cached_tasks"`
+				Computed int               `json:"computed_tasks"`
 			} `json:"ground_truth"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 			t.Fatalf("shard %d report: %v", k, err)
+		}
+		// The bundle's home holds the planning machine's ground truth
+		// (Truth.TaskFiles), which this machine's shards use as it is.
+		if doc.Truth.Cached != len(plan.Shards[k].Parts) || doc.Truth.Computed != 0 {
+			t.Fatalf("shard %d: ground truth of %d tasks cached, %d computed; want the bundle's", k, doc.Truth.Cached, doc.Truth.Computed)
 		}
 		truth = append(truth, doc.Truth.Digests)
 	}

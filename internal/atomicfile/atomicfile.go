@@ -10,31 +10,26 @@ package atomicfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
 // WriteFile atomically replaces path with data and the given permissions.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	return write(path, perm, fillWith(data), verifyIs(data), os.Rename)
+	return Write(path, perm, fillWith(data), verifyIs(data))
 }
 
 // CreateFile writes data to path as WriteFile does, but only where path
-// does not exist yet: the temporary file is linked into place instead of
-// renamed over it, and a link fails where the name exists (atomically,
-// also on NFS). Where path exists it returns an error that matches
-// fs.ErrExist and leaves path as it was, so that of several writers the
-// first one's content stays.
+// does not exist yet (see Create): where it exists it returns an error that
+// matches fs.ErrExist and leaves path as it was, so that of several writers
+// the first one's content stays.
 func CreateFile(path string, data []byte, perm os.FileMode) error {
-	return write(path, perm, fillWith(data), verifyIs(data), func(tmp, path string) error {
-		err := os.Link(tmp, path)
-		if rerr := os.Remove(tmp); err == nil && rerr != nil {
-			err = rerr
-		}
-		return err
-	})
+	_, err := Create(filepath.Dir(path), perm, fillWith(data), verifyIs(data), func() (string, error) { return filepath.Base(path), nil })
+	return err
 }
 
 func fillWith(data []byte) func(io.Writer) error {
@@ -61,15 +56,55 @@ func verifyIs(data []byte) func(*os.File) error {
 // is handed the temporary file, rewound to offset 0, after it was synced and
 // before it is renamed into place; an error from it aborts the write.
 func Write(path string, perm os.FileMode, fill func(io.Writer) error, verify func(*os.File) error) error {
-	return write(path, perm, fill, verify, os.Rename)
+	base := filepath.Base(path)
+	_, err := write(filepath.Dir(path), base, perm, fill, verify, func() (string, error) { return base, nil }, os.Rename)
+	return err
 }
 
-// write is Write with place putting the synced temporary file at path.
-func write(path string, perm os.FileMode, fill func(io.Writer) error, verify func(*os.File) error, place func(tmp, path string) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+// Create writes what fill writes to a new file in dir, as Write does, whose
+// name name gives once fill and verify have run (so that a name may follow
+// from the content, such as its digest), and puts it in place only where
+// no file of that name exists: the temporary file is linked to the name
+// instead of renamed over it, and a link fails where the name exists
+// (atomically, also on NFS). It returns the file's path, and, where a file
+// of that name exists, an error that matches fs.ErrExist with that file
+// left as it was. On a file system without hard links it renames the file
+// into place where it finds no file of that name, so that a writer at the
+// same instant may replace it there.
+func Create(dir string, perm os.FileMode, fill func(io.Writer) error, verify func(*os.File) error, name func() (string, error)) (string, error) {
+	return write(dir, "new", perm, fill, verify, name, linkNew)
+}
+
+// linkNew puts tmp at path where no file is there (see Create).
+func linkNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	switch {
+	case err == nil:
+		// In place under its name; the temporary name is only a second
+		// link to it.
+		os.Remove(tmp)
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return err
+	}
+	// A file system without hard links (vfat, many FUSE ones, CIFS
+	// without Unix extensions): a rename where nothing is there.
+	if _, lerr := os.Lstat(path); lerr == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	} else if !errors.Is(lerr, fs.ErrNotExist) {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// write writes a temporary file in dir with fill, syncs and verifies it,
+// and puts it in place under the name name gives, with place; label names
+// the file in errors before it has a name. It returns the file's path.
+func write(dir, label string, perm os.FileMode, fill func(io.Writer) error, verify func(*os.File) error, name func() (string, error), place func(tmp, path string) error) (path string, err error) {
+	what := filepath.Join(dir, label)
+	f, err := os.CreateTemp(dir, "."+label+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("failed to create temporary file for %s: %w", path, err)
+		return "", fmt.Errorf("failed to create temporary file for %s: %w", what, err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -79,29 +114,34 @@ func write(path string, perm os.FileMode, fill func(io.Writer) error, verify fun
 		}
 	}()
 	if err = fill(f); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
+		return "", fmt.Errorf("failed to write %s: %w", what, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("failed to sync %s: %w", path, err)
+		return "", fmt.Errorf("failed to sync %s: %w", what, err)
 	}
 	if verify != nil {
 		if _, err = f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("failed to rewind %s: %w", path, err)
+			return "", fmt.Errorf("failed to rewind %s: %w", what, err)
 		}
 		if err = verify(f); err != nil {
-			return fmt.Errorf("failed to verify %s: %w", path, err)
+			return "", fmt.Errorf("failed to verify %s: %w", what, err)
 		}
 	}
 	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("failed to set mode of %s: %w", path, err)
+		return "", fmt.Errorf("failed to set mode of %s: %w", what, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("failed to close %s: %w", path, err)
+		return "", fmt.Errorf("failed to close %s: %w", what, err)
 	}
+	base, err := name()
+	if err != nil {
+		return "", fmt.Errorf("failed to name %s: %w", what, err)
+	}
+	path = filepath.Join(dir, base)
 	if err = place(tmp, path); err != nil {
-		return fmt.Errorf("failed to move %s into place: %w", path, err)
+		return path, fmt.Errorf("failed to move %s into place: %w", path, err)
 	}
-	return SyncDir(dir)
+	return path, SyncDir(dir)
 }
 
 // SyncDir fsyncs a folder so that a rename or create inside it is durable.

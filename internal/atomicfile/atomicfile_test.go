@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -93,5 +94,35 @@ func TestCreateFileKeepsTheFirst(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("the folder holds %d entries, want the file alone", len(ents))
+	}
+}
+
+// TestCreateNamesByContent: Create names the file once its content is
+// written (here by its length), and a second file of the same name is not
+// put in place: the first stays, and no temporary file is left.
+func TestCreateNamesByContent(t *testing.T) {
+	dir := t.TempDir()
+	create := func(content string) (string, error) {
+		return Create(dir, 0o644, func(w io.Writer) error {
+			_, err := io.WriteString(w, content)
+			return err
+		}, nil, func() (string, error) { return fmt.Sprintf("len-%d", len(content)), nil })
+	}
+	p1, err := create("abc")
+	if err != nil || filepath.Base(p1) != "len-3" {
+		t.Fatalf("first: %q, %v", p1, err)
+	}
+	p2, err := create("xyz")
+	if !errors.Is(err, fs.ErrExist) || p2 != p1 {
+		t.Fatalf("second of the same name: %q, %v; want %q and fs.ErrExist", p2, err, p1)
+	}
+	if b, _ := os.ReadFile(p1); string(b) != "abc" {
+		t.Fatalf("the file holds %q, want the first's", b)
+	}
+	if _, err := Create(dir, 0o644, func(io.Writer) error { return nil }, nil, func() (string, error) { return "", errors.New("no name") }); err == nil {
+		t.Fatal("a name that fails: no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the folder holds %d entries, want the first file alone", len(ents))
 	}
 }

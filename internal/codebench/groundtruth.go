@@ -41,7 +41,7 @@ type TruthKey struct {
 
 // truthFormat changes whenever the cache layout or the meaning of its
 // contents changes.
-const truthFormat = 2
+const truthFormat = 3
 
 // Digest returns the key's digest, the name of its cache folder.
 func (k TruthKey) Digest() digest.SHA256 {
@@ -83,10 +83,12 @@ func (t *taskTruth) phase(p task.Phase) *phaseTruth {
 }
 
 // Truth is the ground truth of a dataset in one environment, kept in a
-// cache folder: key.json, and per task N.json plus N.base.bin and
-// N.plus.bin holding the expected outputs as records (a 4-byte big-endian
-// length and an encoded value each). Every file is written atomically; a
-// record file is read back only through its size and digest in N.json.
+// cache folder: key.json, and per task N.json plus N.base.D.bin and
+// N.plus.D.bin holding the expected outputs as records (a 4-byte big-endian
+// length and an encoded value each), D the file's SHA-256. Every file is
+// written atomically, and none is replaced but a JSON file that does not
+// serve (keep); a record file is read back only through its size and
+// digest in N.json.
 type Truth struct {
 	Key TruthKey
 	// Large, if set, launches supervisors in the large sandbox
@@ -135,8 +137,11 @@ func (t *Truth) metaPath(tk *task.Task) string {
 	return filepath.Join(t.dir, strconv.Itoa(tk.Index)+".json")
 }
 
-func (t *Truth) binPath(tk *task.Task, p task.Phase) string {
-	return filepath.Join(t.dir, strconv.Itoa(tk.Index)+"."+p.String()+".bin")
+// binName is the name of a phase's record file with content sum: named by
+// its digest, a record file is never replaced, so that the record file a
+// task's JSON file names stays whoever else computes the task.
+func binName(tk *task.Task, p task.Phase, sum digest.SHA256) string {
+	return strconv.Itoa(tk.Index) + "." + p.String() + "." + sum.Hex() + ".bin"
 }
 
 // load returns the cached truth of a task, or nil if there is none usable.
@@ -262,8 +267,10 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 // cached usable truth of tk since this one found none (shards of a sharded
 // run that compute a task at once in one shared home), in which case that
 // one is taken, so that every process under the key judges tk by the same
-// truth, the first written. A record there that is not usable (of the base
-// inputs only where plus inputs are wanted) is replaced.
+// truth, the first written; its record files are there, since none is
+// ever replaced (binName). A JSON file there that does not serve (of the
+// base inputs only where plus inputs are wanted, or a failed canonical
+// solution where tt has none) is replaced.
 func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
 	b, err := json.Marshal(tt)
 	if err != nil {
@@ -272,7 +279,7 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	path := t.metaPath(tk)
 	err = atomicfile.CreateFile(path, b, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		if first := t.load(tk, plus); first != nil {
+		if first := t.load(tk, plus); first != nil && (first.Error == "" || tt.Error != "") {
 			return first, nil
 		}
 		err = atomicfile.WriteFile(path, b, 0o644)
@@ -285,6 +292,10 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	t.mu.Unlock()
 	return tt, nil
 }
+
+// errPhaseFailed stops the write of a record file of a phase whose
+// canonical solution failed: no such file is left.
+var errPhaseFailed = errors.New("the phase failed")
 
 // computePhase runs one phase and writes its record file. why is set when
 // the canonical solution failed.
@@ -315,8 +326,7 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 	h := digest.NewHash()
 	var end wire.JobEnd
 	var runErr error
-	path := t.binPath(tk, p)
-	werr := atomicfile.Write(path, 0o644, func(out io.Writer) error {
+	_, werr := atomicfile.Create(t.dir, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
 		end, runErr = run(ctx, j, func(k int, r wire.Record) bool {
@@ -363,27 +373,29 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 		if err != nil {
 			return err
 		}
-		var want digest.SHA256
-		h.Sum(want[:0])
-		if n != pt.Size || got != want {
+		h.Sum(pt.SHA256[:0])
+		if n != pt.Size || got != pt.SHA256 {
 			return errors.New("record file read back differs from what was written")
 		}
+		if why != "" || end.Status != wire.EndDone || len(pt.Times) != pt.N {
+			// A phase that failed leaves no record file.
+			return errPhaseFailed
+		}
 		return nil
-	})
-	if werr != nil {
+	}, func() (string, error) { return binName(tk, p, pt.SHA256), nil })
+	if werr != nil && !errors.Is(werr, errPhaseFailed) && !errors.Is(werr, fs.ErrExist) {
+		// (A record file of this digest being there already is one of
+		// these outputs: another process computed the same.)
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
 		return nil, "", fmt.Errorf("ground truth of %s: %w", tk.ID, werr)
 	}
-	h.Sum(pt.SHA256[:0])
 	pt.PeakKB = end.MaxRSSKB
 	if why != "" {
-		os.Remove(path)
 		return nil, why, nil
 	}
 	if end.Status != wire.EndDone || len(pt.Times) != pt.N {
-		os.Remove(path)
 		if end.Status == wire.EndLost || end.Status == wire.EndSetup {
 			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", tk.ID, p, end.Detail)
 		}
@@ -414,7 +426,7 @@ func (t *Truth) open(tk *task.Task, p task.Phase) (*expected, error) {
 	if pt == nil {
 		return nil, fmt.Errorf("no %s ground truth for %s", p, tk.ID)
 	}
-	path := t.binPath(tk, p)
+	path := filepath.Join(t.dir, binName(tk, p, pt.SHA256))
 	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Integrity, "ground truth %s: %v", path, err)
@@ -535,14 +547,21 @@ func (t *Truth) CachedSeconds(tk *task.Task) (base, plus float64, ok bool) {
 	return sum(tt.Base), sum(tt.Plus), true
 }
 
-// TaskFiles returns the cache files of task that exist: its metadata and
-// expected outputs. Copied under the same key into another cache, they
-// serve there as they do here.
+// TaskFiles returns the cache files of task, where it has usable ground
+// truth: its JSON file and the record files it names that exist. Copied
+// under the same key into another cache, they serve there as they do here.
 func (t *Truth) TaskFiles(tk *task.Task) []string {
-	var out []string
-	for _, p := range []string{t.metaPath(tk), t.binPath(tk, task.Base), t.binPath(tk, task.Plus)} {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			out = append(out, p)
+	tt := t.load(tk, false)
+	if tt == nil {
+		return nil
+	}
+	out := []string{t.metaPath(tk)}
+	for _, p := range []task.Phase{task.Base, task.Plus} {
+		if pt := tt.phase(p); pt != nil {
+			path := filepath.Join(t.dir, binName(tk, p, pt.SHA256))
+			if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+				out = append(out, path)
+			}
 		}
 	}
 	return out

@@ -69,4 +69,20 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	if got, err := e.Get(tk2); err != nil || got.Plus == nil || got.Plus.Times[0] != 0.9 {
 		t.Fatalf("the cache holds %+v (%v), want the plus run's record", got, err)
 	}
+	// A canonical solution that failed in one process (a timeout under
+	// load) does not stand over one that ran in another; a failure does
+	// not replace a success.
+	tk5 := &task.Task{ID: "T/5", Index: 5, Base: tk.Base, Plus: tk.Plus}
+	failed := &taskTruth{Task: tk5.ID, Error: "plus inputs: timeout"}
+	if got, err := a.keep(tk5, failed, true); err != nil || got != failed {
+		t.Fatalf("the first, failed: %+v (%v)", got, err)
+	}
+	ran := &taskTruth{Task: tk5.ID, Base: phase(1, 0.01), Plus: phase(2, 0.2)}
+	if got, err := b.keep(tk5, ran, true); err != nil || got != ran {
+		t.Fatalf("a success over a failure keeps %+v (%v), want the success", got, err)
+	}
+	f, _ := OpenTruth(dir, key)
+	if got, err := f.keep(tk5, &taskTruth{Task: tk5.ID, Error: "base inputs: timeout"}, true); err != nil || got.Error != "" {
+		t.Fatalf("a failure over a success keeps %+v (%v), want the success", got, err)
+	}
 }

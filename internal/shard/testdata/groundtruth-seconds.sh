@@ -7,7 +7,8 @@
 # the 2-core build machine (AMD EPYC) from the cache that the n = 100
 # pass@k bench computed there on 2026-12-07 (any `repro score --dataset
 # humanevalplus` run computes it; humanevalplus-v0.1.10, harness
-# 04f68fd56e2f..., evaluator image sha256:879bd2bf9121...):
+# 04f68fd56e2f..., evaluator image sha256:879bd2bf9121..., cache format 2,
+# whose N.json files format 3 keeps):
 #
 #   sh groundtruth-seconds.sh \
 #     $REPRO_HOME/state/humaneval/truth-bd61b5cb82e86658c6bc8ce2906ca4b28d0ca99e9c2409a7b9d70b0953ff7483 \
