@@ -362,6 +362,23 @@ func TestHumanEvalCorruptGroundTruth(t *testing.T) {
 	if r.code != 4 || !strings.Contains(r.stderr, "corrupt") || strings.Contains(r.stdout, "pass@1") {
 		t.Fatalf("corrupt cache: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// Without the task's JSON file the task is computed again, and its
+	// record file, named by the digest of what it should hold, is there
+	// with other bytes: it is not taken as the same outputs but removed
+	// (exit 4), and the next run computes it afresh.
+	if err := os.Remove(filepath.Join(filepath.Dir(bins[0]), "2.json")); err != nil {
+		t.Fatal(err)
+	}
+	r = repro(t, env, args...)
+	if r.code != 4 || !strings.Contains(r.stderr, "held other bytes than its name says: removed it") || strings.Contains(r.stdout, "pass@1") {
+		t.Fatalf("a changed record file under its digest's name: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(bins[0]); !os.IsNotExist(err) {
+		t.Fatalf("the changed record file is still there: %v", err)
+	}
+	if r := repro(t, env, args...); r.code != 0 {
+		t.Fatalf("the run after: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 func TestHumanEvalSamplesFolder(t *testing.T) {

@@ -28,7 +28,8 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 // matches fs.ErrExist and leaves path as it was, so that of several writers
 // the first one's content stays.
 func CreateFile(path string, data []byte, perm os.FileMode) error {
-	_, err := Create(filepath.Dir(path), perm, fillWith(data), verifyIs(data), func() (string, error) { return filepath.Base(path), nil })
+	base := filepath.Base(path)
+	_, err := write(filepath.Dir(path), base, perm, fillWith(data), verifyIs(data), func() (string, error) { return base, nil }, linkNew)
 	return err
 }
 
@@ -81,7 +82,7 @@ func linkNew(tmp, path string) error {
 	switch {
 	case err == nil:
 		// In place under its name; the temporary name is only a second
-		// link to it.
+		// link to it, left (hidden, harmless) where it cannot be removed.
 		os.Remove(tmp)
 		return nil
 	case errors.Is(err, fs.ErrExist):

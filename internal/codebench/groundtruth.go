@@ -267,10 +267,12 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 // cached usable truth of tk since this one found none (shards of a sharded
 // run that compute a task at once in one shared home), in which case that
 // one is taken, so that every process under the key judges tk by the same
-// truth, the first written; its record files are there, since none is
-// ever replaced (binName). A JSON file there that does not serve (of the
-// base inputs only where plus inputs are wanted, or a failed canonical
-// solution where tt has none) is replaced.
+// truth, the first written (also where that one records a failed
+// canonical solution and tt does not: the run then fails its self-check
+// on the task, as every process under the key does); its record files are
+// there, since none is ever replaced (binName). A JSON file there that
+// does not serve (of the base inputs only where plus inputs are wanted)
+// is replaced.
 func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
 	b, err := json.Marshal(tt)
 	if err != nil {
@@ -279,7 +281,7 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	path := t.metaPath(tk)
 	err = atomicfile.CreateFile(path, b, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		if first := t.load(tk, plus); first != nil && (first.Error == "" || tt.Error != "") {
+		if first := t.load(tk, plus); first != nil {
 			return first, nil
 		}
 		err = atomicfile.WriteFile(path, b, 0o644)
@@ -326,7 +328,7 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 	h := digest.NewHash()
 	var end wire.JobEnd
 	var runErr error
-	_, werr := atomicfile.Create(t.dir, 0o644, func(out io.Writer) error {
+	placed, werr := atomicfile.Create(t.dir, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
 		end, runErr = run(ctx, j, func(k int, r wire.Record) bool {
@@ -383,9 +385,21 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 		}
 		return nil
 	}, func() (string, error) { return binName(tk, p, pt.SHA256), nil })
-	if werr != nil && !errors.Is(werr, errPhaseFailed) && !errors.Is(werr, fs.ErrExist) {
-		// (A record file of this digest being there already is one of
-		// these outputs: another process computed the same.)
+	if placed != "" && errors.Is(werr, fs.ErrExist) {
+		// A record file of this digest is there: another process
+		// computed the same outputs, unless the file was changed since.
+		if got, n, err := digest.File(placed); err != nil || got != pt.SHA256 || n != pt.Size {
+			// Not one another writer left (a file is linked in place
+			// whole): a corrupt or edited cache. It goes, so that the
+			// next run computes it again.
+			if rerr := os.Remove(placed); rerr != nil {
+				return nil, "", exitcode.Errorf(exitcode.Integrity, "ground truth %s holds other bytes than its name says and cannot be removed (%v): remove the folder %s", placed, rerr, t.dir)
+			}
+			return nil, "", exitcode.Errorf(exitcode.Integrity, "ground truth %s held other bytes than its name says: removed it; run again to compute it afresh", placed)
+		}
+		werr = nil
+	}
+	if werr != nil && !errors.Is(werr, errPhaseFailed) {
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}

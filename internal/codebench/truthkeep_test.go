@@ -10,8 +10,9 @@ import (
 // TestTruthKeepsTheFirstWritten: two processes under one key that compute
 // a task's ground truth at once (two Truths on one cache folder, as shards
 // of one sharded run in a shared home) end up judging it by the same
-// truth, the first written, with equal digests; a record there that is not
-// usable for what is wanted (base inputs only, plus wanted) is replaced.
+// truth, the first written (even one of a failed canonical solution), with
+// equal digests; a record there that is not usable for what is wanted
+// (base inputs only, plus wanted) is replaced.
 func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	dir := t.TempDir()
 	key := TruthKey{Dataset: "d", Image: "i", CPU: "c"}
@@ -69,20 +70,21 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	if got, err := e.Get(tk2); err != nil || got.Plus == nil || got.Plus.Times[0] != 0.9 {
 		t.Fatalf("the cache holds %+v (%v), want the plus run's record", got, err)
 	}
-	// A canonical solution that failed in one process (a timeout under
-	// load) does not stand over one that ran in another; a failure does
-	// not replace a success.
+	// The first written stands also where it records a failed canonical
+	// solution (a timeout under load) and a later process's ran: both
+	// judge the task alike (its self-check then fails in both).
 	tk5 := &task.Task{ID: "T/5", Index: 5, Base: tk.Base, Plus: tk.Plus}
 	failed := &taskTruth{Task: tk5.ID, Error: "plus inputs: timeout"}
 	if got, err := a.keep(tk5, failed, true); err != nil || got != failed {
 		t.Fatalf("the first, failed: %+v (%v)", got, err)
 	}
 	ran := &taskTruth{Task: tk5.ID, Base: phase(1, 0.01), Plus: phase(2, 0.2)}
-	if got, err := b.keep(tk5, ran, true); err != nil || got != ran {
-		t.Fatalf("a success over a failure keeps %+v (%v), want the success", got, err)
+	if got, err := b.keep(tk5, ran, true); err != nil || got.Error != failed.Error {
+		t.Fatalf("a success after a failure keeps %+v (%v), want the failure", got, err)
 	}
-	f, _ := OpenTruth(dir, key)
-	if got, err := f.keep(tk5, &taskTruth{Task: tk5.ID, Error: "base inputs: timeout"}, true); err != nil || got.Error != "" {
-		t.Fatalf("a failure over a success keeps %+v (%v), want the success", got, err)
+	d5a, _ := a.TaskDigest(tk5)
+	d5b, _ := b.TaskDigest(tk5)
+	if d5a != d5b {
+		t.Fatal("the two judge the failed task by different ground truth")
 	}
 }
