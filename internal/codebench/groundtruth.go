@@ -75,6 +75,18 @@ type taskTruth struct {
 	Plus  *phaseTruth `json:"plus,omitempty"`
 }
 
+// seconds is the canonical solution's measured time over the phase's
+// inputs; 0 for a phase without truth.
+func (pt *phaseTruth) seconds() float64 {
+	s := 0.0
+	if pt != nil {
+		for _, v := range pt.Times {
+			s += v
+		}
+	}
+	return s
+}
+
 func (t *taskTruth) phase(p task.Phase) *phaseTruth {
 	if p == task.Plus {
 		return t.Plus
@@ -328,6 +340,7 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 	h := digest.NewHash()
 	var end wire.JobEnd
 	var runErr error
+	failed := func() bool { return why != "" || end.Status != wire.EndDone || len(pt.Times) != pt.N }
 	placed, werr := atomicfile.Create(t.dir, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<16)
 		var lenbuf [4]byte
@@ -379,7 +392,7 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 		if n != pt.Size || got != pt.SHA256 {
 			return errors.New("record file read back differs from what was written")
 		}
-		if why != "" || end.Status != wire.EndDone || len(pt.Times) != pt.N {
+		if failed() {
 			// A phase that failed leaves no record file.
 			return errPhaseFailed
 		}
@@ -409,7 +422,7 @@ func (t *Truth) computePhase(ctx context.Context, w *wire.Worker, tk *task.Task,
 	if why != "" {
 		return nil, why, nil
 	}
-	if end.Status != wire.EndDone || len(pt.Times) != pt.N {
+	if failed() {
 		if end.Status == wire.EndLost || end.Status == wire.EndSetup {
 			return nil, "", fmt.Errorf("ground truth of %s %s inputs: the sandbox failed: %s", tk.ID, p, end.Detail)
 		}
@@ -549,16 +562,7 @@ func (t *Truth) CachedSeconds(tk *task.Task) (base, plus float64, ok bool) {
 	if tt == nil || tt.Error != "" {
 		return 0, 0, false
 	}
-	sum := func(pt *phaseTruth) float64 {
-		s := 0.0
-		if pt != nil {
-			for _, v := range pt.Times {
-				s += v
-			}
-		}
-		return s
-	}
-	return sum(tt.Base), sum(tt.Plus), true
+	return tt.Base.seconds(), tt.Plus.seconds(), true
 }
 
 // TaskFiles returns the cache files of task, where it has usable ground

@@ -287,15 +287,13 @@ func RunStages(ctx context.Context, cfg StagesConfig) (*StagesReport, error) {
 		}
 	}
 	rep.Truth.Wall = time.Since(start)
+	if len(recorded) > 0 {
+		rep.Truth.TaskDigests = make(map[string]digest.SHA256, len(recorded))
+	}
 	for _, t := range recorded {
-		d, err := cfg.Truth.TaskDigest(t)
-		if err != nil {
+		if rep.Truth.TaskDigests[t.ID], err = cfg.Truth.TaskDigest(t); err != nil {
 			return rep, err
 		}
-		if rep.Truth.TaskDigests == nil {
-			rep.Truth.TaskDigests = map[string]digest.SHA256{}
-		}
-		rep.Truth.TaskDigests[t.ID] = d
 	}
 
 	// Self-check: the canonical solutions through exactly the candidate path.

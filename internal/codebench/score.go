@@ -122,7 +122,7 @@ func (o *Options) Validate() error {
 		return exitcode.Errorf(exitcode.Usage, "--resume and --cache go with --engine repro")
 	}
 	if (len(o.SelfCheckBaseOnly) > 0 || len(o.TruthDigests) > 0) && (o.Engine == EngineEvalPlus || o.Canonical) {
-		return exitcode.Errorf(exitcode.Usage, "a self-check on base inputs only goes with --engine repro and candidate samples")
+		return exitcode.Errorf(exitcode.Usage, "a self-check on base inputs only and ground-truth digests go with --engine repro and candidate samples")
 	}
 	if o.Parallel < 1 || o.Parallel > 64 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 to 64", o.Parallel)

@@ -395,13 +395,7 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 				j.also = append(j.also, i)
 				continue
 			}
-			cost := 0.0
-			if pt := tt.phase(p); pt != nil {
-				for _, t := range pt.Times {
-					cost += t
-				}
-			}
-			j := &scoreJob{smp: smp, task: tk, phase: p, cost: cost, index: i}
+			j := &scoreJob{smp: smp, task: tk, phase: p, cost: tt.phase(p).seconds(), index: i}
 			shared[k] = j
 			jobs = append(jobs, j)
 		}

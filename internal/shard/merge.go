@@ -206,8 +206,7 @@ type shardCheck struct {
 // the task's first sample), and the shard holding the first sample must
 // have self-checked it in full under the same ground-truth key (dataset,
 // image, harness, CPU model) and by the same ground truth (the same
-// expected outputs and per-input times: two shards that computed it at
-// once hold their own). Anything else is an integrity error naming every
+// expected outputs and per-input times, compared by digest). Anything else is an integrity error naming every
 // such shard and the way out: each run again with --full-self-check.
 func checkSelfCheckCover(dir string, p *Plan, checks []shardCheck) error {
 	first := map[string]int{} // task -> the shard holding its first sample
