@@ -42,6 +42,7 @@ type resumeJSON struct {
 		Head        string   `json:"head_sha256"`
 		ResumedFrom string   `json:"resumed_from"`
 		Resumed     int      `json:"resumed_verdicts"`
+		Rescored    int      `json:"rescored_verdicts"`
 		Cache       bool     `json:"cache"`
 		Cached      int      `json:"cached_verdicts"`
 		CacheRuns   []string `json:"cache_runs"`
@@ -403,6 +404,156 @@ func TestHumanEvalResumeAfterKill(t *testing.T) {
 			t.Errorf("--cache with other limits: journal %+v, scoring %+v: want nothing reused", other.Journal, other.Scoring)
 		}
 	})
+}
+
+// journaledVerdict is a verdict entry of a run's journal, as the tests
+// read it.
+type journaledVerdict struct {
+	Type   string `json:"type"`
+	Sample int    `json:"sample"`
+	Task   string `json:"task"`
+	Phase  string `json:"phase"`
+	Result struct {
+		Status string `json:"status"`
+	} `json:"result"`
+	Reused string `json:"reused_from"`
+	Truth  string `json:"ground_truth_sha256"`
+}
+
+// journaledVerdicts reads the verdict entries of run id's journal.
+func journaledVerdicts(t *testing.T, home, id string) []journaledVerdict {
+	t.Helper()
+	var out []journaledVerdict
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(home, "runs", id, "journal.jsonl"))), "\n") {
+		var e struct {
+			Body journaledVerdict `json:"body"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("run %s: journal line %q: %v", id, line, err)
+		}
+		if e.Body.Type == "verdict" {
+			out = append(out, e.Body)
+		}
+	}
+	return out
+}
+
+// TestHumanEvalResumeUnderNewGroundTruth: a run is stopped, the ground
+// truth of a task it had judged is computed again (its record removed, as
+// a user clearing the cache does), and the run is resumed. The resume
+// takes over only the verdicts judged against the ground truth it judges
+// by, decides that task's again and says how many; a later run with
+// --cache likewise reuses nothing judged by another ground truth. Each
+// verdict names the digest it was judged against.
+func TestHumanEvalResumeUnderNewGroundTruth(t *testing.T) {
+	home := humanevalHome(t, false)
+	samples := resumeSamples(t)
+	stopped, _, _ := killAt(t, home, nil, 40, samples, func(p *os.Process) bool {
+		p.Signal(os.Interrupt)
+		waitExited(t, p.Pid, time.Minute)
+		return true
+	})
+	before := journaledVerdicts(t, home, stopped)
+	// The task the stopped run judged most, and its status per sample
+	// and phase.
+	per := map[string]int{}
+	status := map[string]string{}
+	for _, v := range before {
+		per[v.Task]++
+		status[fmt.Sprintf("%d/%s", v.Sample, v.Phase)] = v.Result.Status
+		if len(v.Truth) != 64 {
+			t.Errorf("sample %d %s journaled without its ground truth's digest: %+v", v.Sample, v.Phase, v)
+		}
+	}
+	redo := ""
+	for task, n := range per {
+		if redo == "" || n > per[redo] || n == per[redo] && task < redo {
+			redo = task
+		}
+	}
+	recompute := func(task string) {
+		t.Helper()
+		n := strings.TrimPrefix(task, "HumanEval/")
+		recs, _ := filepath.Glob(filepath.Join(home, "state", "humaneval", "truth-*", n+".json"))
+		if len(recs) != 1 {
+			t.Fatalf("ground-truth records of %s: %v, want one", task, recs)
+		}
+		if err := os.Remove(recs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recompute(redo)
+
+	r := repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--resume", stopped, "--json")
+	if r.code != 0 {
+		t.Fatalf("resume of %s: %d %s", stopped, r.code, r.stderr)
+	}
+	got := parseResumeJSON(t, r)
+	after := journaledVerdicts(t, home, got.RunID)
+	total := 0
+	seen := map[string]bool{}
+	for _, v := range after {
+		k := fmt.Sprintf("%d/%s", v.Sample, v.Phase)
+		if !seen[k] {
+			seen[k] = true
+			total++
+		}
+	}
+	j := got.Journal
+	if j == nil || j.ResumedFrom != stopped || j.Rescored != per[redo] || j.Resumed != len(before)-per[redo] {
+		t.Fatalf("journal report %+v: want %d verdicts of %s decided again and the other %d resumed", j, per[redo], redo, len(before)-per[redo])
+	}
+	if j.Resumed+got.Scoring.Jobs+got.Scoring.Shared != total {
+		t.Errorf("resumed %d + executed %d + shared %d verdicts, want %d", j.Resumed, got.Scoring.Jobs, got.Scoring.Shared, total)
+	}
+	// The verdicts decided again are journaled after the resume, under
+	// the new digest, and equal the first ones (the outputs did not
+	// change, only the times measured).
+	digests := map[string]map[string]bool{}
+	for _, v := range after[len(before):] {
+		if digests[v.Task] == nil {
+			digests[v.Task] = map[string]bool{}
+		}
+		digests[v.Task][v.Truth] = true
+		if was, ok := status[fmt.Sprintf("%d/%s", v.Sample, v.Phase)]; ok && (v.Task != redo || was != v.Result.Status) {
+			t.Errorf("sample %d %s (%s) decided again: %s, first %s", v.Sample, v.Phase, v.Task, v.Result.Status, was)
+		}
+	}
+	for _, v := range before {
+		if v.Task == redo && digests[redo][v.Truth] {
+			t.Errorf("%s's verdicts decided again under the digest %s they were first judged by", redo, v.Truth)
+		}
+	}
+	if r := repro(t, []string{"REPRO_HOME=" + home}, "runs", "verify", got.RunID); r.code != 0 {
+		t.Errorf("runs verify of the resumed run: %d %s", r.code, r.stderr)
+	}
+
+	// --cache: another task's ground truth computed again; only its
+	// verdicts are decided, every other is reused.
+	other := ""
+	for _, v := range after {
+		if v.Task != redo && (other == "" || v.Task < other) {
+			other = v.Task
+		}
+	}
+	recompute(other)
+	r = repro(t, []string{"REPRO_HOME=" + home}, "humaneval", "--samples", samples, "--tasks", "0-5", "--json", "--cache")
+	if r.code != 0 {
+		t.Fatalf("run with --cache: %d %s", r.code, r.stderr)
+	}
+	cached := parseResumeJSON(t, r)
+	reused := 0
+	for _, v := range journaledVerdicts(t, home, cached.RunID) {
+		if (v.Reused != "") == (v.Task == other) {
+			t.Errorf("--cache after %s's ground truth was computed again: sample %d %s of %s reused from %q", other, v.Sample, v.Phase, v.Task, v.Reused)
+		}
+		if v.Reused != "" {
+			reused++
+		}
+	}
+	if cached.Journal == nil || cached.Journal.Cached != reused || reused == 0 || cached.Scoring.Jobs == 0 {
+		t.Errorf("--cache: journal %+v, scoring %+v: want %d verdicts reused and %s's run", cached.Journal, cached.Scoring, reused, other)
+	}
 }
 
 // containersOf lists the IDs of the sandbox containers the repro process

@@ -39,10 +39,12 @@ import (
 // other field, present and future, is part of the cache's key.
 var cacheNeutral = map[string]bool{"tasks": true, "samples": true, "samples_sha256": true, "canonical": true, "base_only": true}
 
-// cacheKey names a verdict that --cache may reuse; the rest of what it
-// depends on is the run's identity, matched run by run.
+// cacheKey names a verdict that --cache may reuse: its task, program,
+// phase and the digest of the task's ground truth it was judged against
+// (journalVerdict.Truth); the rest of what it depends on is the run's
+// identity, matched run by run.
 type cacheKey struct {
-	task, program, phase string
+	task, program, phase, truth string
 }
 
 type cached struct {
@@ -157,7 +159,7 @@ func verdictCache(home string, id RunIdentity, self string) (map[cacheKey]cached
 	conflict := map[cacheKey]bool{}
 	for _, p := range read {
 		for _, v := range p.verdicts {
-			ck := cacheKey{v.Task, v.Program, v.Phase}
+			ck := cacheKey{v.Task, v.Program, v.Phase, v.Truth}
 			if conflict[ck] {
 				continue
 			}

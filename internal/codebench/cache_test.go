@@ -21,6 +21,10 @@ import (
 // cacheProgram is a wrong program whose verdict the attacks try to turn.
 var cacheProgram = digest.Of([]byte("def f():\n    return 0\n")).Hex()
 
+// cacheTruth stands for the digest of HumanEval/0's ground truth that the
+// cached verdicts were judged against.
+var cacheTruth = digest.Of([]byte("ground truth")).Hex()
+
 func cacheIdentity(t *testing.T) RunIdentity {
 	t.Helper()
 	id := RunIdentity{Dataset: "humanevalplus", DatasetSHA256: digest.Of([]byte("dataset")).Hex(), Engine: EngineRepro,
@@ -57,7 +61,7 @@ func cacheRun(t *testing.T, home, id string, ident RunIdentity, status Status) s
 	if status != StatusPass {
 		res.FailInput = 3
 	}
-	if err := w.Add(journalVerdict{Type: "verdict", Task: "HumanEval/0", Program: cacheProgram, Phase: "base", Result: res}); err != nil {
+	if err := w.Add(journalVerdict{Type: "verdict", Task: "HumanEval/0", Program: cacheProgram, Phase: "base", Result: res, Truth: cacheTruth}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -117,7 +121,7 @@ func cachedStatus(t *testing.T, home string, ident RunIdentity) (Status, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := c[cacheKey{"HumanEval/0", cacheProgram, "base"}]
+	v, ok := c[cacheKey{"HumanEval/0", cacheProgram, "base", cacheTruth}]
 	if !ok {
 		return "", ""
 	}

@@ -96,13 +96,19 @@ type (
 		// earlier verified run (Options.Cache).
 		Shared bool   `json:"shared,omitempty"`
 		Reused string `json:"reused_from,omitempty"`
+		// Truth is the digest of the task's ground truth the verdict
+		// was judged against (Truth.TaskDigest): its expected outputs
+		// and the per-input times its limits follow from. A resume and
+		// the cache reuse a verdict only under an equal digest. Empty in
+		// journals written before it was recorded, which matches none.
+		Truth string `json:"ground_truth_sha256,omitempty"`
 	}
 )
 
 func programDigest(s *task.Sample) string { return s.ProgramSum().Hex() }
 
-func newVerdict(i int, smp *task.Sample, p task.Phase, pr PhaseResult) journalVerdict {
-	return journalVerdict{Type: "verdict", Sample: i, Task: smp.TaskID, Completion: smp.ID, Program: programDigest(smp), Phase: p.String(), Result: pr}
+func newVerdict(i int, smp *task.Sample, p task.Phase, pr PhaseResult, truth string) journalVerdict {
+	return journalVerdict{Type: "verdict", Sample: i, Task: smp.TaskID, Completion: smp.ID, Program: programDigest(smp), Phase: p.String(), Result: pr, Truth: truth}
 }
 
 // JournalReport is what a run's journal holds, for the record.
@@ -114,6 +120,11 @@ type JournalReport struct {
 	// took from that run's journal.
 	ResumedFrom string `json:"resumed_from,omitempty"`
 	Resumed     int    `json:"resumed_verdicts,omitempty"`
+	// Rescored counts the verdicts of the resumed run's journal that
+	// were judged against another ground truth of their task than this
+	// run's (it was computed again in between): they are decided again,
+	// not taken over.
+	Rescored int `json:"rescored_verdicts,omitempty"`
 	// Cache: verdicts of earlier verified runs were reused (--cache);
 	// Cached counts them, CacheRuns names the runs looked in.
 	Cache     bool     `json:"cache"`
@@ -295,9 +306,10 @@ func absPath(p string) string {
 
 // known maps the verdicts of a prior run to the samples of this one,
 // checking that each names the same task, completion and program (exit 4
-// otherwise).
-func (p *priorRun) known(samples []*task.Sample) (map[[2]int]PhaseResult, error) {
-	out := map[[2]int]PhaseResult{}
+// otherwise). A later verdict of a sample and phase (decided again after
+// a resume) takes the place of an earlier one.
+func (p *priorRun) known(samples []*task.Sample) (map[[2]int]journalVerdict, error) {
+	out := map[[2]int]journalVerdict{}
 	for _, v := range p.verdicts {
 		ph := task.Base
 		if v.Phase == "plus" {
@@ -312,7 +324,7 @@ func (p *priorRun) known(samples []*task.Sample) (map[[2]int]PhaseResult, error)
 		if s.TaskID != v.Task || s.ID != v.Completion || programDigest(s) != v.Program {
 			return nil, exitcode.Errorf(exitcode.Integrity, "run %s: %s: sample %d is %s#%d with another program in this run", p.id, JournalFile, v.Sample, v.Task, v.Completion)
 		}
-		out[[2]int{v.Sample, int(ph)}] = v.Result
+		out[[2]int{v.Sample, int(ph)}] = v
 	}
 	return out, nil
 }
@@ -322,8 +334,9 @@ func (p *priorRun) known(samples []*task.Sample) (map[[2]int]PhaseResult, error)
 type journalRun struct {
 	w      *journal.Writer
 	report JournalReport
-	prior  map[[2]int]PhaseResult
+	prior  map[[2]int]journalVerdict
 	cache  map[cacheKey]cached
+	truth  func(taskID string) string // see truthDigests
 	mu     sync.Mutex
 	err    error // the first failed write; it voids the run
 }
@@ -331,10 +344,13 @@ type journalRun struct {
 // openJournalRun creates the run's journal: a new one with id as its
 // header, or, resuming prior, prior's journal continued (after checking
 // that id is prior's identity, exit 4 naming what differs). With
-// o.Cache it gathers the reusable verdicts of earlier runs.
-func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, prior *priorRun, samples []*task.Sample) (*journalRun, error) {
+// o.Cache it gathers the reusable verdicts of earlier runs. Verdicts are
+// journaled, and reused, with the digest of their task's ground truth in
+// truth (truthDigests), which the run's ground-truth stage must have
+// covered before the first verdict.
+func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, prior *priorRun, samples []*task.Sample, d *task.Dataset, truth *Truth) (*journalRun, error) {
 	path := filepath.Join(run.Dir, JournalFile)
-	jr := &journalRun{report: JournalReport{File: JournalFile, Cache: o.Cache}}
+	jr := &journalRun{report: JournalReport{File: JournalFile, Cache: o.Cache}, truth: truthDigests(d, truth)}
 	// The binary that scores is part of the identity: a resume, and the
 	// verdict cache, never mix the verdicts of two builds.
 	if err := stampBuild(&id); err != nil {
@@ -365,20 +381,50 @@ func openJournalRun(home string, run *workload.Run, o Options, id RunIdentity, p
 	return jr, nil
 }
 
+// truthDigests returns the digest of a task's ground truth in truth as
+// its hex (Truth.TaskDigest), each computed once; "" where truth has none
+// for the task, which no journaled verdict matches.
+func truthDigests(d *task.Dataset, truth *Truth) func(taskID string) string {
+	var mu sync.Mutex
+	memo := map[string]string{}
+	return func(id string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if h, ok := memo[id]; ok {
+			return h
+		}
+		h := ""
+		if tk := d.Task(id); tk != nil {
+			if sum, err := truth.TaskDigest(tk); err == nil {
+				h = sum.Hex()
+			}
+		}
+		memo[id] = h
+		return h
+	}
+}
+
 // known is the Scorer's Known: a verdict of the resumed run, or one the
-// cache holds (which is journaled as this run's, naming its run).
+// cache holds (which is journaled as this run's, naming its run), in
+// either case only one judged against the ground truth this run judges
+// the task by. A resumed verdict judged against another is counted
+// (Rescored) and decided again.
 func (jr *journalRun) known(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool) {
+	truth := jr.truth(smp.TaskID)
 	jr.mu.Lock()
 	defer jr.mu.Unlock()
-	if pr, ok := jr.prior[[2]int{i, int(p)}]; ok {
-		jr.report.Resumed++
-		return pr, true
+	if v, ok := jr.prior[[2]int{i, int(p)}]; ok {
+		if truth != "" && v.Truth == truth {
+			jr.report.Resumed++
+			return v.Result, true
+		}
+		jr.report.Rescored++
 	}
-	c, ok := jr.cache[cacheKey{smp.TaskID, programDigest(smp), p.String()}]
-	if !ok {
+	c, ok := jr.cache[cacheKey{smp.TaskID, programDigest(smp), p.String(), truth}]
+	if !ok || truth == "" {
 		return PhaseResult{}, false
 	}
-	v := newVerdict(i, smp, p, c.res)
+	v := newVerdict(i, smp, p, c.res, truth)
 	v.Reused = c.from
 	if err := jr.w.Add(v); err != nil && jr.err == nil {
 		jr.err = err
@@ -389,7 +435,7 @@ func (jr *journalRun) known(i int, smp *task.Sample, p task.Phase) (PhaseResult,
 
 // decided is the Scorer's Decided: it journals the verdict.
 func (jr *journalRun) decided(i int, smp *task.Sample, p task.Phase, pr PhaseResult, shared bool) error {
-	v := newVerdict(i, smp, p, pr)
+	v := newVerdict(i, smp, p, pr, jr.truth(smp.TaskID))
 	v.Shared = shared
 	if err := jr.w.Add(v); err != nil {
 		return fmt.Errorf("cannot write the verdict journal: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
+	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
 	"github.com/reprolab/repro/internal/strictjson"
 )
@@ -162,7 +163,7 @@ func TestRecheckedVerdictJournals(t *testing.T) {
 	first := PhaseResult{Status: StatusTimeout, FailInput: 1, Reason: "the list used more than 13.0 s of CPU time", Records: 1, Limit: 13,
 		Near: &NearLimit{Status: StatusTimeout, Input: -1, CPU: 13, Limit: 13}}
 	pr := combineRecheck(first, PhaseResult{Status: StatusPass, FailInput: -1, Records: 3, Elapsed: 11, Limit: 13}, NearLimit{Status: StatusPass, Input: -1, CPU: 11, Limit: 13})
-	v := newVerdict(4, &task.Sample{TaskID: "HumanEval/53", ID: 2, Solution: "def add(x, y):\n    return x + y\n"}, task.Plus, pr)
+	v := newVerdict(4, &task.Sample{TaskID: "HumanEval/53", ID: 2, Solution: "def add(x, y):\n    return x + y\n"}, task.Plus, pr, digest.Of([]byte("truth")).Hex())
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

@@ -416,7 +416,7 @@ func score(ctx context.Context, st *store.Store, o Options, run *workload.Run, r
 		for _, t := range tasks {
 			id.Tasks = append(id.Tasks, t.ID)
 		}
-		if jr, err = openJournalRun(st.Home(), run, o, id, in.prior, samples); err != nil {
+		if jr, err = openJournalRun(st.Home(), run, o, id, in.prior, samples, d, truth); err != nil {
 			return err
 		}
 		rep.Journal = &jr.report
@@ -554,6 +554,9 @@ func (rep *RunReport) WriteText(w io.Writer) {
 	}
 	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
 		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
+		if j.Rescored > 0 {
+			ui.Fprintf(w, "  %d journaled verdicts decided again: their task's ground truth was computed again since they were judged\n", j.Rescored)
+		}
 	}
 	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)
 }
