@@ -90,7 +90,9 @@ type Summary struct {
 // Scan reads and checks a journal from r entry by entry, holding one
 // entry at a time, and hands each entry of the chain to each in order:
 // every complete line must be an entry with the next sequence number,
-// the previous entry's hash and its own correct hash. A last line without
+// the previous entry's hash and its own correct hash, written exactly as
+// the Writer writes it (keys in order, compact, body as json.Marshal
+// gives it), so that Scan accepts exactly the journals a Writer writes. A last line without
 // its newline is a torn write and is dropped (Torn); anything else that
 // does not check is an error naming the line, as is an error of each,
 // which stops the scan.
@@ -132,6 +134,8 @@ func Scan(r io.Reader, each func(Entry) error) (*Summary, error) {
 			return nil, fmt.Errorf("journal line %d: body is not in the form the writer gives it", line)
 		case e.Hash != Hash(seq, s.Head, e.Body):
 			return nil, fmt.Errorf("journal line %d: hash does not match the entry", line)
+		case !writerForm(e, b):
+			return nil, fmt.Errorf("journal line %d: entry is not in the form the writer gives it", line)
 		}
 		if err := each(e); err != nil {
 			return nil, fmt.Errorf("journal line %d: %w", line, err)
@@ -148,6 +152,15 @@ func Scan(r io.Reader, each func(Entry) error) (*Summary, error) {
 func canonical(body []byte) bool {
 	m, err := json.Marshal(json.RawMessage(body))
 	return err == nil && bytes.Equal(m, body)
+}
+
+// writerForm reports whether line is entry e as the Writer writes it
+// (json.Marshal of the Entry, then a newline): the chain's hashes cover
+// seq, prev and body only, so this is what makes a journal that reads
+// one that was written, byte for byte, and never two files for one chain.
+func writerForm(e Entry, line []byte) bool {
+	m, err := json.Marshal(e)
+	return err == nil && len(line) == len(m)+1 && bytes.Equal(line[:len(m)], m) && line[len(m)] == '\n'
 }
 
 // readLine reads up to and including '\n', at most MaxLine bytes; it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -176,12 +177,31 @@ func TestTamperedEntries(t *testing.T) {
 		"duplicated":   {ls[0], ls[1], ls[1], ls[2]},
 		"unknown key":  {strings.Replace(ls[0], `{"seq"`, `{"x":1,"seq"`, 1)},
 		"not JSON":     {ls[0], "garbage\n"},
+		// The chain holds where only the line's form differs, since
+		// the hash covers seq, prev and body: still not a line the
+		// writer writes.
+		"keys reordered":    {ls[0], reorder(t, ls[1])},
+		"space after colon": {ls[0], strings.Replace(ls[1], `"seq":1`, `"seq": 1`, 1)},
+		"carriage return":   {ls[0], strings.TrimSuffix(ls[1], "\n") + "\r\n"},
+		"escaped key":       {ls[0], strings.Replace(ls[1], `"seq"`, `"\u0073eq"`, 1)},
+		"number as 1.0":     {ls[0], strings.Replace(ls[1], `"seq":1`, `"seq":1.0`, 1)},
 	}
 	for name, c := range cases {
 		if _, err := collect(strings.NewReader(strings.Join(c, ""))); err == nil {
 			t.Errorf("%s: the journal was accepted", name)
 		}
 	}
+}
+
+// reorder writes entry line l with its keys in another order (hash, body,
+// prev, seq), its chain unchanged.
+func reorder(t *testing.T, l string) string {
+	t.Helper()
+	var e Entry
+	if err := json.Unmarshal([]byte(l), &e); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`{"hash":%q,"body":%s,"prev":%q,"seq":%d}`+"\n", e.Hash, e.Body, e.Prev, e.Seq)
 }
 
 // TestScanStops: an error of the caller's stops a scan at that entry and
@@ -229,10 +249,8 @@ func FuzzRead(f *testing.F) {
 		if c.Summary.Entries != len(c.Entries) || c.Head != head || c.Torn != (int(c.Valid) < len(in)) {
 			t.Fatalf("Scan %+v handed over %d entries ending at %s, of %d bytes", c.Summary, len(c.Entries), head, len(in))
 		}
-		// What reads back continues into a journal that holds those
-		// entries as the writer writes them (a line the writer did not
-		// write, e.g. with keys missing or in another order, is written
-		// in the writer's form; its chain is the same), and reads the same.
+		// What reads is what the writer writes, byte for byte: the
+		// entries read, marshalled again, are the valid prefix.
 		var back []byte
 		for _, e := range c.Entries {
 			b, err := json.Marshal(e)
@@ -241,6 +259,11 @@ func FuzzRead(f *testing.F) {
 			}
 			back = append(append(back, b...), '\n')
 		}
+		if !bytes.Equal(back, in[:c.Valid]) {
+			t.Fatalf("Scan accepted lines the writer would not write:\n%q\nwriter's form:\n%q", in[:c.Valid], back)
+		}
+		// And it continues into a journal that holds those entries, and
+		// reads the same.
 		d := t.TempDir()
 		from, q := filepath.Join(d, "from.jsonl"), filepath.Join(d, "j.jsonl")
 		if err := os.WriteFile(from, in, 0o644); err != nil {
