@@ -178,8 +178,10 @@ type ResultsHead struct {
 // empty or null too), then entry with each of its entries, the same
 // values strictjson.DecodeOpen gives into a ResultsFile. It returns the
 // file's hash and whether it has an "eval" object. A text it accepts is
-// one DecodeOpen accepts into a ResultsFile
-// (TestReadResultsAgreesWithDecodeOpen). The caller bounds what r yields.
+// one DecodeOpen accepts into a ResultsFile in which every entry names
+// the task it is listed under, as EvalPlus and repro write them
+// (TestReadResultsAgreesWithDecodeOpen); an entry listed under another
+// task is an error naming both. The caller bounds what r yields.
 func ReadResults(r io.Reader, task func(id string) error, entry func(id string, e *ResultEntry) error) (head ResultsHead, err error) {
 	s := strictjson.NewStream(bufio.NewReaderSize(r, 1<<16))
 	err = s.Object(reflect.TypeFor[ResultsFile](), func(name string) error {
@@ -192,11 +194,16 @@ func ReadResults(r io.Reader, task func(id string) error, entry func(id string, 
 				if err := task(id); err != nil {
 					return err
 				}
+				k := 0
 				return s.Array(reflect.TypeFor[[]ResultEntry](), func() error {
 					var e ResultEntry
 					if err := s.Decode(&e); err != nil {
 						return err
 					}
+					if e.TaskID != id {
+						return fmt.Errorf("entry %d of task %q names task %q", k, id, e.TaskID)
+					}
+					k++
 					return entry(id, &e)
 				})
 			})

@@ -3,6 +3,7 @@ package codebench
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,6 +64,19 @@ func sameResults(a, b ResultsFile) bool {
 	return true
 }
 
+// listedUnderOwnTask is the rule ReadResults adds to DecodeOpen: every
+// entry names the task it is listed under.
+func listedUnderOwnTask(f ResultsFile) error {
+	for id, es := range f.Eval {
+		for k, e := range es {
+			if e.TaskID != id {
+				return fmt.Errorf("entry %d of task %q names task %q", k, id, e.TaskID)
+			}
+		}
+	}
+	return nil
+}
+
 // readResultsCases: results files and texts near them, for the table test
 // and as the fuzz target's seeds.
 var readResultsCases = []string{
@@ -79,6 +93,9 @@ var readResultsCases = []string{
 	`{"eval": {"T": [{"task_id": "T", "TASK_ID": "U"}]}}`,
 	`{"eval": {"T": [{"task_id": "T", "task_id": "U"}]}}`,
 	`{"eval": {"T": [{"base_status": 5}]}}`,
+	`{"eval": {"T": [{"task_id": "T"}, {"task_id": "U"}], "U": []}}`,
+	`{"eval": {"T": [{"task_id": "t"}]}}`,
+	`{"eval": {"T": [{"task_id": "T"}], "U": [{"task_id": "U"}, {"task_id": "U", "base_status": "fail"}]}}`,
 	`{"eval": {"T": {}}}`,
 	`{"eval": {"T": "x"}}`,
 	`{"eval": []}`,
@@ -92,18 +109,18 @@ var readResultsCases = []string{
 	`{"eval": {"T": [{}]`,
 	`{"eval": {"T": [{"plus_fail_tests": [` + strings.Repeat("9", 4301) + `]}]}}`,
 	`{"extra": ` + strings.Repeat("9", 4301) + `}`,
-	`{"extra": 1e400, "eval": {"T": [{"base_clocks": {"wall_s": 1e5}}]}}`,
+	`{"extra": 1e400, "eval": {"T": [{"task_id": "T", "base_clocks": {"wall_s": 1e5}}]}}`,
 	`{"eval": {"T": [{"base_clocks": {"wall_s": 1e400}}]}}`,
 	`{"eval": {"T": [{"plus_fail_tests": [` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `]}]}}`,
 	// strictjson.MaxDepth (512) levels in all, then one more: in a member
 	// the file does not declare, and in one an entry does not.
 	`{"extra": ` + strings.Repeat("[", 511) + strings.Repeat("]", 511) + `}`,
 	`{"extra": ` + strings.Repeat("[", 512) + strings.Repeat("]", 512) + `}`,
-	`{"eval": {"T": [{"extra": ` + strings.Repeat("[", 508) + strings.Repeat("]", 508) + `}]}}`,
+	`{"eval": {"T": [{"task_id": "T", "extra": ` + strings.Repeat("[", 508) + strings.Repeat("]", 508) + `}]}}`,
 	`{"eval": {"T": [{"extra": ` + strings.Repeat("[", 509) + strings.Repeat("]", 509) + `}]}}`,
 	"{\"hash\": \"\xff\"}",
 	`{"hash": "\ud800"}`,
-	`{"eval": {"T": [{"solution": "\u00e9\ud83d\ude00"}]}}`,
+	`{"eval": {"T": [{"task_id": "T", "solution": "\u00e9\ud83d\ude00"}]}}`,
 }
 
 // TestReadResultsAgreesWithDecodeOpen: ReadResults accepts exactly the
@@ -128,6 +145,9 @@ func checkReadResults(t *testing.T, b []byte) bool {
 	t.Helper()
 	var whole ResultsFile
 	werr := strictjson.DecodeOpen(b, &whole)
+	if werr == nil {
+		werr = listedUnderOwnTask(whole)
+	}
 	got, serr := streamed(b)
 	switch {
 	case (werr == nil) != (serr == nil):

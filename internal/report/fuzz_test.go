@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,6 +22,14 @@ func wholeRows(b []byte) ([]TaskRow, error) {
 	var res codebench.ResultsFile
 	if err := strictjson.DecodeOpen(b, &res); err != nil {
 		return nil, err
+	}
+	// An entry names the task it is listed under (codebench.ReadResults).
+	for id, es := range res.Eval {
+		for _, e := range es {
+			if e.TaskID != id {
+				return nil, fmt.Errorf("an entry of %q names %q", id, e.TaskID)
+			}
+		}
 	}
 	ids := slices.Collect(maps.Keys(res.Eval))
 	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
@@ -46,6 +55,7 @@ func FuzzResults(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	f.Add([]byte(`{"eval":{"<u>/1":[{"task_id":"<u>/1","base_status":"<i>","plus_status":"fail","plus_fail_tests":[["<script>"]]}]}}`))
 	f.Add([]byte(`{"eval":{"<u>/1":[{"base_status":"<i>","plus_status":"fail","plus_fail_tests":[["<script>"]]}]}}`))
 	f.Add([]byte(`{"eval":{"a":[]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

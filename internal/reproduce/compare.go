@@ -30,7 +30,8 @@ type Sample struct {
 
 // ParseResults reads a results file (eval_results.json) that repro did not
 // just write, an entry at a time (codebench.ReadResults, which accepts what
-// strictjson.DecodeOpen accepts: duplicate or case-folded names refused).
+// strictjson.DecodeOpen accepts, duplicate or case-folded names refused,
+// and only entries that name the task they are listed under).
 // The caller bounds what r yields (codebench.OpenResultsFile does).
 func ParseResults(r io.Reader) (*Results, error) {
 	rs := &Results{Eval: map[string][]Sample{}}
@@ -38,9 +39,6 @@ func ParseResults(r io.Reader) (*Results, error) {
 		rs.Eval[id] = []Sample{}
 		return nil
 	}, func(id string, e *codebench.ResultEntry) error {
-		if e.TaskID != id {
-			return fmt.Errorf("entry %d of task %q names task %q", len(rs.Eval[id]), id, e.TaskID)
-		}
 		rs.Eval[id] = append(rs.Eval[id], sampleOf(e))
 		return nil
 	})

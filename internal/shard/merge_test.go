@@ -187,7 +187,7 @@ func TestReadResultsChecksEachEntry(t *testing.T) {
 	}
 	for name, c := range map[string]struct{ text, why string }{
 		"another program":        {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "x"), entry("HumanEval/3", "c")), "result 1 of HumanEval/0 is not the shard's sample 1"},
-		"another task's name":    {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b"), entry("HumanEval/0", "c")), "result 0 of HumanEval/3 is not the shard's sample 0"},
+		"another task's name":    {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b"), entry("HumanEval/0", "c")), `entry 0 of task "HumanEval/3" names task "HumanEval/0"`},
 		"an entry more":          {file(entry("HumanEval/0", "a")+","+entry("HumanEval/0", "b")+","+entry("HumanEval/0", "b"), entry("HumanEval/3", "c")), "more results for HumanEval/0 than the shard's 2 samples"},
 		"a task the shard lacks": {strings.Replace(good, `"HumanEval/3":`, `"HumanEval/4":`, 1), "results for task HumanEval/4, which the shard's samples do not hold"},
 		"no eval":                {`{"hash":"md5","eval":null}`, `no "eval"`},
