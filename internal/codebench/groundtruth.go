@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/codebench/judge"
 	"github.com/reprolab/repro/internal/codebench/task"
@@ -284,7 +286,9 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 // on the task, as every process under the key does); its record files are
 // there, since none is ever replaced (binName). A JSON file there that
 // does not serve (of the base inputs only where plus inputs are wanted)
-// is replaced.
+// is replaced, under the task's lock file (N.json.lock), by the first
+// process to take it: one that takes it after that one finds the
+// replacement, read again from the file, and keeps it.
 func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
 	b, err := json.Marshal(tt)
 	if err != nil {
@@ -293,6 +297,16 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	path := t.metaPath(tk)
 	err = atomicfile.CreateFile(path, b, 0o644)
 	if errors.Is(err, fs.ErrExist) {
+		unlock, lerr := lockTask(path + ".lock")
+		if lerr != nil {
+			return nil, lerr
+		}
+		defer unlock()
+		// What this process read before (base inputs only) may be
+		// stale: read the file again.
+		t.mu.Lock()
+		delete(t.task, tk.ID)
+		t.mu.Unlock()
 		if first := t.load(tk, plus); first != nil {
 			return first, nil
 		}
@@ -305,6 +319,30 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	t.task[tk.ID] = tt
 	t.mu.Unlock()
 	return tt, nil
+}
+
+// lockTask takes an exclusive OS lock on the lock file at path, waiting
+// for another process that holds it; the kernel drops it however that
+// process ends.
+func lockTask(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the ground-truth lock %s: %w", path, err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock the ground-truth lock %s: %w", path, err)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // errPhaseFailed stops the write of a record file of a phase whose

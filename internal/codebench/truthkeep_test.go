@@ -2,6 +2,8 @@ package codebench
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/reprolab/repro/internal/codebench/task"
@@ -86,5 +88,80 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	d5b, _ := b.TaskDigest(tk5)
 	if d5a != d5b {
 		t.Fatal("the two judge the failed task by different ground truth")
+	}
+}
+
+// TestTruthReplacesABaseOnlyRecordOnce: processes that each found a
+// task's ground truth recorded for the base inputs only, and each want
+// plus inputs, each compute their own; the first to replace the record
+// wins, and every other keeps that one (read again from the file, not
+// the base-only record it read before), one after another and all at
+// once, so all judge the task by one ground truth.
+func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
+	dir := t.TempDir()
+	key := TruthKey{Dataset: "d", Image: "i", CPU: "c"}
+	phase := func(n int, secs float64) *phaseTruth {
+		pt := &phaseTruth{N: n, Times: make([]float64, n), Encode: make([]float64, n)}
+		for i := range pt.Times {
+			pt.Times[i] = secs
+		}
+		return pt
+	}
+	const procs, tasks = 8, 12
+	for k := 0; k < tasks; k++ {
+		tk := &task.Task{ID: fmt.Sprintf("T/%d", k), Index: k, Base: []json.RawMessage{[]byte("[1]")}, Plus: []json.RawMessage{[]byte("[2]")}}
+		w, err := OpenTruth(dir, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.keep(tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.01)}, false); err != nil {
+			t.Fatal(err)
+		}
+		// Each process has read the base-only record, and finds it
+		// missing for plus inputs.
+		truths := make([]*Truth, procs)
+		for i := range truths {
+			if truths[i], err = OpenTruth(dir, key); err != nil {
+				t.Fatal(err)
+			}
+			if truths[i].load(tk, false) == nil || truths[i].Missing([]*task.Task{tk}, true) == nil {
+				t.Fatal("the base-only record does not read as base-only")
+			}
+		}
+		digests := make([]string, procs)
+		keep := func(i int) {
+			got, err := truths[i].keep(tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(1, float64(i+1))}, true)
+			if err != nil || got.Plus == nil {
+				t.Errorf("process %d: %+v, %v", i, got, err)
+				return
+			}
+			sum, err := truths[i].TaskDigest(tk)
+			if err != nil {
+				t.Error(err)
+			}
+			digests[i] = sum.Hex()
+		}
+		if k%2 == 0 {
+			for i := range truths {
+				keep(i)
+			}
+		} else {
+			var wg sync.WaitGroup
+			for i := range truths {
+				wg.Add(1)
+				go func() { defer wg.Done(); keep(i) }()
+			}
+			wg.Wait()
+		}
+		later, _ := OpenTruth(dir, key)
+		onDisk, err := later.TaskDigest(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range digests {
+			if d != onDisk.Hex() {
+				t.Errorf("%s (processes %s): process %d judges by %.12s, the cache holds %.12s", tk.ID, map[bool]string{true: "one after another", false: "at once"}[k%2 == 0], i, d, onDisk.Hex())
+			}
+		}
 	}
 }
