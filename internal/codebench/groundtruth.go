@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -273,7 +274,7 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 			tt.Base = pt
 		}
 	}
-	return t.keep(tk, tt, plus)
+	return t.keep(ctx, tk, tt, plus)
 }
 
 // keep caches tt, just computed, as tk's ground truth and returns the
@@ -289,7 +290,7 @@ func (t *Truth) computeTask(ctx context.Context, w *wire.Worker, tk *task.Task, 
 // is replaced, under the task's lock file (N.json.lock), by the first
 // process to take it: one that takes it after that one finds the
 // replacement, read again from the file, and keeps it.
-func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
+func (t *Truth) keep(ctx context.Context, tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error) {
 	b, err := json.Marshal(tt)
 	if err != nil {
 		return nil, err
@@ -297,7 +298,7 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 	path := t.metaPath(tk)
 	err = atomicfile.CreateFile(path, b, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		unlock, lerr := lockTask(path + ".lock")
+		unlock, lerr := lockTask(ctx, path+".lock")
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -322,17 +323,23 @@ func (t *Truth) keep(tk *task.Task, tt *taskTruth, plus bool) (*taskTruth, error
 }
 
 // lockTask takes an exclusive OS lock on the lock file at path, waiting
-// for another process that holds it; the kernel drops it however that
-// process ends.
-func lockTask(path string) (unlock func(), err error) {
+// for another process that holds it (the kernel drops it however that
+// process ends) until ctx is done.
+func lockTask(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the ground-truth lock %s: %w", path, err)
 	}
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
 			break
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	if err != nil {

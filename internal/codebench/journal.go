@@ -122,8 +122,9 @@ type JournalReport struct {
 	Resumed     int    `json:"resumed_verdicts,omitempty"`
 	// Rescored counts the verdicts of the resumed run's journal that
 	// were judged against another ground truth of their task than this
-	// run's (it was computed again in between): they are decided again,
-	// not taken over.
+	// run's (it was computed again in between), or journaled without
+	// naming theirs, and that this run decided again (none the cache
+	// held under this run's ground truth).
 	Rescored int `json:"rescored_verdicts,omitempty"`
 	// Cache: verdicts of earlier verified runs were reused (--cache);
 	// Cached counts them, CacheRuns names the runs looked in.
@@ -407,21 +408,23 @@ func truthDigests(d *task.Dataset, truth *Truth) func(taskID string) string {
 // known is the Scorer's Known: a verdict of the resumed run, or one the
 // cache holds (which is journaled as this run's, naming its run), in
 // either case only one judged against the ground truth this run judges
-// the task by. A resumed verdict judged against another is counted
-// (Rescored) and decided again.
+// the task by. A resumed verdict judged against another, or naming none,
+// is counted (Rescored) where the cache does not serve it, and decided
+// again.
 func (jr *journalRun) known(i int, smp *task.Sample, p task.Phase) (PhaseResult, bool) {
 	truth := jr.truth(smp.TaskID)
 	jr.mu.Lock()
 	defer jr.mu.Unlock()
-	if v, ok := jr.prior[[2]int{i, int(p)}]; ok {
-		if truth != "" && v.Truth == truth {
-			jr.report.Resumed++
-			return v.Result, true
-		}
-		jr.report.Rescored++
+	pv, stale := jr.prior[[2]int{i, int(p)}]
+	if stale && truth != "" && pv.Truth == truth {
+		jr.report.Resumed++
+		return pv.Result, true
 	}
 	c, ok := jr.cache[cacheKey{smp.TaskID, programDigest(smp), p.String(), truth}]
 	if !ok || truth == "" {
+		if stale {
+			jr.report.Rescored++
+		}
 		return PhaseResult{}, false
 	}
 	v := newVerdict(i, smp, p, c.res, truth)

@@ -1,6 +1,7 @@
 package codebench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 	d := &task.Dataset{Tasks: []*task.Task{tk(0), tk(1)}}
 	record := func(tr *Truth, k *task.Task, secs float64) string {
 		t.Helper()
-		if _, err := tr.keep(k, &taskTruth{Task: k.ID, Base: &phaseTruth{N: 1, Times: []float64{secs}, Encode: []float64{0}}}, false); err != nil {
+		if _, err := tr.keep(context.Background(), k, &taskTruth{Task: k.ID, Base: &phaseTruth{N: 1, Times: []float64{secs}, Encode: []float64{0}}}, false); err != nil {
 			t.Fatal(err)
 		}
 		sum, err := tr.TaskDigest(k)
@@ -83,7 +84,7 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 	smp := func(n, id int) *task.Sample {
 		return &task.Sample{TaskID: d.Tasks[n].ID, ID: id, Solution: fmt.Sprintf("def f():\n    return %d\n", id)}
 	}
-	samples := []*task.Sample{smp(0, 0), smp(1, 1), smp(0, 2), smp(1, 3), smp(1, 4), smp(0, 5)}
+	samples := []*task.Sample{smp(0, 0), smp(1, 1), smp(0, 2), smp(1, 3), smp(1, 4), smp(0, 5), smp(1, 6)}
 	pass := PhaseResult{Status: StatusPass, FailInput: -1}
 	fail := PhaseResult{Status: StatusFail, FailInput: 0}
 	p := &priorRun{id: "20260101-000000-abcd", verdicts: []journalVerdict{
@@ -94,6 +95,10 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 		// verdict is the one a resume takes.
 		newVerdict(5, samples[5], task.Base, pass, old1),
 		newVerdict(5, samples[5], task.Base, fail, new0),
+		// Judged by the old ground truth, but the cache holds the
+		// program's verdict under this run's: reused from there, not
+		// decided again.
+		newVerdict(6, samples[6], task.Base, pass, old1),
 	}}
 	jr := &journalRun{truth: truthDigests(d, now)}
 	if jr.prior, err = p.known(samples); err != nil {
@@ -108,18 +113,19 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 	jr.cache = map[cacheKey]cached{
 		{d.Tasks[1].ID, programDigest(samples[3]), "base", old1}: {res: pass, from: "run-old"},
 		{d.Tasks[1].ID, programDigest(samples[4]), "base", new1}: {res: fail, from: "run-new"},
+		{d.Tasks[1].ID, programDigest(samples[6]), "base", new1}: {res: fail, from: "run-new"},
 	}
 	for i, want := range []struct {
 		reused bool
 		res    PhaseResult
-	}{{true, pass}, {false, PhaseResult{}}, {false, PhaseResult{}}, {false, PhaseResult{}}, {true, fail}, {true, fail}} {
+	}{{true, pass}, {false, PhaseResult{}}, {false, PhaseResult{}}, {false, PhaseResult{}}, {true, fail}, {true, fail}, {true, fail}} {
 		res, ok := jr.known(i, samples[i], task.Base)
 		if ok != want.reused || ok && res.Status != want.res.Status {
 			t.Errorf("sample %d: reused %v (%s), want %v (%s)", i, ok, res.Status, want.reused, want.res.Status)
 		}
 	}
-	if r := jr.report; r.Resumed != 2 || r.Rescored != 2 || r.Cached != 1 {
-		t.Errorf("resumed %d, rescored %d, cached %d: want 2, 2 and 1", r.Resumed, r.Rescored, r.Cached)
+	if r := jr.report; r.Resumed != 2 || r.Rescored != 2 || r.Cached != 2 {
+		t.Errorf("resumed %d, rescored %d, cached %d: want 2, 2 and 2", r.Resumed, r.Rescored, r.Cached)
 	}
 	for _, i := range []int{1, 2, 3} {
 		if err := jr.decided(i, samples[i], task.Base, pass, false); err != nil {
@@ -139,7 +145,7 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[int]string{4: new1, 1: new1, 2: new0, 3: new1}
+	want := map[int]string{4: new1, 6: new1, 1: new1, 2: new0, 3: new1}
 	if len(got) != len(want) {
 		t.Fatalf("journaled %d verdicts, want %d", len(got), len(want))
 	}

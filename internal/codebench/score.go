@@ -555,7 +555,7 @@ func (rep *RunReport) WriteText(w io.Writer) {
 	if j := rep.Journal; j != nil && j.ResumedFrom != "" {
 		ui.Fprintf(w, "resumed run %s: %d verdicts from its journal\n", j.ResumedFrom, j.Resumed)
 		if j.Rescored > 0 {
-			ui.Fprintf(w, "  %d journaled verdicts decided again: their task's ground truth was computed again since they were judged\n", j.Rescored)
+			ui.Fprintf(w, "  %d journaled verdicts decided again: judged against other ground truth than this run's (computed again since), or journaled without naming it\n", j.Rescored)
 		}
 	}
 	ui.Fprintf(w, "results: %q\n", rep.ResultsFile)

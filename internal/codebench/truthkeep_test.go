@@ -1,6 +1,7 @@
 package codebench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -40,10 +41,10 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	// Both found none; a writes first, then b, with other times.
 	first := &taskTruth{Task: tk.ID, Base: phase(1, 0.01), Plus: phase(2, 0.5)}
 	second := &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(2, 0.7)}
-	if got, err := a.keep(tk, first, true); err != nil || got != first {
+	if got, err := a.keep(context.Background(), tk, first, true); err != nil || got != first {
 		t.Fatalf("the first writer keeps %v (%v), want its own", got, err)
 	}
-	got, err := b.keep(tk, second, true)
+	got, err := b.keep(context.Background(), tk, second, true)
 	if err != nil || got.Plus.Times[0] != 0.5 {
 		t.Fatalf("the second writer keeps %+v (%v), want the first's", got, err)
 	}
@@ -60,12 +61,12 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	// A record of the base inputs only does not serve a run that wants
 	// plus inputs: that run's truth replaces it.
 	tk2 := &task.Task{ID: "T/4", Index: 4, Base: tk.Base, Plus: tk.Plus}
-	if _, err := a.keep(tk2, &taskTruth{Task: tk2.ID, Base: phase(1, 0.01)}, false); err != nil {
+	if _, err := a.keep(context.Background(), tk2, &taskTruth{Task: tk2.ID, Base: phase(1, 0.01)}, false); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := OpenTruth(dir, key)
 	full := &taskTruth{Task: tk2.ID, Base: phase(1, 0.03), Plus: phase(2, 0.9)}
-	if got, err := d.keep(tk2, full, true); err != nil || got != full {
+	if got, err := d.keep(context.Background(), tk2, full, true); err != nil || got != full {
 		t.Fatalf("over a base-only record the plus run keeps %+v (%v), want its own", got, err)
 	}
 	e, _ := OpenTruth(dir, key)
@@ -77,11 +78,11 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	// judge the task alike (its self-check then fails in both).
 	tk5 := &task.Task{ID: "T/5", Index: 5, Base: tk.Base, Plus: tk.Plus}
 	failed := &taskTruth{Task: tk5.ID, Error: "plus inputs: timeout"}
-	if got, err := a.keep(tk5, failed, true); err != nil || got != failed {
+	if got, err := a.keep(context.Background(), tk5, failed, true); err != nil || got != failed {
 		t.Fatalf("the first, failed: %+v (%v)", got, err)
 	}
 	ran := &taskTruth{Task: tk5.ID, Base: phase(1, 0.01), Plus: phase(2, 0.2)}
-	if got, err := b.keep(tk5, ran, true); err != nil || got.Error != failed.Error {
+	if got, err := b.keep(context.Background(), tk5, ran, true); err != nil || got.Error != failed.Error {
 		t.Fatalf("a success after a failure keeps %+v (%v), want the failure", got, err)
 	}
 	d5a, _ := a.TaskDigest(tk5)
@@ -114,7 +115,7 @@ func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.keep(tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.01)}, false); err != nil {
+		if _, err := w.keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.01)}, false); err != nil {
 			t.Fatal(err)
 		}
 		// Each process has read the base-only record, and finds it
@@ -130,7 +131,7 @@ func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
 		}
 		digests := make([]string, procs)
 		keep := func(i int) {
-			got, err := truths[i].keep(tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(1, float64(i+1))}, true)
+			got, err := truths[i].keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(1, float64(i+1))}, true)
 			if err != nil || got.Plus == nil {
 				t.Errorf("process %d: %+v, %v", i, got, err)
 				return
