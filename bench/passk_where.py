@@ -23,9 +23,14 @@ Prints, in seconds unless named:
   once, still running at the overrun's end, and the CPU time past the
   limits, estimated: a limit is the overrun's CPU over the run's overrun
   factor where the call still ran, the first measurement's limit where it
-  was rechecked); rechecks (estimate), and between jobs (slots - in jobs -
-  rechecks: the process-table check, sweep, /tmp emptied, the next fork,
-  the host's turn-around), also per job; the container's cgroup CPU beyond
+  was rechecked); rechecks, and between jobs (the process-table check,
+  sweep, /tmp emptied, the next fork, the host's turn-around), also per
+  job, and idle slots: from the scorer's own account where the run records
+  it (scoring.busy_ns, job_wall_ns, starting_ns, recheck_ns: rechecks with
+  their fresh containers, supervisors started, between jobs = busy - the
+  runs' wall - starting - rechecks, slots of scoring.supervisors), else
+  estimated (a recheck as its deciding run once more, between jobs = slots
+  - in jobs - rechecks, idle slots included); the container's cgroup CPU beyond
   the job clock and the overruns (the supervisor's own work for the job);
   host: repro's own CPU (user + system), per job.
 """
@@ -75,6 +80,17 @@ def main():
     jobs = sco["jobs"]
     slots = parallel * sco_wall
     between = slots - job_wall - recheck_wall
+    exact = "busy_ns" in sco
+    if exact:
+        # The scorer's own account (ScoreStats): the rechecks' whole cost,
+        # fresh containers included, the supervisors started, and the
+        # runs' wall time as the supervisors measured it, every run
+        # counted, in the slots of the supervisors it ran.
+        slots = sco.get("supervisors", parallel) * sco_wall
+        recheck_wall = sco["recheck_ns"] / 1e9
+        starting = sco.get("starting_ns", 0) / 1e9
+        idle = slots - sco["busy_ns"] / 1e9
+        between = sco["busy_ns"] / 1e9 - sco["job_wall_ns"] / 1e9 - starting - recheck_wall
     samples = sum(map(len, results.values()))
     print("whole command          %8.1f s  (%d samples, %.1f ms a sample; peak RSS %.0f MiB)" % (wall, samples, 1000 * wall / samples, rss_kib / 1024))
     print("  self-check stage     %8.1f s  (%.0f %%)" % (sc_wall, 100 * sc_wall / wall))
@@ -86,16 +102,28 @@ def main():
     print(line)
     print("scoring: %d jobs (%d distinct deciding runs; %d shared, %d rechecked, %d exact), %.1f s x %d = %.1f slot-s" % (
         jobs, len(seen), sco.get("shared_executions", 0), len(rechecked), sco.get("exact_runs", 0), sco_wall, parallel, slots))
-    print("  in jobs (wall_s)     %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), overruns past the limits %.1f, waiting %.1f" % (
-        job_wall, 100 * job_wall / slots, job_cpu, load_cpu, over_extra, job_wall - job_cpu - over_extra))
+    # In jobs: the supervisors' wall time of every run but the rechecks
+    # where the run records it (an overrun's wall and an inexact run
+    # before its exact one included), else the deciding runs' wall_s.
+    in_jobs, label = (sco["job_wall_ns"] / 1e9, "in jobs (runs)      ") if exact else (job_wall, "in jobs (wall_s)    ")
+    print("  %s %8.1f slot-s (%.0f %%): program CPU %.1f (loading %.1f), overruns past the limits %.1f, %s %.1f" % (
+        label, in_jobs, 100 * in_jobs / slots, job_cpu, load_cpu, over_extra,
+        "waiting and runs an exact run replaced" if exact else "waiting", in_jobs - job_cpu - over_extra))
     for ph in ("base", "plus"):
         cs = [c for (_, _, p), c in seen.items() if p == ph]
         w, cpu, ld = (sum((c.get(k) or 0) for c in cs) for k in ("wall_s", "job_cpu_s", "load_cpu_s"))
         print("    %s: %d runs, %.1f slot-s, program CPU %.1f (loading %.1f), %.1f ms a run" % (ph, len(cs), w, cpu, ld, 1000 * w / max(len(cs), 1)))
     print("    overruns: %d timeouts ran once, still running at %.2f times their limit; %.1f CPU-s past the limits (estimate)" % (
         over_once, factor, over_extra))
-    print("  rechecks (estimate)  %8.1f slot-s (%.0f %%)" % (recheck_wall, 100 * recheck_wall / slots))
-    print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job" % (between, 100 * between / slots, 1000 * between / max(jobs, 1)))
+    if exact:
+        print("  rechecks             %8.1f slot-s (%.0f %%): the re-runs and the fresh container of each" % (recheck_wall, 100 * recheck_wall / slots))
+        print("  starting supervisors %8.1f slot-s (%.0f %%): first jobs, rotations, containers a job left changed" % (starting, 100 * starting / slots))
+        print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job (the fork, the checks after each job, frames, the host's turn-around and journal)" % (
+            between, 100 * between / slots, 1000 * between / max(jobs, 1)))
+        print("  idle                 %8.1f slot-s (%.0f %%): slots without a job, while the last jobs run" % (idle, 100 * idle / slots))
+    else:
+        print("  rechecks (estimate)  %8.1f slot-s (%.0f %%)" % (recheck_wall, 100 * recheck_wall / slots))
+        print("  between jobs         %8.1f slot-s (%.0f %%): %.1f ms a job" % (between, 100 * between / slots, 1000 * between / max(jobs, 1)))
     beyond = cont_cpu - job_cpu - over_extra
     print("  cgroup CPU beyond the job clock and the overruns: %.1f CPU-s, %.1f ms a job" % (beyond, 1000 * beyond / max(len(seen), 1)))
     print("host (repro's own CPU): %.1f s user + %.1f s system = %.1f CPU-s, %.1f ms a job (self-check and scoring)" % (

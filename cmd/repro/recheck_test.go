@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprolab/repro/internal/codebench"
 )
@@ -134,6 +135,21 @@ func TestHumanEvalRecheck(t *testing.T) {
 	}
 	if h.Scoring.Rechecked != rechecks || h.Scoring.RecheckChanged != 0 || h.Scoring.OverrunDecided != decided || h.Recheck.Overrun != 1.25 {
 		t.Errorf("scoring stats %+v, overrun %v, want %d rechecked, none changed, %d decided by their overrun of 1.25", h.Scoring, h.Recheck.Overrun, rechecks, decided)
+	}
+	// The scorer's account of its slots adds up: the runs and the
+	// rechecks lie within the time the workers were busy, which lies
+	// within the stage's slots, and each holds at least the CPU time its
+	// measurements name.
+	sc := h.Scoring
+	firstCPU, recheckCPU := 0.0, 0.0
+	for _, v := range h.Recheck.Rechecked {
+		firstCPU += v.First.CPU
+		recheckCPU += v.Recheck.CPU
+	}
+	if sc.Busy > sc.Wall*time.Duration(sc.Supervisors) || sc.JobWall+sc.Starting+sc.Recheck > sc.Busy ||
+		sc.JobWall.Seconds() < firstCPU || sc.Recheck.Seconds() < recheckCPU || sc.Recheck <= 0 {
+		t.Errorf("scoring account: busy %v, runs %v, starting %v, rechecks %v in %v x %d slots; want runs >= %.2f s and rechecks >= %.2f s, within busy within the slots",
+			sc.Busy, sc.JobWall, sc.Starting, sc.Recheck, sc.Wall, sc.Supervisors, firstCPU, recheckCPU)
 	}
 	var full codebench.RunReport
 	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {

@@ -109,6 +109,10 @@ type PhaseResult struct {
 	// Elapsed is the deciding run's wall seconds (Clocks.Wall; kept under
 	// its old name for the verdicts stored before Clocks).
 	Elapsed float64 `json:"elapsed"`
+	// ranWall is the supervisors' wall seconds of every run that made
+	// this result (a setup retried, an exact run after an inexact one):
+	// the scorer's accounting (ScoreStats.JobWall), never journaled.
+	ranWall float64
 	// Limit is the phase's CPU time limit in seconds (PhaseLimit), 0 where
 	// none applied (no ground truth, or EvalPlus's engine).
 	Limit float64 `json:"limit,omitempty"`
@@ -178,6 +182,26 @@ type ScoreStats struct {
 	// driver ended (the sweep killed them).
 	Outlived int `json:"outlived_jobs,omitempty"`
 	Retired  int `json:"retired_containers,omitempty"`
+	// Busy is the slot time the workers spent on jobs, from taking a job
+	// to having recorded its verdict (journal included): every run of it,
+	// the supervisors started for it, and the re-run of a time-sensitive
+	// verdict with the fresh container it needs. Wall × Supervisors − Busy
+	// is the slot time without a job: at the end, while the last jobs run.
+	Busy time.Duration `json:"busy_ns,omitempty"`
+	// JobWall is, of Busy, the wall time of the runs before any re-run as
+	// the supervisors measured them, each from its child's start (after
+	// the fork) to the job's end, an overrun included.
+	JobWall time.Duration `json:"job_wall_ns,omitempty"`
+	// Starting is, of Busy, the wall time spent starting supervisors for
+	// those runs (a worker's first job, a rotation, a container a job left
+	// changed), the re-runs' apart.
+	Starting time.Duration `json:"starting_ns,omitempty"`
+	// Recheck is, of Busy, the re-runs of time-sensitive verdicts, each
+	// with the fresh container it starts in. Busy − JobWall − Starting −
+	// Recheck is what the jobs cost beyond their own runs: the child's
+	// fork, the checks after each job, the frames between host and
+	// supervisor, and the host's turn-around and recording.
+	Recheck time.Duration `json:"recheck_ns,omitempty"`
 }
 
 // add counts the pass o into s, as one pass of both: its counts and wall
@@ -196,6 +220,10 @@ func (s *ScoreStats) add(o ScoreStats) {
 	s.ExactRuns += o.ExactRuns
 	s.Outlived += o.Outlived
 	s.Retired += o.Retired
+	s.Busy += o.Busy
+	s.JobWall += o.JobWall
+	s.Starting += o.Starting
+	s.Recheck += o.Recheck
 }
 
 // freshRecheckContainer: a time-sensitive verdict's re-run gets a
@@ -416,13 +444,27 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 	err := workpool.Run(ctx, s.Parallel, jobs, workpool.Worker[*wire.Worker, *scoreJob]{
 		Start: s.take,
 		Do: func(ctx context.Context, w *wire.Worker, j *scoreJob) error {
+			took, started := time.Now(), w.StartWall()
+			var ran float64
+			var recheck time.Duration
+			defer func() {
+				mu.Lock()
+				st.Busy += time.Since(took)
+				st.JobWall += time.Duration(ran * float64(time.Second))
+				st.Starting += w.StartWall() - started
+				st.Recheck += recheck
+				mu.Unlock()
+			}()
 			retired := w.RetiredCount()
 			pr, _, err := s.runPhase(ctx, w, j.smp, j.task, j.phase)
 			if err != nil {
 				return err
 			}
+			ran = pr.ranWall
+			pr.ranWall = 0 // the accounting's alone: results compare without it
 			rechecked := pr.Near != nil && pr.Limit > 0
 			if rechecked {
+				from, fromStarted := time.Now(), w.StartWall()
 				// A time-sensitive verdict is final only after a second
 				// run, as a new job in a container that no job has
 				// touched (RecheckRule): whatever the first run left in
@@ -435,7 +477,10 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 				if err != nil {
 					return err
 				}
+				again.ranWall = 0
 				pr = combineRecheck(pr, again, m)
+				recheck = time.Since(from)
+				started += w.StartWall() - fromStarted // the re-run's container is the recheck's
 			}
 			pr.Reason = jsonText(pr.Reason)
 			mu.Lock()
@@ -641,12 +686,14 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 		return nil
 	}
 	setups := 0
+	ran := 0.0 // the supervisor's wall seconds of every run (PhaseResult.ranWall)
 	for {
 		tracePath("job")
 		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, NearLimit{}, err
 		}
+		ran += end.Elapsed
 		if fatal != nil {
 			return PhaseResult{}, NearLimit{}, fatal
 		}
@@ -730,6 +777,7 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 	if err := exp.finish(); err != nil {
 		return PhaseResult{}, NearLimit{}, err
 	}
+	res.ranWall = ran
 	return res, m, nil
 }
 

@@ -389,6 +389,9 @@ type Worker struct {
 	// retired counts the supervisors this worker replaced because a job
 	// left their container changed (JobEnd.Retired).
 	retired int
+	// starting is the wall time spent replacing and starting supervisors
+	// (see StartWall).
+	starting time.Duration
 }
 
 // NewWorker returns a worker whose supervisors launch starts; none is
@@ -419,6 +422,18 @@ func (w *Worker) RetiredCount() int {
 		n += w.large.retired
 	}
 	return n
+}
+
+// StartWall is the wall time w and its large companion have spent
+// starting supervisors (ending the one before, launching the container,
+// the channel's hello), whether for a first job, a rotation, a retired
+// container or a re-run that needs a fresh one.
+func (w *Worker) StartWall() time.Duration {
+	d := w.starting
+	if w.large != nil {
+		d += w.large.starting
+	}
+	return d
 }
 
 // RunLarge runs j in the large sandbox, one large job at a time.
@@ -459,6 +474,8 @@ func (w *Worker) ensure(ctx context.Context) error {
 	if w.t != nil && w.streamed < rotateAfter && time.Since(w.started) < rotateAge {
 		return nil
 	}
+	from := time.Now()
+	defer func() { w.starting += time.Since(from) }()
 	w.End(false)
 	t, err := w.launch(ctx)
 	if err != nil {
