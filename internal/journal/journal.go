@@ -130,8 +130,6 @@ func Scan(r io.Reader, each func(Entry) error) (*Summary, error) {
 			return nil, fmt.Errorf("journal line %d: previous hash %.16s does not chain to entry %d", line, e.Prev, seq-1)
 		case len(e.Body) == 0:
 			return nil, fmt.Errorf("journal line %d: no body", line)
-		case !canonical(e.Body):
-			return nil, fmt.Errorf("journal line %d: body is not in the form the writer gives it", line)
 		case e.Hash != Hash(seq, s.Head, e.Body):
 			return nil, fmt.Errorf("journal line %d: hash does not match the entry", line)
 		case !writerForm(e, b):
@@ -146,18 +144,11 @@ func Scan(r io.Reader, each func(Entry) error) (*Summary, error) {
 	}
 }
 
-// canonical reports whether body is as json.Marshal writes it (compact,
-// HTML characters escaped), so that an entry read back is written again
-// byte for byte.
-func canonical(body []byte) bool {
-	m, err := json.Marshal(json.RawMessage(body))
-	return err == nil && bytes.Equal(m, body)
-}
-
 // writerForm reports whether line is entry e as the Writer writes it
-// (json.Marshal of the Entry, then a newline): the chain's hashes cover
-// seq, prev and body only, so this is what makes a journal that reads
-// one that was written, byte for byte, and never two files for one chain.
+// (json.Marshal of the Entry, its body compact with HTML characters
+// escaped, then a newline): the chain's hashes cover seq, prev and body
+// only, so this is what makes a journal that reads one that was written,
+// byte for byte, and never two files for one chain.
 func writerForm(e Entry, line []byte) bool {
 	m, err := json.Marshal(e)
 	return err == nil && len(line) == len(m)+1 && bytes.Equal(line[:len(m)], m) && line[len(m)] == '\n'

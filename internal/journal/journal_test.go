@@ -170,13 +170,24 @@ func TestTamperedEntries(t *testing.T) {
 	_, b := writeJournal(t, 4)
 	ls := strings.SplitAfter(string(b), "\n")
 	ls = ls[:len(ls)-1]
+	var first Entry
+	if err := json.Unmarshal([]byte(ls[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	// A body not as json.Marshal writes it, hashed as it stands: the chain
+	// holds, the line is not the writer's.
+	hashedAsIs := func(body string) string {
+		return fmt.Sprintf(`{"seq":1,"prev":%q,"body":%s,"hash":%q}`+"\n", first.Hash, body, Hash(1, first.Hash, []byte(body)))
+	}
 	cases := map[string][]string{
-		"changed body": append(append([]string{}, ls[:2]...), append([]string{strings.Replace(ls[2], `"verdict":1`, `"verdict":7`, 1)}, ls[3:]...)...),
-		"removed":      append(append([]string{}, ls[:2]...), ls[3:]...),
-		"swapped":      {ls[0], ls[2], ls[1], ls[3], ls[4]},
-		"duplicated":   {ls[0], ls[1], ls[1], ls[2]},
-		"unknown key":  {strings.Replace(ls[0], `{"seq"`, `{"x":1,"seq"`, 1)},
-		"not JSON":     {ls[0], "garbage\n"},
+		"body not compact":  {ls[0], hashedAsIs(`{ "verdict":1}`)},
+		"body with < as is": {ls[0], hashedAsIs(`{"verdict":"<"}`)},
+		"changed body":      append(append([]string{}, ls[:2]...), append([]string{strings.Replace(ls[2], `"verdict":1`, `"verdict":7`, 1)}, ls[3:]...)...),
+		"removed":           append(append([]string{}, ls[:2]...), ls[3:]...),
+		"swapped":           {ls[0], ls[2], ls[1], ls[3], ls[4]},
+		"duplicated":        {ls[0], ls[1], ls[1], ls[2]},
+		"unknown key":       {strings.Replace(ls[0], `{"seq"`, `{"x":1,"seq"`, 1)},
+		"not JSON":          {ls[0], "garbage\n"},
 		// The chain holds where only the line's form differs, since
 		// the hash covers seq, prev and body: still not a line the
 		// writer writes.
