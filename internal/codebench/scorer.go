@@ -109,10 +109,6 @@ type PhaseResult struct {
 	// Elapsed is the deciding run's wall seconds (Clocks.Wall; kept under
 	// its old name for the verdicts stored before Clocks).
 	Elapsed float64 `json:"elapsed"`
-	// ranWall is the supervisors' wall seconds of every run that made
-	// this result (a setup retried, an exact run after an inexact one):
-	// the scorer's accounting (ScoreStats.JobWall), never journaled.
-	ranWall float64
 	// Limit is the phase's CPU time limit in seconds (PhaseLimit), 0 where
 	// none applied (no ground truth, or EvalPlus's engine).
 	Limit float64 `json:"limit,omitempty"`
@@ -456,12 +452,10 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 				mu.Unlock()
 			}()
 			retired := w.RetiredCount()
-			pr, _, err := s.runPhase(ctx, w, j.smp, j.task, j.phase)
+			pr, _, err := s.runPhase(ctx, w, j.smp, j.task, j.phase, &ran)
 			if err != nil {
 				return err
 			}
-			ran = pr.ranWall
-			pr.ranWall = 0 // the accounting's alone: results compare without it
 			rechecked := pr.Near != nil && pr.Limit > 0
 			if rechecked {
 				from, fromStarted := time.Now(), w.StartWall()
@@ -473,11 +467,10 @@ func (s *Scorer) score(ctx context.Context, samples []*task.Sample, put func(i i
 				if freshRecheckContainer {
 					w.End(false)
 				}
-				again, m, err := s.runPhase(ctx, w, j.smp, j.task, j.phase)
+				again, m, err := s.runPhase(ctx, w, j.smp, j.task, j.phase, nil)
 				if err != nil {
 					return err
 				}
-				again.ranWall = 0
 				pr = combineRecheck(pr, again, m)
 				recheck = time.Since(from)
 				started += w.StartWall() - fromStarted // the re-run's container is the recheck's
@@ -570,8 +563,10 @@ func (rl RunLimits) PhaseLimit(limits []float64) float64 {
 //
 // The measurement is the CPU time of the input (or list) that came nearest
 // its limit, or the limit a timeout exceeded, whether or not the verdict
-// is time-sensitive.
-func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample, tk *task.Task, p task.Phase) (PhaseResult, NearLimit, error) {
+// is time-sensitive. ran, if not nil, gains the supervisors' wall seconds
+// of every run made (a setup retried, an inexact run before its exact
+// one), for the scorer's account (ScoreStats.JobWall).
+func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample, tk *task.Task, p task.Phase, ran *float64) (PhaseResult, NearLimit, error) {
 	tt, err := s.Truth.Get(tk)
 	if err != nil {
 		return PhaseResult{}, NearLimit{}, err
@@ -686,14 +681,15 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 		return nil
 	}
 	setups := 0
-	ran := 0.0 // the supervisor's wall seconds of every run (PhaseResult.ranWall)
 	for {
 		tracePath("job")
 		end, err := run(ctx, j, decide)
 		if err != nil {
 			return PhaseResult{}, NearLimit{}, err
 		}
-		ran += end.Elapsed
+		if ran != nil {
+			*ran += end.Elapsed
+		}
 		if fatal != nil {
 			return PhaseResult{}, NearLimit{}, fatal
 		}
@@ -777,7 +773,6 @@ func (s *Scorer) runPhase(ctx context.Context, w *wire.Worker, smp *task.Sample,
 	if err := exp.finish(); err != nil {
 		return PhaseResult{}, NearLimit{}, err
 	}
-	res.ranWall = ran
 	return res, m, nil
 }
 
