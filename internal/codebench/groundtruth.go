@@ -16,14 +16,13 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/reprolab/repro/internal/atomicfile"
 	"github.com/reprolab/repro/internal/codebench/judge"
 	"github.com/reprolab/repro/internal/codebench/task"
 	"github.com/reprolab/repro/internal/codebench/wire"
 	"github.com/reprolab/repro/internal/digest"
 	"github.com/reprolab/repro/internal/exitcode"
+	"github.com/reprolab/repro/internal/filelock"
 	"github.com/reprolab/repro/internal/runs"
 	"github.com/reprolab/repro/internal/safefile"
 	"github.com/reprolab/repro/internal/store"
@@ -298,9 +297,9 @@ func (t *Truth) keep(ctx context.Context, tk *task.Task, tt *taskTruth, plus boo
 	path := t.metaPath(tk)
 	err = atomicfile.CreateFile(path, b, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		unlock, lerr := lockTask(ctx, path+".lock")
+		unlock, lerr := filelock.Lock(ctx, path+".lock", 0o644, 5*time.Millisecond, nil)
 		if lerr != nil {
-			return nil, lerr
+			return nil, fmt.Errorf("ground truth of %s: %w", tk.ID, lerr)
 		}
 		defer unlock()
 		// What this process read before (base inputs only) may be
@@ -320,36 +319,6 @@ func (t *Truth) keep(ctx context.Context, tk *task.Task, tt *taskTruth, plus boo
 	t.task[tk.ID] = tt
 	t.mu.Unlock()
 	return tt, nil
-}
-
-// lockTask takes an exclusive OS lock on the lock file at path, waiting
-// for another process that holds it (the kernel drops it however that
-// process ends) until ctx is done.
-func lockTask(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open the ground-truth lock %s: %w", path, err)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cannot lock the ground-truth lock %s: %w", path, err)
-	}
-	return func() {
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 // errPhaseFailed stops the write of a record file of a phase whose
