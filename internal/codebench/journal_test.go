@@ -57,7 +57,7 @@ func TestReuseOnlyUnderTheSameGroundTruth(t *testing.T) {
 	d := &task.Dataset{Tasks: []*task.Task{tk(0), tk(1)}}
 	record := func(tr *Truth, k *task.Task, secs float64) string {
 		t.Helper()
-		if _, err := tr.keep(context.Background(), k, &taskTruth{Task: k.ID, Base: &phaseTruth{N: 1, Times: []float64{secs}, Encode: []float64{0}}}, false); err != nil {
+		if _, err := tr.keep(context.Background(), k, &taskTruth{Task: k.ID, Base: phaseOf(1, secs)}, false); err != nil {
 			t.Fatal(err)
 		}
 		sum, err := tr.TaskDigest(k)

@@ -10,6 +10,15 @@ import (
 	"github.com/reprolab/repro/internal/codebench/task"
 )
 
+// phaseOf is a phase's ground truth of n inputs, each measured at secs.
+func phaseOf(n int, secs float64) *phaseTruth {
+	pt := &phaseTruth{N: n, Times: make([]float64, n), Encode: make([]float64, n)}
+	for i := range pt.Times {
+		pt.Times[i] = secs
+	}
+	return pt
+}
+
 // TestTruthKeepsTheFirstWritten: two processes under one key that compute
 // a task's ground truth at once (two Truths on one cache folder, as shards
 // of one sharded run in a shared home) end up judging it by the same
@@ -28,19 +37,12 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	tk := &task.Task{ID: "T/3", Index: 3, Base: []json.RawMessage{[]byte("[1]")}, Plus: []json.RawMessage{[]byte("[2]"), []byte("[3]")}}
-	phase := func(n int, secs float64) *phaseTruth {
-		pt := &phaseTruth{N: n, Times: make([]float64, n), Encode: make([]float64, n)}
-		for i := range pt.Times {
-			pt.Times[i] = secs
-		}
-		return pt
-	}
 	if a.Missing([]*task.Task{tk}, true) == nil || b.Missing([]*task.Task{tk}, true) == nil {
 		t.Fatal("a fresh cache holds the task")
 	}
 	// Both found none; a writes first, then b, with other times.
-	first := &taskTruth{Task: tk.ID, Base: phase(1, 0.01), Plus: phase(2, 0.5)}
-	second := &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(2, 0.7)}
+	first := &taskTruth{Task: tk.ID, Base: phaseOf(1, 0.01), Plus: phaseOf(2, 0.5)}
+	second := &taskTruth{Task: tk.ID, Base: phaseOf(1, 0.02), Plus: phaseOf(2, 0.7)}
 	if got, err := a.keep(context.Background(), tk, first, true); err != nil || got != first {
 		t.Fatalf("the first writer keeps %v (%v), want its own", got, err)
 	}
@@ -61,11 +63,11 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	// A record of the base inputs only does not serve a run that wants
 	// plus inputs: that run's truth replaces it.
 	tk2 := &task.Task{ID: "T/4", Index: 4, Base: tk.Base, Plus: tk.Plus}
-	if _, err := a.keep(context.Background(), tk2, &taskTruth{Task: tk2.ID, Base: phase(1, 0.01)}, false); err != nil {
+	if _, err := a.keep(context.Background(), tk2, &taskTruth{Task: tk2.ID, Base: phaseOf(1, 0.01)}, false); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := OpenTruth(dir, key)
-	full := &taskTruth{Task: tk2.ID, Base: phase(1, 0.03), Plus: phase(2, 0.9)}
+	full := &taskTruth{Task: tk2.ID, Base: phaseOf(1, 0.03), Plus: phaseOf(2, 0.9)}
 	if got, err := d.keep(context.Background(), tk2, full, true); err != nil || got != full {
 		t.Fatalf("over a base-only record the plus run keeps %+v (%v), want its own", got, err)
 	}
@@ -81,7 +83,7 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 	if got, err := a.keep(context.Background(), tk5, failed, true); err != nil || got != failed {
 		t.Fatalf("the first, failed: %+v (%v)", got, err)
 	}
-	ran := &taskTruth{Task: tk5.ID, Base: phase(1, 0.01), Plus: phase(2, 0.2)}
+	ran := &taskTruth{Task: tk5.ID, Base: phaseOf(1, 0.01), Plus: phaseOf(2, 0.2)}
 	if got, err := b.keep(context.Background(), tk5, ran, true); err != nil || got.Error != failed.Error {
 		t.Fatalf("a success after a failure keeps %+v (%v), want the failure", got, err)
 	}
@@ -101,13 +103,6 @@ func TestTruthKeepsTheFirstWritten(t *testing.T) {
 func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
 	dir := t.TempDir()
 	key := TruthKey{Dataset: "d", Image: "i", CPU: "c"}
-	phase := func(n int, secs float64) *phaseTruth {
-		pt := &phaseTruth{N: n, Times: make([]float64, n), Encode: make([]float64, n)}
-		for i := range pt.Times {
-			pt.Times[i] = secs
-		}
-		return pt
-	}
 	const procs, tasks = 8, 12
 	for k := 0; k < tasks; k++ {
 		tk := &task.Task{ID: fmt.Sprintf("T/%d", k), Index: k, Base: []json.RawMessage{[]byte("[1]")}, Plus: []json.RawMessage{[]byte("[2]")}}
@@ -115,7 +110,7 @@ func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.01)}, false); err != nil {
+		if _, err := w.keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phaseOf(1, 0.01)}, false); err != nil {
 			t.Fatal(err)
 		}
 		// Each process has read the base-only record, and finds it
@@ -131,7 +126,7 @@ func TestTruthReplacesABaseOnlyRecordOnce(t *testing.T) {
 		}
 		digests := make([]string, procs)
 		keep := func(i int) {
-			got, err := truths[i].keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phase(1, 0.02), Plus: phase(1, float64(i+1))}, true)
+			got, err := truths[i].keep(context.Background(), tk, &taskTruth{Task: tk.ID, Base: phaseOf(1, 0.02), Plus: phaseOf(1, float64(i+1))}, true)
 			if err != nil || got.Plus == nil {
 				t.Errorf("process %d: %+v, %v", i, got, err)
 				return
