@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:04f68fd56e2f7e8aa70a84a0cb0ae00854b3b8e8fa2d22a0ed3c5c09b9f22913")
+var HarnessDigest = digest.MustParse("sha256:9b2ffb4646c4f404d068935d1a77595496a557bdc47fedc78f4629d9716128b9")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

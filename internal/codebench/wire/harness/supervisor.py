@@ -66,9 +66,14 @@ mark early only ends its own allowance sooner. No result may come for an
 input not yet released, nor past the list's limit.
 
 An input's call found over its limit is the job's end as a timeout, at that
-moment and with that detail. Where the header's "overrun" is above 1 the
-call is not killed there: it runs on, within the list's limit (never
-scaled here), to "overrun" times its own limit, and no result of it counts.
+moment and with that detail, whether a check found it while the call ran or
+the call's end did (a result that came too late, or the child ending its
+pipe): the clock is read at each, so a verdict does not depend on when this
+process's checks happened to run on a loaded host. Where the header's
+"overrun" is above 1 the call is not killed there: it runs on, within the
+list's limit (never scaled here), to "overrun" times its own limit, and no
+result of it counts (one that ended first, or that a check found only at its
+end, ended within its overrun only where it used less than that).
 The E frame then says how much CPU time the call used in all and whether it
 was still running at that point ("past_running"). A call still running there
 needed at least that many times its limit, and the host need not run its
@@ -2056,8 +2061,11 @@ class JobRun:
         """Whether the job's CPU time c is over the current limit, cpu_cap
         (the load allowance, scaled, before the load mark; else the
         input's), since the previous record (L, G or a result); if so the
-        job ends ("timeout"). result: c was read for a result, which then
-        does not count, rather than at a check while the job runs.
+        job ends ("timeout"). result: c was read at the call's end (for a
+        result, which then does not count, or when the child ended its
+        pipe) rather than at a check while the job runs. The detail is the
+        same whichever reading found the limit struck: a verdict does not
+        depend on when this process's checks happened to run.
 
         The overrun: where the header's overrun is above 1, an input's
         call found over its limit at a check is not stopped there. Its
@@ -2079,17 +2087,18 @@ class JobRun:
                 return True
             return False
         if c - self.cpu_last > self.cpu_cap:
-            if result:
-                self.status = "timeout"
-                self.detail = "%s used %.2f s of CPU time, over its limit of %.2f s" % (
-                    doing(self.timed()), c - self.cpu_last, self.cpu_cap)
-                self.past_cpu = c - self.cpu_last
-                return True
             if self.overrun > 1.0 and self.cpu_loaded is not None:
                 self.past = over_limit(self.timed(), self.cpu_cap)
                 self.past_cap = self.cpu_cap * self.overrun
                 self.cpu_decided = c
-                return False
+                if not result:
+                    return False
+                # Found by the call's own end (its result, or the child's):
+                # what a check at this moment would have found, the call
+                # ended past its limit, and (by this clock) past its
+                # overrun where it used more than that.
+                self.past_end(c, c - self.cpu_last > self.past_cap)
+                return True
             self.status = "timeout"
             self.detail = over_limit(self.timed(), self.cpu_cap)
             return True
@@ -2104,18 +2113,14 @@ class JobRun:
         self.past_job_cpu = max(0.0, c - self.cpu_start)
         self.past_running, self.past_done = running, True
 
-    def over_list(self, c, result=False):
+    def over_list(self, c):
         """Whether the job's CPU time c is over the list's limit, as this
         process applies it (phase_cap), since the L record, loading
-        included; if so the job ends ("timeout"). result: as for
-        over_input."""
+        included; if so the job ends ("timeout"), with the detail a check
+        gives, whichever reading found it."""
         if c - self.cpu_start > self.phase_cap:
             self.status = "timeout"
-            if result:
-                self.detail = "the list used %.2f s of CPU time, over its limit of %.1f s" % (
-                    c - self.cpu_start, self.phase_cap)
-            else:
-                self.detail = "the list used more than %.1f s of CPU time" % self.phase_cap
+            self.detail = "the list used more than %.1f s of CPU time" % self.phase_cap
             return True
         return False
 
@@ -2147,6 +2152,15 @@ class JobRun:
             return
         if not chunk:
             self.poller.unregister(rfd)
+            if self.loaded:
+                # The child's end is read against its limits as a result is:
+                # a check may not have run since it struck one (a loaded
+                # host delays this process), and the verdict is then that
+                # limit, not how the child ended.
+                c = self.clock()
+                self.cpu_now = max(self.cpu_now, c)
+                if self.over_input(c, result=True) or self.over_list(c):
+                    return
             if self.loaded and self.n == 0 and not self.buf:
                 self.status = "done"
                 return
@@ -2252,7 +2266,7 @@ class JobRun:
             return
         # A result that came too late does not count, nor does one past the
         # list's limit.
-        if self.over_input(c, result=True) or self.over_list(c, result=True) or self.over_window(c):
+        if self.over_input(c, result=True) or self.over_list(c) or self.over_window(c):
             return
         self.out.record(GAP.pack(max(0.0, c - self.cpu_last), now - self.wall_last), rec)
         self.records += 1
@@ -2305,23 +2319,7 @@ class JobRun:
         up to the load mark. A job whose child never sent L ends as "setup"
         (unless the host is gone) and is this supervisor's last."""
         elapsed = time.monotonic() - self.started
-        cpu = max(0.0, self.cpu_now - self.cpu_start) if self.loaded else 0.0
-        load_cpu = cpu if self.cpu_loaded is None else max(0.0, self.cpu_loaded - self.cpu_start)
-        status, detail = self.status, self.detail
-        if self.past is not None:
-            # The job was decided when its input struck its limit (see
-            # over_input): whatever of the job's running ended the overrun
-            # (OVERRUN_ENDS), the job is that timeout, and its clock is what
-            # it read then. The host's cancel, its end, a channel the job
-            # broke, or what stop_job finds after any job, stand as ever.
-            if not self.past_done:
-                self.past_end(self.cpu_now, False)
-            if status in OVERRUN_ENDS:
-                status, detail = "timeout", self.past
-            cpu = max(0.0, self.cpu_decided - self.cpu_start)
-        if not self.loaded and status != "hostgone":
-            detail = "%s: %s" % (status, detail)
-            status = "setup"
+        status, detail, cpu, load_cpu = self.decided()
         if self.watching_stdin:
             self.poller.unregister(0)
         ch = self.ch
@@ -2347,6 +2345,28 @@ class JobRun:
             end["past_job_cpu"] = self.past_job_cpu
             end["past_running"] = self.past_running
         send_end(self.out, end, clean)
+
+    def decided(self):
+        """The job's verdict as its watch decided it, before stop_job has
+        looked at what is left of it: (status, detail, cpu, load_cpu)."""
+        cpu = max(0.0, self.cpu_now - self.cpu_start) if self.loaded else 0.0
+        load_cpu = cpu if self.cpu_loaded is None else max(0.0, self.cpu_loaded - self.cpu_start)
+        status, detail = self.status, self.detail
+        if self.past is not None:
+            # The job was decided when its input struck its limit (see
+            # over_input): whatever of the job's running ended the overrun
+            # (OVERRUN_ENDS), the job is that timeout, and its clock is what
+            # it read then. The host's cancel, its end, a channel the job
+            # broke, or what stop_job finds after any job, stand as ever.
+            if not self.past_done:
+                self.past_end(self.cpu_now, False)
+            if status in OVERRUN_ENDS:
+                status, detail = "timeout", self.past
+            cpu = max(0.0, self.cpu_decided - self.cpu_start)
+        if not self.loaded and status != "hostgone":
+            detail = "%s: %s" % (status, detail)
+            status = "setup"
+        return status, detail, cpu, load_cpu
 
 
 # ------------------------------------------------------------ EvalPlus jobs

@@ -1,0 +1,170 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// endProbe drives the supervisor's JobRun through one job's end with a
+// job clock it sets, on this host's Python: input 0's result came at job
+// CPU time 0.3 s, input 1 has a limit of 1 s, and its call ends (a result
+// or the child ending its pipe) at the time given. "checked": the
+// supervisor's checks ran every 0.05 s of job CPU time until then;
+// "unchecked": none ran after input 0's result, as on a host that did not
+// schedule the supervisor while the call ran. It prints, for each case,
+// the verdict that decided() gives and the overrun's figures.
+const endProbe = `
+import json, os, select, sys, types
+sys.path.insert(0, sys.argv[1])
+import supervisor as sv
+
+sv.job_runnable = lambda skip: True  # never idle: the probe's clock alone decides
+
+
+class Clock:
+    resolution = 0.0
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Out:
+    def record(self, gap, rec):
+        pass
+
+    def add(self, kind, body):
+        pass
+
+
+def running(overrun):
+    clock = Clock()
+    job = {"job": 1, "n": 3, "limits": [1.0] * 3, "first_extra": 3.0, "phase_limit": 6.0, "clock_scale": 1.0,
+           "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20, "overrun": overrun,
+           "input_lens": [3, 3, 3], "program_len": 0, "expect": [0.0] * 3}
+    run = sv.JobRun(job, b"[[1],[2],[3]]", clock)
+    r, w = os.pipe()
+    run.ch = types.SimpleNamespace(rfd=r, skip=set())
+    run.out = Out()
+    run.status, run.detail = None, ""
+    run.loaded = run.called = True
+    run.cpu_start, run.cpu_loaded, run.cpu_last, run.cpu_now, run.win_cpu = 0.0, 0.2, 0.3, 0.3, 0.3
+    run.records, run.released, run.win_n, run.total = 1, 3, 2, 0
+    run.cpu_limit = run.cpu_cap = 1.0
+    run.past, run.past_cap, run.cpu_decided = None, 0.0, 0.0
+    run.past_cpu = run.past_job_cpu = 0.0
+    run.past_running = run.past_done = False
+    run.buf = bytearray()
+    run.idle_input = run.idle_total = 0.0
+    run.wall_last, run.tick_wall, run.tick_cpu, run.next_check = 0.0, 0.0, 0.3, 0.0
+    run.poller = select.poll()
+    run.poller.register(r, select.POLLIN)
+    run.got_records = run.refilled = False
+    return run, clock, w
+
+
+out = []
+for overrun in (1.0, 1.25):
+    for how in ("result", "exit"):
+        for at in (1.0, 1.4, 1.7):
+            for timeline in ("checked", "unchecked"):
+                run, clock, w = running(overrun)
+                c = 0.35
+                while timeline == "checked" and c < at - 1e-9 and run.status is None:
+                    clock.now = c
+                    run.check_time(run.next_check)
+                    c = round(c + 0.05, 2)
+                if run.status is None:
+                    clock.now = at
+                    if how == "result":
+                        os.write(w, sv.U32.pack(2) + b"V1")
+                    else:
+                        os.close(w)
+                        w = None
+                    run.read_results()
+                if w is not None:
+                    os.close(w)
+                status, detail, cpu, _ = run.decided()
+                out.append({"overrun": overrun, "how": how, "at": at, "timeline": timeline, "status": status,
+                            "detail": detail, "past_cpu": run.past_cpu, "past_running": run.past_running})
+print(json.dumps(out))
+`
+
+// TestAJobsEndIsCheckedAsItsChecksAre: an input's call that struck its
+// limit is the job's timeout, with one detail, whether the supervisor's
+// checks found it while it ran or only its end did: a result that came too
+// late, or the child ending its pipe. On a loaded host the checks may not
+// run for a while; the child's end is read against the limits too, so the
+// verdict does not depend on when they ran. (A child that spun past its
+// limit and exited before a check ended "exited", and one whose late
+// result a check had not seen got another detail: TestOverrunKeepsTheVerdict
+// met both on a busy machine.) With an overrun, a call that ended within
+// it ended within it by every timeline, and one that used more than it
+// was running at its end.
+func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed to run the supervisor's code (scripts/deps.sh installs it)")
+	}
+	dir, err := WriteHarness(filepath.Join(t.TempDir(), "h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-B", "-c", endProbe, dir)
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("the probe: %v: %s", err, ee.Stderr)
+		}
+		t.Fatalf("the probe: %v", err)
+	}
+	var rows []struct {
+		Overrun     float64 `json:"overrun"`
+		How         string  `json:"how"`
+		At          float64 `json:"at"`
+		Timeline    string  `json:"timeline"`
+		Status      string  `json:"status"`
+		Detail      string  `json:"detail"`
+		PastCPU     float64 `json:"past_cpu"`
+		PastRunning bool    `json:"past_running"`
+	}
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatalf("the probe's output %q: %v", b, err)
+	}
+	if len(rows) != 24 {
+		t.Fatalf("%d cases, want 24", len(rows))
+	}
+	for _, r := range rows {
+		name := fmt.Sprintf("overrun %g, %s at %.2f s, %s", r.Overrun, r.How, r.At, r.Timeline)
+		used := r.At - 0.3
+		if used <= 1 && r.How == "result" {
+			// A result within its limit, not the last: the job goes on.
+			if r.Status != "" || r.Detail != "" {
+				t.Errorf("%s: %s (%s), want the job still running", name, r.Status, r.Detail)
+			}
+			continue
+		}
+		want := struct {
+			status, detail string
+			running        bool
+		}{"timeout", "input 1 used more than 1.00 s of CPU time", r.Overrun > 1 && used > 1.25}
+		if used <= 1 {
+			want.status, want.detail = "exited", "the child ended after 1 of 3 records"
+		}
+		if r.Status != want.status || r.Detail != want.detail || r.PastRunning != want.running {
+			t.Errorf("%s: %s (%s), running at the overrun's end %v; want %s (%s), %v", name, r.Status, r.Detail,
+				r.PastRunning, want.status, want.detail, want.running)
+		}
+		if r.Overrun == 1 && r.PastCPU != 0 {
+			t.Errorf("%s: past_cpu %.2f without an overrun, want 0", name, r.PastCPU)
+		}
+		if r.Overrun > 1 && used > 1 && (r.PastCPU <= 1 || r.PastCPU > used+1e-9) {
+			t.Errorf("%s: past_cpu %.2f, want the call's time past its limit, at most %.2f", name, r.PastCPU, used)
+		}
+	}
+}
