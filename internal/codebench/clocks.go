@@ -31,10 +31,10 @@ type PhaseClocks struct {
 	// JobCPU is the job's CPU seconds on the supervisor's job clock (the
 	// container's cgroup less the supervisor's and the zygote's own under
 	// runc, the sum over /proc under runsc), from the child's L record to
-	// the moment the job was decided (its last result, or the check that
-	// stopped it), loading included; LoadCPU is the part before the load
-	// mark. CPULimit is the list's CPU limit (PhaseResult.Limit), which
-	// the supervisor applies to JobCPU.
+	// the moment the job was decided (its last result, the check that
+	// stopped it, or the child's end), loading included; LoadCPU is the
+	// part before the load mark. CPULimit is the list's CPU limit
+	// (PhaseResult.Limit), which the supervisor applies to JobCPU.
 	JobCPU   float64 `json:"job_cpu_s"`
 	LoadCPU  float64 `json:"load_cpu_s"`
 	CPULimit float64 `json:"cpu_limit_s"`
@@ -59,7 +59,7 @@ type PhaseClocks struct {
 	// OverrunCPU, for a run stopped at an input's limit, is the CPU
 	// seconds on the job clock that the input's call used in all, let run
 	// on past its limit to RunLimits.Overrun times it (JobCPU stays the
-	// job's time when the limit struck), and OverrunJobCPU the job clock's
+	// job's time when the limit was found struck), and OverrunJobCPU the job clock's
 	// time from the L record to the overrun's end; OverrunRunning: the
 	// supervisor found the call still running there (false where it ended
 	// first). The timeout is not time-sensitive where it was still running

@@ -10,12 +10,14 @@ import (
 
 // endProbe drives the supervisor's JobRun through one job's end with a
 // job clock it sets, on this host's Python: input 0's result came at job
-// CPU time 0.3 s, input 1 has a limit of 1 s, and its call ends (a result
-// or the child ending its pipe) at the time given. "checked": the
-// supervisor's checks ran every 0.05 s of job CPU time until then;
-// "unchecked": none ran after input 0's result, as on a host that did not
-// schedule the supervisor while the call ran. It prints, for each case,
-// the verdict that decided() gives and the overrun's figures.
+// CPU time "last", input 1 has a limit of 1 s and the list one of 6 s,
+// and input 1's call ends (a result, or the child ending its pipe) at job
+// CPU time "at". "checked": the supervisor's checks ran every 0.05 s of
+// job CPU time until then; "struck": they ran until one found a limit
+// struck, and none after; "unchecked": none ran after input 0's result,
+// as on a host that did not schedule the supervisor while the call ran.
+// It prints, for each case, the verdict that decided() gives and the
+// overrun's figures.
 const endProbe = `
 import json, os, select, sys, types
 sys.path.insert(0, sys.argv[1])
@@ -42,7 +44,7 @@ class Out:
         pass
 
 
-def running(overrun):
+def running(overrun, last):
     clock = Clock()
     job = {"job": 1, "n": 3, "limits": [1.0] * 3, "first_extra": 3.0, "phase_limit": 6.0, "clock_scale": 1.0,
            "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20, "overrun": overrun,
@@ -53,7 +55,7 @@ def running(overrun):
     run.out = Out()
     run.status, run.detail = None, ""
     run.loaded = run.called = True
-    run.cpu_start, run.cpu_loaded, run.cpu_last, run.cpu_now, run.win_cpu = 0.0, 0.2, 0.3, 0.3, 0.3
+    run.cpu_start, run.cpu_loaded, run.cpu_last, run.cpu_now, run.win_cpu = 0.0, 0.2, last, last, last
     run.records, run.released, run.win_n, run.total = 1, 3, 2, 0
     run.cpu_limit = run.cpu_cap = 1.0
     run.past, run.past_cap, run.cpu_decided = None, 0.0, 0.0
@@ -61,7 +63,7 @@ def running(overrun):
     run.past_running = run.past_done = False
     run.buf = bytearray()
     run.idle_input = run.idle_total = 0.0
-    run.wall_last, run.tick_wall, run.tick_cpu, run.next_check = 0.0, 0.0, 0.3, 0.0
+    run.wall_last, run.tick_wall, run.tick_cpu, run.next_check = 0.0, 0.0, last, 0.0
     run.poller = select.poll()
     run.poller.register(r, select.POLLIN)
     run.got_records = run.refilled = False
@@ -71,11 +73,13 @@ def running(overrun):
 out = []
 for overrun in (1.0, 1.25):
     for how in ("result", "exit"):
-        for at in (1.0, 1.4, 1.7):
-            for timeline in ("checked", "unchecked"):
-                run, clock, w = running(overrun)
-                c = 0.35
-                while timeline == "checked" and c < at - 1e-9 and run.status is None:
+        for last, at in ((0.3, 1.0), (0.3, 1.4), (0.3, 1.7), (5.5, 6.6)):
+            for timeline in ("checked", "struck", "unchecked"):
+                run, clock, w = running(overrun, last)
+                c = round(last + 0.05, 2)
+                while timeline != "unchecked" and c < at - 1e-9 and run.status is None:
+                    if timeline == "struck" and run.past is not None:
+                        break
                     clock.now = c
                     run.check_time(run.next_check)
                     c = round(c + 0.05, 2)
@@ -90,8 +94,9 @@ for overrun in (1.0, 1.25):
                 if w is not None:
                     os.close(w)
                 status, detail, cpu, _ = run.decided()
-                out.append({"overrun": overrun, "how": how, "at": at, "timeline": timeline, "status": status,
-                            "detail": detail, "past_cpu": run.past_cpu, "past_running": run.past_running})
+                out.append({"overrun": overrun, "how": how, "last": last, "at": at, "timeline": timeline,
+                            "status": status, "detail": detail, "past_cpu": run.past_cpu,
+                            "past_running": run.past_running})
 print(json.dumps(out))
 `
 
@@ -103,9 +108,12 @@ print(json.dumps(out))
 // verdict does not depend on when they ran. (A child that spun past its
 // limit and exited before a check ended "exited", and one whose late
 // result a check had not seen got another detail: TestOverrunKeepsTheVerdict
-// met both on a busy machine.) With an overrun, a call that ended within
-// it ended within it by every timeline, and one that used more than it
-// was running at its end.
+// met both on a busy machine.) Where a reading finds both the input's
+// limit and the list's passed, the one that struck first decides, as the
+// checks would have found it (the list's is a timeout, the input's a
+// fail). With an overrun, a call that ended within it ended within it by
+// every timeline, and one that used more than it was running at its end,
+// whether or not a check had found its limit struck before.
 func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -126,6 +134,7 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 	var rows []struct {
 		Overrun     float64 `json:"overrun"`
 		How         string  `json:"how"`
+		Last        float64 `json:"last"`
 		At          float64 `json:"at"`
 		Timeline    string  `json:"timeline"`
 		Status      string  `json:"status"`
@@ -136,12 +145,13 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatalf("the probe's output %q: %v", b, err)
 	}
-	if len(rows) != 24 {
-		t.Fatalf("%d cases, want 24", len(rows))
+	if len(rows) != 48 {
+		t.Fatalf("%d cases, want 48", len(rows))
 	}
 	for _, r := range rows {
-		name := fmt.Sprintf("overrun %g, %s at %.2f s, %s", r.Overrun, r.How, r.At, r.Timeline)
-		used := r.At - 0.3
+		name := fmt.Sprintf("overrun %g, input 0 at %.2f s, %s at %.2f s, %s", r.Overrun, r.Last, r.How, r.At, r.Timeline)
+		used := r.At - r.Last
+		list := r.Last+1 > 6 // the list's limit (6 s) struck before input 1's
 		if used <= 1 && r.How == "result" {
 			// A result within its limit, not the last: the job goes on.
 			if r.Status != "" || r.Detail != "" {
@@ -153,17 +163,20 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 			status, detail string
 			running        bool
 		}{"timeout", "input 1 used more than 1.00 s of CPU time", r.Overrun > 1 && used > 1.25}
-		if used <= 1 {
+		switch {
+		case used <= 1:
 			want.status, want.detail = "exited", "the child ended after 1 of 3 records"
+		case list:
+			want.detail, want.running = "the list used more than 6.0 s of CPU time", false
 		}
 		if r.Status != want.status || r.Detail != want.detail || r.PastRunning != want.running {
 			t.Errorf("%s: %s (%s), running at the overrun's end %v; want %s (%s), %v", name, r.Status, r.Detail,
 				r.PastRunning, want.status, want.detail, want.running)
 		}
-		if r.Overrun == 1 && r.PastCPU != 0 {
-			t.Errorf("%s: past_cpu %.2f without an overrun, want 0", name, r.PastCPU)
+		if (r.Overrun == 1 || list) && r.PastCPU != 0 {
+			t.Errorf("%s: past_cpu %.2f where no overrun ran, want 0", name, r.PastCPU)
 		}
-		if r.Overrun > 1 && used > 1 && (r.PastCPU <= 1 || r.PastCPU > used+1e-9) {
+		if r.Overrun > 1 && used > 1 && !list && (r.PastCPU <= 1 || r.PastCPU > used+1e-9) {
 			t.Errorf("%s: past_cpu %.2f, want the call's time past its limit, at most %.2f", name, r.PastCPU, used)
 		}
 	}

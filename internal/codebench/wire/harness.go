@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:9b2ffb4646c4f404d068935d1a77595496a557bdc47fedc78f4629d9716128b9")
+var HarnessDigest = digest.MustParse("sha256:7d9001a777052e5ea6bccd3e9cb2ee1b4453991a583f7029b02c4a7943ae7076")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -212,10 +212,10 @@ type Job struct {
 	Times bool
 	// Overrun, where above 1, lets an input's call that struck its limit
 	// run on to Overrun times that limit (at most 16): the job is decided
-	// when the limit struck (a timeout, with the job's CPU time then), and
-	// no result of the call counts, but the end says whether the call was
-	// still running there (JobEnd.PastRunning, OverrunDecides). 0 or 1: the call stops at
-	// its limit. The loading and the list's limit have no overrun.
+	// where the limit was found struck (a timeout, with the job's CPU time
+	// then), and no result of the call counts, but the end says whether
+	// the call was still running there (JobEnd.PastRunning,
+	// OverrunDecides). 0 or 1: the call stops at its limit. The loading and the list's limit have no overrun.
 	Overrun float64
 	// EvalPlus makes the job one sample scored by EvalPlus's own code (the
 	// supervisor's job kind "evalplus"): Program is the sample, Body the
@@ -301,9 +301,9 @@ type JobEnd struct {
 	// clock, from the child's start to the job's end.
 	Elapsed float64 `json:"elapsed"`
 	// CPU is the job's CPU time on the supervisor's job clock from the L
-	// frame to the moment the job was decided (its last result, or the
-	// check that stopped it), loading included; LoadCPU is the part up to
-	// the load mark.
+	// frame to the moment the job was decided (its last result, the check
+	// that stopped it, or the child's end), loading included; LoadCPU is
+	// the part up to the load mark.
 	CPU     float64 `json:"cpu"`
 	LoadCPU float64 `json:"load_cpu"`
 	// HostCPU is the container's CPU time from just before the host sent
@@ -345,7 +345,7 @@ type JobEnd struct {
 	// PastCPU is the CPU time the input's call used in all on the job
 	// clock, from the previous record to the overrun's end, PastJobCPU the
 	// job's CPU time from the L frame to then (CPU stays the job's time
-	// when the limit struck), and PastRunning whether the call was still
+	// when the limit was found struck), and PastRunning whether the call was still
 	// running at Overrun times its limit (else it ended before: a result,
 	// an exit, the list's limit). All zero without an overrun.
 	PastCPU     float64 `json:"past_cpu"`

@@ -2054,8 +2054,20 @@ class JobRun:
         self.tick_wall, self.tick_cpu = now, c
         self.idle_input += idle
         self.idle_total += idle
-        if not self.over_input(c) and not self.over_list(c):
+        if not self.over_limits(c):
             self.over_idle()
+
+    def over_limits(self, c, result=False):
+        """Whether the job's CPU time c is over the input's limit or the
+        list's (over_input, over_list). Where c is past both, the one that
+        struck first decides, as a check would have found it (a check runs
+        every CHECK_EVERY seconds; a reading at a call's end may be the
+        first in a while): the list's where its limit came at a lower
+        clock than the input's, else the input's. result: as for
+        over_input."""
+        if self.past is None and self.cpu_start + self.phase_cap < self.cpu_last + self.cpu_cap:
+            return self.over_list(c) or self.over_input(c, result)
+        return self.over_input(c, result) or self.over_list(c)
 
     def over_input(self, c, result=False):
         """Whether the job's CPU time c is over the current limit, cpu_cap
@@ -2159,7 +2171,7 @@ class JobRun:
                 # limit, not how the child ended.
                 c = self.clock()
                 self.cpu_now = max(self.cpu_now, c)
-                if self.over_input(c, result=True) or self.over_list(c):
+                if self.over_limits(c, result=True):
                     return
             if self.loaded and self.n == 0 and not self.buf:
                 self.status = "done"
@@ -2225,7 +2237,7 @@ class JobRun:
         if self.called or self.records:
             self.status, self.detail = "protocol", "a second or late G record"
             return
-        if self.over_input(c):
+        if self.over_limits(c, result=True):
             return
         self.called = True
         self.cpu_loaded = c
@@ -2250,8 +2262,10 @@ class JobRun:
         ("stopped"); the result that completes a window releases the next
         (refill)."""
         if self.past is not None:
-            # The input past its limit finished within its overrun.
-            self.past_end(c, False)
+            # The input past its limit finished: within its overrun unless
+            # this reading finds it past that (or past the list's limit).
+            if not self.over_input(c, result=True):
+                self.past_end(c, False)
             return
         if kind not in (b"V", b"X", b"U", b"M"):
             self.status, self.detail = "protocol", "unknown record kind %r" % kind
@@ -2266,7 +2280,7 @@ class JobRun:
             return
         # A result that came too late does not count, nor does one past the
         # list's limit.
-        if self.over_input(c, result=True) or self.over_list(c) or self.over_window(c):
+        if self.over_limits(c, result=True) or self.over_window(c):
             return
         self.out.record(GAP.pack(max(0.0, c - self.cpu_last), now - self.wall_last), rec)
         self.records += 1
@@ -2314,9 +2328,9 @@ class JobRun:
     def end(self, zyg):
         """Ends the job once its status is decided (stop_job) and sends its
         E frame (send_end), with "cpu", the job's CPU time from the L record
-        to the moment it was decided (its last result, or the check that
-        stopped it), loading included, and "load_cpu", of that the loading,
-        up to the load mark. A job whose child never sent L ends as "setup"
+        to the moment it was decided (its last result, the check that
+        stopped it, or the child's end), loading included, and "load_cpu",
+        of that the loading, up to the load mark. A job whose child never sent L ends as "setup"
         (unless the host is gone) and is this supervisor's last."""
         elapsed = time.monotonic() - self.started
         status, detail, cpu, load_cpu = self.decided()
