@@ -44,20 +44,24 @@ class Out:
         pass
 
 
-def running(overrun, last):
+def running(overrun, last, n):
+    """A job of n inputs (3, each with a limit of 1 s, or none) whose
+    clocks stand as after input 0's result at job CPU time last (with no
+    inputs: after the load mark at 0.2 s, its load allowance of 3 s
+    standing)."""
     clock = Clock()
-    job = {"job": 1, "n": 3, "limits": [1.0] * 3, "first_extra": 3.0, "phase_limit": 6.0, "clock_scale": 1.0,
+    job = {"job": 1, "n": n, "limits": [1.0] * n, "first_extra": 3.0, "phase_limit": 6.0, "clock_scale": 1.0,
            "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20, "overrun": overrun,
-           "input_lens": [3, 3, 3], "program_len": 0, "expect": [0.0] * 3}
-    run = sv.JobRun(job, b"[[1],[2],[3]]", clock)
+           "input_lens": [3] * n, "program_len": 0, "expect": [0.0] * n}
+    run = sv.JobRun(job, b"[[1],[2],[3]]" if n else b"[]", clock)
     r, w = os.pipe()
     run.ch = types.SimpleNamespace(rfd=r, skip=set())
     run.out = Out()
     run.status, run.detail = None, ""
     run.loaded = run.called = True
     run.cpu_start, run.cpu_loaded, run.cpu_last, run.cpu_now, run.win_cpu = 0.0, 0.2, last, last, last
-    run.records, run.released, run.win_n, run.total = 1, 3, 2, 0
-    run.cpu_limit = run.cpu_cap = 1.0
+    run.records, run.released, run.win_n, run.total = (1, 3, 2, 0) if n else (0, 0, 0, 0)
+    run.cpu_limit = run.cpu_cap = 1.0 if n else 3.0
     run.past, run.past_cap, run.cpu_decided = None, 0.0, 0.0
     run.past_cpu = run.past_job_cpu = 0.0
     run.past_running = run.past_done = False
@@ -70,33 +74,42 @@ def running(overrun, last):
     return run, clock, w
 
 
-out = []
+cases = []
 for overrun in (1.0, 1.25):
     for how in ("result", "exit"):
         for last, at in ((0.3, 1.0), (0.3, 1.4), (0.3, 1.7), (5.5, 6.6)):
-            for timeline in ("checked", "struck", "unchecked"):
-                run, clock, w = running(overrun, last)
-                c = round(last + 0.05, 2)
-                while timeline != "unchecked" and c < at - 1e-9 and run.status is None:
-                    if timeline == "struck" and run.past is not None:
-                        break
-                    clock.now = c
-                    run.check_time(run.next_check)
-                    c = round(c + 0.05, 2)
-                if run.status is None:
-                    clock.now = at
-                    if how == "result":
-                        os.write(w, sv.U32.pack(2) + b"V1")
-                    else:
-                        os.close(w)
-                        w = None
-                    run.read_results()
-                if w is not None:
-                    os.close(w)
-                status, detail, cpu, _ = run.decided()
-                out.append({"overrun": overrun, "how": how, "last": last, "at": at, "timeline": timeline,
-                            "status": status, "detail": detail, "past_cpu": run.past_cpu,
-                            "past_running": run.past_running})
+            cases.append((overrun, how, last, at, 3))
+    for at in (1.0, 3.5):
+        cases.append((overrun, "exit", 0.2, at, 0))
+for how in ("result", "exit"):
+    # An overrun whose end comes after the list's limit: 4 times the
+    # input's limit from 3 s is 7 s, the list's limit 6 s.
+    cases.append((4.0, how, 3.0, 7.5, 3))
+out = []
+for overrun, how, last, at, n in cases:
+    for timeline in ("checked", "struck", "unchecked"):
+        run, clock, w = running(overrun, last, n)
+        c = round(last + 0.05, 2)
+        while timeline != "unchecked" and c < at - 1e-9 and run.status is None:
+            if timeline == "struck" and run.past is not None:
+                break
+            clock.now = c
+            run.check_time(run.next_check)
+            c = round(c + 0.05, 2)
+        if run.status is None:
+            clock.now = at
+            if how == "result":
+                os.write(w, sv.U32.pack(2) + b"V1")
+            else:
+                os.close(w)
+                w = None
+            run.read_results()
+        if w is not None:
+            os.close(w)
+        status, detail, cpu, _ = run.decided()
+        out.append({"overrun": overrun, "how": how, "last": last, "at": at, "n": n, "timeline": timeline,
+                    "status": status, "detail": detail, "past_cpu": run.past_cpu,
+                    "past_running": run.past_running})
 print(json.dumps(out))
 `
 
@@ -136,6 +149,7 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 		How         string  `json:"how"`
 		Last        float64 `json:"last"`
 		At          float64 `json:"at"`
+		N           int     `json:"n"`
 		Timeline    string  `json:"timeline"`
 		Status      string  `json:"status"`
 		Detail      string  `json:"detail"`
@@ -145,14 +159,18 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatalf("the probe's output %q: %v", b, err)
 	}
-	if len(rows) != 48 {
-		t.Fatalf("%d cases, want 48", len(rows))
+	if len(rows) != 66 {
+		t.Fatalf("%d cases, want 66", len(rows))
 	}
 	for _, r := range rows {
-		name := fmt.Sprintf("overrun %g, input 0 at %.2f s, %s at %.2f s, %s", r.Overrun, r.Last, r.How, r.At, r.Timeline)
+		name := fmt.Sprintf("overrun %g, %d inputs, from %.2f s, %s at %.2f s, %s", r.Overrun, r.N, r.Last, r.How, r.At, r.Timeline)
 		used := r.At - r.Last
-		list := r.Last+1 > 6 // the list's limit (6 s) struck before input 1's
-		if used <= 1 && r.How == "result" {
+		limit := 1.0
+		if r.N == 0 {
+			limit = 3 // the load allowance stands
+		}
+		list := r.N > 0 && r.Last+limit > 6 // the list's limit (6 s) struck before input 1's
+		if used <= limit && r.How == "result" {
 			// A result within its limit, not the last: the job goes on.
 			if r.Status != "" || r.Detail != "" {
 				t.Errorf("%s: %s (%s), want the job still running", name, r.Status, r.Detail)
@@ -162,21 +180,31 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 		want := struct {
 			status, detail string
 			running        bool
-		}{"timeout", "input 1 used more than 1.00 s of CPU time", r.Overrun > 1 && used > 1.25}
+		}{"timeout", "input 1 used more than 1.00 s of CPU time", false}
 		switch {
-		case used <= 1:
+		case used <= limit && r.N == 0:
+			want.status, want.detail = "done", ""
+		case used <= limit:
 			want.status, want.detail = "exited", "the child ended after 1 of 3 records"
+		case r.N == 0:
+			// No input's limit nor overrun: what timed out is the program.
+			want.detail = "loading the program used more than 3.00 s of CPU time"
 		case list:
-			want.detail, want.running = "the list used more than 6.0 s of CPU time", false
+			want.detail = "the list used more than 6.0 s of CPU time"
+		default:
+			// Still running at its overrun's end, where that came before
+			// the list's limit.
+			want.running = r.Overrun > 1 && used > r.Overrun && r.Last+r.Overrun <= 6
 		}
 		if r.Status != want.status || r.Detail != want.detail || r.PastRunning != want.running {
 			t.Errorf("%s: %s (%s), running at the overrun's end %v; want %s (%s), %v", name, r.Status, r.Detail,
 				r.PastRunning, want.status, want.detail, want.running)
 		}
-		if (r.Overrun == 1 || list) && r.PastCPU != 0 {
+		overrun := r.Overrun > 1 && r.N > 0 && used > limit && !list
+		if !overrun && r.PastCPU != 0 {
 			t.Errorf("%s: past_cpu %.2f where no overrun ran, want 0", name, r.PastCPU)
 		}
-		if r.Overrun > 1 && used > 1 && !list && (r.PastCPU <= 1 || r.PastCPU > used+1e-9) {
+		if overrun && (r.PastCPU <= 1 || r.PastCPU > used+1e-9) {
 			t.Errorf("%s: past_cpu %.2f, want the call's time past its limit, at most %.2f", name, r.PastCPU, used)
 		}
 	}

@@ -2024,9 +2024,10 @@ class JobRun:
 
     def timed(self):
         """What the per-input clock times now, as doing takes it: -1 (the
-        loading) before the load mark, else the input of the next
-        result."""
-        return -1 if self.cpu_loaded is None else self.records
+        loading) before the load mark or in a job with no inputs (whose
+        load allowance stands to its end, and which has no input's limit
+        nor overrun), else the input of the next result."""
+        return -1 if self.cpu_loaded is None or self.n == 0 else self.records
 
     def check_time(self, now):
         """The checks of the job's clocks while it runs. Before its L
@@ -2088,18 +2089,9 @@ class JobRun:
         (past_cpu, past_running). A timeout whose input was still running
         there is not time-sensitive: the host need not run it again."""
         if self.past is not None:
-            if c - self.cpu_last > self.past_cap:
-                self.past_end(c, True)
-                return True
-            if c - self.cpu_start > self.phase_limit:
-                # No overrun goes past the list's own limit, on any clock:
-                # where the host holds the list by the container's clock,
-                # it would stop the job there with its own account.
-                self.past_end(c, False)
-                return True
-            return False
+            return self.over_past(c)
         if c - self.cpu_last > self.cpu_cap:
-            if self.overrun > 1.0 and self.cpu_loaded is not None:
+            if self.overrun > 1.0 and self.timed() >= 0:
                 self.past = over_limit(self.timed(), self.cpu_cap)
                 self.past_cap = self.cpu_cap * self.overrun
                 self.cpu_decided = c
@@ -2107,12 +2099,29 @@ class JobRun:
                     return False
                 # Found by the call's own end (its result, or the child's):
                 # what a check at this moment would have found, the call
-                # ended past its limit, and (by this clock) past its
-                # overrun where it used more than that.
-                self.past_end(c, c - self.cpu_last > self.past_cap)
+                # ended past its limit, and within its overrun unless this
+                # reading is past one of the overrun's ends.
+                if not self.over_past(c):
+                    self.past_end(c, False)
                 return True
             self.status = "timeout"
             self.detail = over_limit(self.timed(), self.cpu_cap)
+            return True
+        return False
+
+    def over_past(self, c):
+        """Whether job CPU time c ends the overrun: at overrun times the
+        input's limit (the call still running there) or at the list's own
+        limit, unscaled, whichever comes first on the job clock (a reading
+        may be past both). No overrun goes past the list's own limit, on
+        any clock: where the host holds the list by the container's clock,
+        it would stop the job there with its own account."""
+        running = c - self.cpu_last > self.past_cap
+        at_list = c - self.cpu_start > self.phase_limit
+        if running and at_list:
+            running = self.cpu_last + self.past_cap <= self.cpu_start + self.phase_limit
+        if running or at_list:
+            self.past_end(c, running)
             return True
         return False
 
