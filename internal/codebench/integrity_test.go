@@ -286,6 +286,7 @@ class LocalZygote:
 	// out both, and the row above shows the host's clock alone.
 	{control: "CPU time of the whole job", test: "CPU work in grandchildren while the child waits at nice 19", host: &wire.HostClockOn, edits: [][2]string{
 		{"        now = time.monotonic()\n        c = self.clock()\n", "        now = time.monotonic()\n        c = child_cpu(self.ch.pid)\n"},
+		{"                c = self.clock()\n", "                c = child_cpu(self.ch.pid)\n"},
 		{"        c = self.clock()\n", "        c = child_cpu(self.ch.pid)\n"},
 		{"\n\n# The inode of the initial PID namespace", `
 
