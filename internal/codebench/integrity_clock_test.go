@@ -250,7 +250,7 @@ var clockControls = []struct {
 	// where EvalPlus's per-input alarm fails the call: the case notices.
 	{control: "the load allowance ends at the load mark", test: "1.5 CPU-s in input 0's call, against its limit of 1 s", edits: [][2]string{
 		{"            self.cpu_limit = self.cpu_cap = self.limits[0]\n", "            self.cpu_limit += self.limits[0]\n            self.cpu_cap += self.limits[0]\n"},
-		{"        self.wall_last, self.cpu_last, self.idle_input = now, c, 0.0\n", "        self.wall_last, self.idle_input = now, 0.0\n"},
+		{"            self.cpu_last = c\n", "            pass\n"},
 	}},
 	// Input 0 in the child's pipe from the start, as before the load mark
 	// ended the allowance.
@@ -304,6 +304,50 @@ func editedHarness(t *testing.T, e *sandbox.Engine, img sandbox.Image, edits [][
 	return wire.SandboxLauncher(e, img, editedHarnessDir(t, "supervisor.py", edits), wire.SupervisorLimits())
 }
 
+// applyEdits applies edits to code in order; each old text must be there
+// once when its turn comes.
+func applyEdits(code string, edits [][2]string) (string, error) {
+	for _, ed := range edits {
+		if n := strings.Count(code, ed[0]); n != 1 {
+			return "", fmt.Errorf("%d times %q, not once: update the edit", n, ed[0])
+		}
+		code = strings.Replace(code, ed[0], ed[1], 1)
+	}
+	return code, nil
+}
+
+// TestControlEditsApply: every control table's edits still apply to the
+// harness as it is, checked in a moment rather than where each row's
+// sandbox run reaches it.
+func TestControlEditsApply(t *testing.T) {
+	type row struct {
+		name, file string
+		edits      [][2]string
+	}
+	var rows []row
+	for _, m := range harnessControls {
+		rows = append(rows, row{m.control, "supervisor.py", m.edits})
+	}
+	for _, m := range clockControls {
+		rows = append(rows, row{m.control, "supervisor.py", m.edits})
+	}
+	for _, m := range stateControls {
+		rows = append(rows, row{m.control, "supervisor.py", m.edits})
+	}
+	for _, m := range evalplusControls {
+		rows = append(rows, row{m.control, m.file, m.edits})
+	}
+	for _, r := range rows {
+		src, err := fs.ReadFile(wire.HarnessTree(), r.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := applyEdits(string(src), r.edits); err != nil {
+			t.Errorf("control %q, %s: %v", r.name, r.file, err)
+		}
+	}
+}
+
 // editedHarnessDir writes the embedded harness into a new folder with
 // edits applied to its file file (each old text must be there once), pins
 // the folder's digest as wire.HarnessDigest for the test (the caller
@@ -314,12 +358,9 @@ func editedHarnessDir(t *testing.T, file string, edits [][2]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code := string(src)
-	for _, ed := range edits {
-		if strings.Count(code, ed[0]) != 1 {
-			t.Fatalf("%s no longer has %q once: update the edit", file, ed[0])
-		}
-		code = strings.Replace(code, ed[0], ed[1], 1)
+	code, err := applyEdits(string(src), edits)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
 	dir := filepath.Join(t.TempDir(), "harness")
 	if err := os.Mkdir(dir, 0o755); err != nil {

@@ -8,22 +8,26 @@ import (
 	"testing"
 )
 
-// endProbe drives the supervisor's JobRun through one job's end with a
-// job clock it sets, on this host's Python: input 0's result came at job
-// CPU time "last", input 1 has a limit of 1 s and the list one of 6 s,
-// and input 1's call ends (a result, or the child ending its pipe) at job
-// CPU time "at". "checked": the supervisor's checks ran every 0.05 s of
-// job CPU time until then; "struck": they ran until one found a limit
-// struck, and none after; "unchecked": none ran after input 0's result,
+// endProbe drives the supervisor's JobRun through one job with a job
+// clock it sets, on this host's Python, by the supervisor's own methods
+// from the child's start (begin) on: the child's L record at job CPU time
+// 0, its load mark at 0.2 s and, in a job of 3 inputs (limits 6, 1 and 1
+// s; the list's 6 s), input 0's result at "last"; then input 1's call, or
+// a job with no inputs (its load allowance of 3 s), ends (a result, or the
+// child ending its pipe) at job CPU time "at". Timelines: "checked", the
+// supervisor's checks ran every 0.05 s of job CPU time until then;
+// "struck", they ran until one found a limit struck, and none after;
+// "late", one check ran, at the end's own reading; "unchecked", none ran,
 // as on a host that did not schedule the supervisor while the call ran.
 // It prints, for each case, the verdict that decided() gives and the
-// overrun's figures.
+// overrun's figures. (The idle rule is out of it: the job is always
+// runnable here.)
 const endProbe = `
 import json, os, select, sys, types
 sys.path.insert(0, sys.argv[1])
 import supervisor as sv
 
-sv.job_runnable = lambda skip: True  # never idle: the probe's clock alone decides
+sv.job_runnable = lambda skip: True
 
 
 class Clock:
@@ -37,40 +41,49 @@ class Clock:
 
 
 class Out:
-    def record(self, gap, rec):
-        pass
-
     def add(self, kind, body):
         pass
 
+    def flush(self):
+        pass
 
-def running(overrun, last, n):
-    """A job of n inputs (3, each with a limit of 1 s, or none) whose
-    clocks stand as after input 0's result at job CPU time last (with no
-    inputs: after the load mark at 0.2 s, its load allowance of 3 s
-    standing)."""
+    def record(self, gap, rec):
+        pass
+
+
+def record(w, kind, body=b""):
+    os.write(w, sv.U32.pack(1 + len(body)) + kind + body)
+
+
+def started(n, overrun=1.0, scale=1.0):
+    """A job of n inputs, its child started and its L record taken at job
+    CPU time 0."""
     clock = Clock()
-    job = {"job": 1, "n": n, "limits": [1.0] * n, "first_extra": 3.0, "phase_limit": 6.0, "clock_scale": 1.0,
-           "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20, "overrun": overrun,
-           "input_lens": [3] * n, "program_len": 0, "expect": [0.0] * n}
+    job = {"job": 1, "n": n, "limits": [6.0, 1.0, 1.0][:n], "first_extra": 3.0, "phase_limit": 6.0,
+           "clock_scale": scale, "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20,
+           "overrun": overrun, "input_lens": [3] * n, "program_len": 0, "expect": [0.0] * n}
     run = sv.JobRun(job, b"[[1],[2],[3]]" if n else b"[]", clock)
     r, w = os.pipe()
-    run.ch = types.SimpleNamespace(rfd=r, skip=set())
-    run.out = Out()
-    run.status, run.detail = None, ""
-    run.loaded = run.called = True
-    run.cpu_start, run.cpu_loaded, run.cpu_last, run.cpu_now, run.win_cpu = 0.0, 0.2, last, last, last
-    run.records, run.released, run.win_n, run.total = (1, 3, 2, 0) if n else (0, 0, 0, 0)
-    run.cpu_limit = run.cpu_cap = 1.0 if n else 3.0
-    run.past, run.past_cap, run.cpu_decided = None, 0.0, 0.0
-    run.past_cpu = run.past_job_cpu = 0.0
-    run.past_running = run.past_done = False
-    run.buf = bytearray()
-    run.idle_input = run.idle_total = 0.0
-    run.wall_last, run.tick_wall, run.tick_cpu, run.next_check = 0.0, 0.0, last, 0.0
-    run.poller = select.poll()
-    run.poller.register(r, select.POLLIN)
-    run.got_records = run.refilled = False
+    er, ew = os.pipe()
+    jr, jw = os.pipe()
+    os.set_blocking(jw, False)
+    child = types.SimpleNamespace(rfd=r, efd=er, jw=jw, skip=set(), close_jw=lambda: None)
+    run.begin(child, Out())
+    record(w, b"L")
+    run.read_results()
+    return run, clock, w
+
+
+def running(overrun, last, n):
+    run, clock, w = started(n, overrun)
+    clock.now = 0.2
+    record(w, b"G")
+    run.read_results()
+    if n:
+        clock.now = last
+        record(w, b"V", b"0")
+        run.read_results()
+    assert run.status is None and run.records == (1 if n else 0), (run.status, run.detail)
     return run, clock, w
 
 
@@ -79,27 +92,36 @@ for overrun in (1.0, 1.25):
     for how in ("result", "exit"):
         for last, at in ((0.3, 1.0), (0.3, 1.4), (0.3, 1.7), (5.5, 6.6)):
             cases.append((overrun, how, last, at, 3))
-    for at in (1.0, 3.5):
-        cases.append((overrun, "exit", 0.2, at, 0))
+    for at in (1.0, 3.1):
+        cases.append((overrun, "exit", 0.0, at, 0))
 for how in ("result", "exit"):
-    # An overrun whose end comes after the list's limit: 4 times the
-    # input's limit from 3 s is 7 s, the list's limit 6 s.
+    # An overrun whose end comes after the list's limit: 4 times input 1's
+    # limit from 3 s is 7 s, the list's limit 6 s.
     cases.append((4.0, how, 3.0, 7.5, 3))
+    # One whose end (4.25 s) comes before the list's limit, read only past
+    # both.
+    cases.append((1.25, how, 3.0, 6.5, 3))
 out = []
 for overrun, how, last, at, n in cases:
-    for timeline in ("checked", "struck", "unchecked"):
+    for timeline in ("checked", "struck", "late", "unchecked"):
         run, clock, w = running(overrun, last, n)
-        c = round(last + 0.05, 2)
-        while timeline != "unchecked" and c < at - 1e-9 and run.status is None:
-            if timeline == "struck" and run.past is not None:
+        checks = []
+        if timeline == "late":
+            checks = [at]
+        elif timeline != "unchecked":
+            c = round(max(last, 0.2) + 0.05, 2)
+            while c < at - 1e-9:
+                checks.append(c)
+                c = round(c + 0.05, 2)
+        for c in checks:
+            if run.status is not None or timeline == "struck" and run.past is not None:
                 break
             clock.now = c
             run.check_time(run.next_check)
-            c = round(c + 0.05, 2)
         if run.status is None:
             clock.now = at
             if how == "result":
-                os.write(w, sv.U32.pack(2) + b"V1")
+                record(w, b"V", b"1")
             else:
                 os.close(w)
                 w = None
@@ -110,23 +132,34 @@ for overrun, how, last, at, n in cases:
         out.append({"overrun": overrun, "how": how, "last": last, "at": at, "n": n, "timeline": timeline,
                     "status": status, "detail": detail, "past_cpu": run.past_cpu,
                     "past_running": run.past_running})
-print(json.dumps(out))
+# Under gVisor's clock (clock_scale 8) the load allowance is applied at 8
+# times its value: a program that fails to load (M) after 5 s of job CPU
+# time, under that, has released no input, so no window's limit applies.
+run, clock, w = started(3, scale=8.0)
+clock.now = 5.0
+record(w, b"M", b"NameError")
+run.read_results()
+status, detail, _, _ = run.decided()
+print(json.dumps({"cases": out, "load_failure": {"status": status, "detail": detail}}))
 `
 
 // TestAJobsEndIsCheckedAsItsChecksAre: an input's call that struck its
 // limit is the job's timeout, with one detail, whether the supervisor's
-// checks found it while it ran or only its end did: a result that came too
-// late, or the child ending its pipe. On a loaded host the checks may not
-// run for a while; the child's end is read against the limits too, so the
-// verdict does not depend on when they ran. (A child that spun past its
-// limit and exited before a check ended "exited", and one whose late
-// result a check had not seen got another detail: TestOverrunKeepsTheVerdict
-// met both on a busy machine.) Where a reading finds both the input's
-// limit and the list's passed, the one that struck first decides, as the
-// checks would have found it (the list's is a timeout, the input's a
-// fail). With an overrun, a call that ended within it ended within it by
-// every timeline, and one that used more than it was running at its end,
-// whether or not a check had found its limit struck before.
+// checks found it while it ran, one late check found it, or only its end
+// did: a result that came too late, or the child ending its pipe. On a
+// loaded host the checks may not run for a while; every reading is held to
+// the limits alike, so the verdict does not depend on when they ran. (A
+// child that spun past its limit and exited before a check ended
+// "exited", and one whose late result a check had not seen got another
+// detail: TestOverrunKeepsTheVerdict met both on a busy machine.) Where a
+// reading is past two limits, the one that struck first decides, as the
+// checks would have found it: the list's before an input's (a timeout,
+// not a fail), the list's before an overrun's end (not "still running"),
+// or the overrun's end before the list's. A job with no inputs is held to
+// its load allowance from its L record to its end, named so (a timeout),
+// with no overrun; and a program that fails to load within its allowance
+// as gVisor's clock applies it is stopped, not held to a window that was
+// never released.
 func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -144,23 +177,33 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 		}
 		t.Fatalf("the probe: %v", err)
 	}
-	var rows []struct {
-		Overrun     float64 `json:"overrun"`
-		How         string  `json:"how"`
-		Last        float64 `json:"last"`
-		At          float64 `json:"at"`
-		N           int     `json:"n"`
-		Timeline    string  `json:"timeline"`
-		Status      string  `json:"status"`
-		Detail      string  `json:"detail"`
-		PastCPU     float64 `json:"past_cpu"`
-		PastRunning bool    `json:"past_running"`
+	var probe struct {
+		Cases []struct {
+			Overrun     float64 `json:"overrun"`
+			How         string  `json:"how"`
+			Last        float64 `json:"last"`
+			At          float64 `json:"at"`
+			N           int     `json:"n"`
+			Timeline    string  `json:"timeline"`
+			Status      string  `json:"status"`
+			Detail      string  `json:"detail"`
+			PastCPU     float64 `json:"past_cpu"`
+			PastRunning bool    `json:"past_running"`
+		} `json:"cases"`
+		LoadFailure struct {
+			Status string `json:"status"`
+			Detail string `json:"detail"`
+		} `json:"load_failure"`
 	}
-	if err := json.Unmarshal(b, &rows); err != nil {
+	if err := json.Unmarshal(b, &probe); err != nil {
 		t.Fatalf("the probe's output %q: %v", b, err)
 	}
-	if len(rows) != 66 {
-		t.Fatalf("%d cases, want 66", len(rows))
+	if lf := probe.LoadFailure; lf.Status != "stopped" {
+		t.Errorf("a program that failed to load within its scaled allowance: %s (%s), want stopped", lf.Status, lf.Detail)
+	}
+	rows := probe.Cases
+	if len(rows) != 96 {
+		t.Fatalf("%d cases, want 96", len(rows))
 	}
 	for _, r := range rows {
 		name := fmt.Sprintf("overrun %g, %d inputs, from %.2f s, %s at %.2f s, %s", r.Overrun, r.N, r.Last, r.How, r.At, r.Timeline)

@@ -1937,8 +1937,12 @@ class JobRun:
         input 0's call under its own limit from the mark (see the module
         comment). Until its L record the child has 30 s of wall time to
         read its job."""
-        self.ch = ch = Child(self.jid, zyg)
-        self.out = Out()
+        self.begin(Child(self.jid, zyg), Out())
+
+    def begin(self, ch, out):
+        """The job's running state from its child's start: ch, the child
+        and its pipes, and out, the frames to the host."""
+        self.ch, self.out = ch, out
         self.started = start = time.monotonic()
         self.status = None
         self.detail = ""
@@ -2095,14 +2099,15 @@ class JobRun:
                 self.past = over_limit(self.timed(), self.cpu_cap)
                 self.past_cap = self.cpu_cap * self.overrun
                 self.cpu_decided = c
+                # The reading may be past one of the overrun's ends too (a
+                # check the host delayed, or the call's end).
+                if self.over_past(c):
+                    return True
                 if not result:
                     return False
                 # Found by the call's own end (its result, or the child's):
-                # what a check at this moment would have found, the call
-                # ended past its limit, and within its overrun unless this
-                # reading is past one of the overrun's ends.
-                if not self.over_past(c):
-                    self.past_end(c, False)
+                # the call ended past its limit, within its overrun.
+                self.past_end(c, False)
                 return True
             self.status = "timeout"
             self.detail = over_limit(self.timed(), self.cpu_cap)
@@ -2250,7 +2255,11 @@ class JobRun:
             return
         self.called = True
         self.cpu_loaded = c
-        self.wall_last, self.cpu_last, self.idle_input = now, c, 0.0
+        self.wall_last, self.idle_input = now, 0.0
+        if self.n:
+            # Input 0's limit runs from here; a job with no inputs keeps its
+            # load allowance, from its L record to its end.
+            self.cpu_last = c
         # The host reads its clock of the loading now.
         self.out.add(b"G", b"")
         self.out.flush()
@@ -2311,6 +2320,10 @@ class JobRun:
         Every input of a window is the child's from its release: the
         program may have spent this time on any of them, or held back
         earlier results. Only a run with one input per window tells."""
+        if self.win_n == 0:
+            # No window was released: a result of the loading (M), or of a
+            # job with no inputs.
+            return False
         if c - self.win_cpu > self.cpu_limit:
             self.status = "inexact"
             self.detail = "input %d: %.2f s of CPU time since its window of %d inputs was released, over its limit of %.2f s (%.2f s since the previous result)" % (
