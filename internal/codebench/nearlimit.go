@@ -180,8 +180,13 @@ func (c *cpuTally) measure(res PhaseResult, end wire.JobEnd, phaseLimit float64)
 		return n
 	}
 	n, share := c.worst, c.share
-	if c.firstExtra > 0 && end.LoadCPU/c.firstExtra > share {
-		n, share = NearLimit{Input: -1, Load: true, CPU: end.LoadCPU, Limit: c.firstExtra}, end.LoadCPU/c.firstExtra
+	load := end.LoadCPU
+	if len(c.limits) == 0 {
+		// A job with no inputs is held to its load allowance to its end.
+		load = end.CPU
+	}
+	if c.firstExtra > 0 && load/c.firstExtra > share {
+		n, share = NearLimit{Input: -1, Load: true, CPU: load, Limit: c.firstExtra}, load/c.firstExtra
 	}
 	// The list's CPU time counts the loading too: the supervisor's whole
 	// figure where it reported one.

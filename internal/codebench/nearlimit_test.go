@@ -55,6 +55,14 @@ func TestNearLimit(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+	// A job with no inputs is held to its load allowance from its L record
+	// to its end, not only to its load mark.
+	none := newCPUTally(&wire.Job{FirstExtra: 4})
+	n := none.near(PhaseResult{Status: StatusPass}, wire.JobEnd{Status: wire.EndDone, LoadCPU: 0.5, CPU: 3.6}, 13, 1-DefaultNearLimitMargin)
+	want := "passed near the limit: loading the program used 3.60 of 4.00 CPU s (90%)"
+	if n == nil || n.String() != want {
+		t.Errorf("a job with no inputs: %v, want %q", n, want)
+	}
 }
 
 func TestTimeoutStatus(t *testing.T) {

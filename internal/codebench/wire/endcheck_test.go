@@ -55,11 +55,11 @@ def record(w, kind, body=b""):
     os.write(w, sv.U32.pack(1 + len(body)) + kind + body)
 
 
-def started(n, overrun=1.0, scale=1.0):
+def started(n, overrun=1.0, scale=1.0, phase=6.0):
     """A job of n inputs, its child started and its L record taken at job
     CPU time 0."""
     clock = Clock()
-    job = {"job": 1, "n": n, "limits": [6.0, 1.0, 1.0][:n], "first_extra": 3.0, "phase_limit": 6.0,
+    job = {"job": 1, "n": n, "limits": [6.0, 1.0, 1.0][:n], "first_extra": 3.0, "phase_limit": phase,
            "clock_scale": scale, "wall_factor": 4.0, "record_cap": 1 << 16, "byte_cap": 1 << 20,
            "overrun": overrun, "input_lens": [3] * n, "program_len": 0, "expect": [0.0] * n}
     run = sv.JobRun(job, b"[[1],[2],[3]]" if n else b"[]", clock)
@@ -74,8 +74,8 @@ def started(n, overrun=1.0, scale=1.0):
     return run, clock, w
 
 
-def running(overrun, last, n):
-    run, clock, w = started(n, overrun)
+def running(overrun, last, n, phase):
+    run, clock, w = started(n, overrun, phase=phase)
     clock.now = 0.2
     record(w, b"G")
     run.read_results()
@@ -91,20 +91,24 @@ cases = []
 for overrun in (1.0, 1.25):
     for how in ("result", "exit"):
         for last, at in ((0.3, 1.0), (0.3, 1.4), (0.3, 1.7), (5.5, 6.6)):
-            cases.append((overrun, how, last, at, 3))
+            cases.append((overrun, how, last, at, 3, 6.0))
     for at in (1.0, 3.1):
-        cases.append((overrun, "exit", 0.0, at, 0))
+        cases.append((overrun, "exit", 0.0, at, 0, 6.0))
+    # As a job with no inputs runs: its list's limit (1 s) below its load
+    # allowance.
+    for at in (0.9, 1.5):
+        cases.append((overrun, "exit", 0.0, at, 0, 1.0))
 for how in ("result", "exit"):
     # An overrun whose end comes after the list's limit: 4 times input 1's
     # limit from 3 s is 7 s, the list's limit 6 s.
-    cases.append((4.0, how, 3.0, 7.5, 3))
+    cases.append((4.0, how, 3.0, 7.5, 3, 6.0))
     # One whose end (4.25 s) comes before the list's limit, read only past
     # both.
-    cases.append((1.25, how, 3.0, 6.5, 3))
+    cases.append((1.25, how, 3.0, 6.5, 3, 6.0))
 out = []
-for overrun, how, last, at, n in cases:
+for overrun, how, last, at, n, phase in cases:
     for timeline in ("checked", "struck", "late", "unchecked"):
-        run, clock, w = running(overrun, last, n)
+        run, clock, w = running(overrun, last, n, phase)
         checks = []
         if timeline == "late":
             checks = [at]
@@ -129,7 +133,7 @@ for overrun, how, last, at, n in cases:
         if w is not None:
             os.close(w)
         status, detail, cpu, _ = run.decided()
-        out.append({"overrun": overrun, "how": how, "last": last, "at": at, "n": n, "timeline": timeline,
+        out.append({"overrun": overrun, "how": how, "last": last, "at": at, "n": n, "phase": phase, "timeline": timeline,
                     "status": status, "detail": detail, "past_cpu": run.past_cpu,
                     "past_running": run.past_running})
 # Under gVisor's clock (clock_scale 8) the load allowance is applied at 8
@@ -184,6 +188,7 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 			Last        float64 `json:"last"`
 			At          float64 `json:"at"`
 			N           int     `json:"n"`
+			Phase       float64 `json:"phase"`
 			Timeline    string  `json:"timeline"`
 			Status      string  `json:"status"`
 			Detail      string  `json:"detail"`
@@ -202,18 +207,20 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 		t.Errorf("a program that failed to load within its scaled allowance: %s (%s), want stopped", lf.Status, lf.Detail)
 	}
 	rows := probe.Cases
-	if len(rows) != 96 {
-		t.Fatalf("%d cases, want 96", len(rows))
+	if len(rows) != 112 {
+		t.Fatalf("%d cases, want 112", len(rows))
 	}
 	for _, r := range rows {
-		name := fmt.Sprintf("overrun %g, %d inputs, from %.2f s, %s at %.2f s, %s", r.Overrun, r.N, r.Last, r.How, r.At, r.Timeline)
+		name := fmt.Sprintf("overrun %g, %d inputs, list's limit %g s, from %.2f s, %s at %.2f s, %s", r.Overrun, r.N, r.Phase, r.Last, r.How, r.At, r.Timeline)
 		used := r.At - r.Last
 		limit := 1.0
 		if r.N == 0 {
 			limit = 3 // the load allowance stands
 		}
-		list := r.N > 0 && r.Last+limit > 6 // the list's limit (6 s) struck before input 1's
-		if used <= limit && r.How == "result" {
+		// The list's limit struck, and before input 1's (or the load
+		// allowance).
+		list := r.At > r.Phase && r.Phase < r.Last+limit
+		if used <= limit && !list && r.How == "result" {
 			// A result within its limit, not the last: the job goes on.
 			if r.Status != "" || r.Detail != "" {
 				t.Errorf("%s: %s (%s), want the job still running", name, r.Status, r.Detail)
@@ -225,6 +232,8 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 			running        bool
 		}{"timeout", "input 1 used more than 1.00 s of CPU time", false}
 		switch {
+		case list:
+			want.detail = fmt.Sprintf("the list used more than %.1f s of CPU time", r.Phase)
 		case used <= limit && r.N == 0:
 			want.status, want.detail = "done", ""
 		case used <= limit:
@@ -232,8 +241,6 @@ func TestAJobsEndIsCheckedAsItsChecksAre(t *testing.T) {
 		case r.N == 0:
 			// No input's limit nor overrun: what timed out is the program.
 			want.detail = "loading the program used more than 3.00 s of CPU time"
-		case list:
-			want.detail = "the list used more than 6.0 s of CPU time"
 		default:
 			// Still running at its overrun's end, where that came before
 			// the list's limit.
