@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:edc50776c3e379413ace3d11848150b12cae0f33bde74ef06e0dad7a6e135da8")
+var HarnessDigest = digest.MustParse("sha256:9b3fff850a60796923cd6ed2ecbc4b822c115fbbee14dbf8f7ff567a268d49ce")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

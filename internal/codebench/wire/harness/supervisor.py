@@ -2282,7 +2282,7 @@ class JobRun:
         if self.past is not None:
             # The input past its limit finished: within its overrun unless
             # this reading finds it past that (or past the list's limit).
-            if not self.over_input(c, result=True):
+            if not self.over_past(c):
                 self.past_end(c, False)
             return
         if kind not in (b"V", b"X", b"U", b"M"):
@@ -2352,8 +2352,9 @@ class JobRun:
         E frame (send_end), with "cpu", the job's CPU time from the L record
         to the moment it was decided (its last result, the check that
         stopped it, or the child's end), loading included, and "load_cpu",
-        of that the loading, up to the load mark. A job whose child never sent L ends as "setup"
-        (unless the host is gone) and is this supervisor's last."""
+        of that the loading, up to the load mark. A job whose child never
+        sent L ends as "setup" (unless the host is gone) and is this
+        supervisor's last."""
         elapsed = time.monotonic() - self.started
         status, detail, cpu, load_cpu = self.decided()
         if self.watching_stdin:
