@@ -337,6 +337,9 @@ func TestControlEditsApply(t *testing.T) {
 	for _, m := range evalplusControls {
 		rows = append(rows, row{m.control, m.file, m.edits})
 	}
+	for _, m := range jobControlRows() {
+		rows = append(rows, row{m.control, "supervisor.py", m.edits})
+	}
 	for _, r := range rows {
 		src, err := fs.ReadFile(wire.HarnessTree(), r.file)
 		if err != nil {
@@ -352,7 +355,7 @@ func TestControlEditsApply(t *testing.T) {
 // edits applied to its file file (each old text must be there once), pins
 // the folder's digest as wire.HarnessDigest for the test (the caller
 // restores the pin) and returns the folder.
-func editedHarnessDir(t *testing.T, file string, edits [][2]string) string {
+func editedHarnessDir(t testing.TB, file string, edits [][2]string) string {
 	t.Helper()
 	src, err := fs.ReadFile(wire.HarnessTree(), file)
 	if err != nil {
