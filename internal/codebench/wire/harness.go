@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:9b3fff850a60796923cd6ed2ecbc4b822c115fbbee14dbf8f7ff567a268d49ce")
+var HarnessDigest = digest.MustParse("sha256:0124563328d116f983c91b89cb67ed5e7112e9562c1397fd659375ff20dc56b0")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

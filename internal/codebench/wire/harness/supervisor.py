@@ -1425,13 +1425,17 @@ def leftovers():
     zygote had SETTLE_WAIT to reap what was killed, or an empty set. (A
     killed process stays as a zombie until its parent reaps it.)"""
     deadline = time.monotonic() + SETTLE_WAIT
+    attempt = 0
     while True:
         now = process_table()
         if now == BASELINE:
             return frozenset()
         if time.monotonic() >= deadline:
             return now ^ BASELINE
-        time.sleep(0.002)
+        # Under gVisor a reaped child often still shows at the first look:
+        # look again soon, as the sweep does.
+        time.sleep(min(SWEEP_WAIT, SWEEP_FIRST_WAIT * (1 << min(attempt, 5))))
+        attempt += 1
 
 
 # How far the container's memory charge may be above its charge before the
@@ -1450,14 +1454,49 @@ SOCKETS = frozenset()
 CHARGE = 0
 
 
+class KeptFile:
+    """A kernel's file (in /proc or the cgroup) read whole, as it is at each
+    read, through a descriptor kept open: under gVisor an open and close of
+    /proc/net/unix or /proc/self/status costs 0.6 to 1.4 ms, a pread 75 to
+    83 µs (both read again at every pread from offset 0, under Linux and
+    gVisor alike)."""
+
+    def __init__(self, path):
+        self.path, self.fd = path, None
+
+    def read(self, n):
+        """At most n bytes of the file; raises OSError where it cannot be
+        opened or read."""
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        parts, size = [], 0
+        while size < n:
+            b = os.pread(self.fd, min(1 << 16, n - size), size)
+            if not b:
+                break
+            parts.append(b)
+            size += len(b)
+        return b"".join(parts)
+
+
+KEPT = {}  # path: KeptFile, of the container state's files
+
+
+def read_kept(path, n):
+    """At most n bytes of the file at path, through its KeptFile."""
+    f = KEPT.get(path)
+    if f is None:
+        f = KEPT[path] = KeptFile(path)
+    return f.read(n)
+
+
 def unix_sockets():
     """The unix sockets of the container's network namespace as
     /proc/net/unix lists them, each by its type, inode and name (its
     reference count, flags and state change while it is in use), or None
     when the table is unreadable or over UNIX_TABLE_CAP."""
     try:
-        with open("/proc/net/unix", "rb") as f:
-            data = f.read(UNIX_TABLE_CAP + 1)
+        data = read_kept("/proc/net/unix", UNIX_TABLE_CAP + 1)
     except OSError:
         return None
     if len(data) > UNIX_TABLE_CAP:
@@ -1474,8 +1513,7 @@ def _numbers(path, sep):
     """The first number after each key of a "key value" file, by key."""
     out = {}
     try:
-        with open(path, "rb") as f:
-            data = f.read(1 << 16)
+        data = read_kept(path, 1 << 16)
     except OSError:
         return out
     for line in data.splitlines():
@@ -1506,8 +1544,7 @@ def memory_charge():
                           ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.stat",
                            (b"total_cache",))):
         try:
-            with open(cur, "rb") as f:
-                charge = int(f.read(64))
+            charge = int(read_kept(cur, 64))
         except (OSError, ValueError):
             continue
         s = _numbers(st, b" ")
@@ -1575,6 +1612,13 @@ def empty_tmp():
         p = entry.path
         try:
             if entry.is_dir(follow_symlinks=False):
+                try:
+                    # The job's own folder is most often empty: under
+                    # gVisor rmtree costs six times an rmdir.
+                    os.rmdir(p)
+                    continue
+                except OSError:
+                    pass
                 os.chmod(p, 0o700)
                 shutil.rmtree(p, onerror=fix)
             else:
