@@ -500,7 +500,9 @@ func (w *Worker) ensure(ctx context.Context) error {
 	if !stopHello() {
 		err = ctx.Err() // discarded (stop below waits for it)
 	}
-	if err == nil && kind != 'H' {
+	if err == nil && kind == 'F' {
+		err = fmt.Errorf("it stopped: %s", task.Clip(string(body)))
+	} else if err == nil && kind != 'H' {
 		err = fmt.Errorf("first frame is %q, not hello", kind)
 	}
 	if err == nil {

@@ -364,6 +364,18 @@ func TestBarrierAfterALateCancel(t *testing.T) {
 	}
 }
 
+// TestSupervisorFailingBeforeItsHello: a supervisor that stops after it
+// has the key but before its hello (its zygote, its clock, the container's
+// state) sends a tagged fatal frame; the worker's error carries its text.
+func TestSupervisorFailingBeforeItsHello(t *testing.T) {
+	s := &supervisorStream{frames: frameOf('F', []byte("the container's unix sockets or memory charge are unreadable"))}
+	w := &Worker{launch: launcherOf(s)}
+	err := w.ensure(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the supervisor did not start: it stopped: the container's unix sockets or memory charge are unreadable") {
+		t.Fatalf("ensure: %v", err)
+	}
+}
+
 // TestSupervisorFailingBeforeTheKey: a supervisor that stops before it has
 // the key sends its fatal frame with a tag of zeros; the worker reports its
 // text, and a zero-tagged frame is refused anywhere else.
