@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:0124563328d116f983c91b89cb67ed5e7112e9562c1397fd659375ff20dc56b0")
+var HarnessDigest = digest.MustParse("sha256:d1d98de2680d15620ad5d4259584551cfa5747c49c26624c179b0661a0021db7")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -516,7 +516,10 @@ func (w *Worker) ensure(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("the supervisor did not start: %v: %s", err, task.Clip(t.Stderr()))
+		if stderr := task.Clip(t.Stderr()); stderr != "" {
+			return fmt.Errorf("the supervisor did not start: %v: %s", err, stderr)
+		}
+		return fmt.Errorf("the supervisor did not start: %v", err)
 	}
 	return nil
 }

@@ -1086,6 +1086,13 @@ def zygote():
         sock.send(b"W" + WAIT.pack(status, usage.ru_maxrss))
 
 
+def describe_wait(status):
+    """A wait status in words: "exit status N" or "killed by signal N"."""
+    if os.WIFSIGNALED(status):
+        return "killed by signal %d" % os.WTERMSIG(status)
+    return "exit status %d" % os.waitstatus_to_exitcode(status)
+
+
 class Zygote:
     """The supervisor's handle of its zygote."""
 
@@ -1108,9 +1115,17 @@ class Zygote:
         theirs.close()
         self.sock, self.pid = mine, pid
         self.clock = (~pid << 3) | 2  # its CPU clock, as for any process
+        t0 = time.monotonic()
         msg = self.recv()
         if msg != b"Z":
-            fatal("the zygote did not start: %r" % (msg,))
+            # Whether it ended (and how) or stayed silent: its own output
+            # goes nowhere.
+            try:
+                wpid, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                wpid, status = 0, 0
+            how = "it ended, %s" % describe_wait(status) if wpid == pid else "it is still running"
+            fatal("the zygote did not start: it sent %r after %.1f s, and %s" % (msg, time.monotonic() - t0, how))
 
     def recv(self, timeout=30.0):
         """The zygote's next message, or None if it ended or stayed silent."""
