@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:d1d98de2680d15620ad5d4259584551cfa5747c49c26624c179b0661a0021db7")
+var HarnessDigest = digest.MustParse("sha256:71937a754c4c9bc4d0c0eaf23563ae7896673431adbc84330f8a80641e649298")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

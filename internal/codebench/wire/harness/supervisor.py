@@ -1119,11 +1119,18 @@ class Zygote:
         msg = self.recv()
         if msg != b"Z":
             # Whether it ended (and how) or stayed silent: its own output
-            # goes nowhere.
-            try:
-                wpid, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                wpid, status = 0, 0
+            # goes nowhere. A zygote whose socket closed is ending: its
+            # exit shows a moment later.
+            wpid, status = 0, 0
+            deadline = time.monotonic() + 1.0
+            while wpid == 0:
+                try:
+                    wpid, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if wpid or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
             how = "it ended, %s" % describe_wait(status) if wpid == pid else "it is still running"
             fatal("the zygote did not start: it sent %r after %.1f s, and %s" % (msg, time.monotonic() - t0, how))
 
