@@ -2,10 +2,12 @@ package codebench
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/reprolab/repro/internal/codebench/wire"
+	"github.com/reprolab/repro/internal/sandbox"
 	"github.com/reprolab/repro/internal/sandbox/sandboxtest"
 )
 
@@ -29,4 +31,52 @@ func TestZygoteFailureIsNamed(t *testing.T) {
 		t.Fatalf("Run: %v; want an error naming the zygote's exit status 4", err)
 	}
 	t.Logf("%v", err)
+}
+
+// TestSupervisorWaitsForTheHolder: the engine starts the supervisor as soon
+// as the container's init runs, and on a loaded host init may not have
+// started the holder yet (a CI run saw init, the supervisor and the zygote
+// only). The supervisor takes its baseline of the container's processes
+// once the container holds init, one other process and itself: a process
+// that comes and goes in that time (here an orphan that lives a second,
+// reaped by init) delays the start, and one that stays past the wait
+// stops the supervisor with the pids named.
+func TestSupervisorWaitsForTheHolder(t *testing.T) {
+	transient := func(life string) [2]string {
+		return [2]string{"    wait_for_holder()\n", "" +
+			"    if os.fork() == 0:\n" +
+			"        if os.fork() == 0:\n" +
+			"            time.sleep(" + life + ")\n" +
+			"        os._exit(0)\n" +
+			"    os.wait()\n" +
+			"    wait_for_holder()\n"}
+	}
+	sandboxtest.EachRuntime(t, func(t *testing.T, e *sandbox.Engine) {
+		img := sandboxtest.Image(t, e)
+		pinned := wire.HarnessDigest
+		t.Cleanup(func() { wire.HarnessDigest = pinned })
+		run := func(edits [][2]string) (wire.JobEnd, error) {
+			dir := editedHarnessDir(t, "supervisor.py", edits)
+			w := wire.NewWorker(wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()))
+			defer w.Close()
+			return w.Run(context.Background(), &wire.Job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"),
+				Inputs: []json.RawMessage{json.RawMessage(`[1]`)}, Limits: []float64{1}, FirstExtra: 10, PhaseLimit: 100, WallFactor: 3,
+				RecordCap: 1 << 20, ByteCap: 1 << 24, Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20},
+				func(int, wire.Record) bool { return true })
+		}
+		t.Run("settles", func(t *testing.T) {
+			end, err := run([][2]string{transient("1")})
+			if err != nil || end.Status != wire.EndDone {
+				t.Fatalf("Run: %+v, %v; want the job done once the orphan is gone", end, err)
+			}
+		})
+		t.Run("stays", func(t *testing.T) {
+			_, err := run([][2]string{transient("60"), {"HOLDER_WAIT = 10.0\n", "HOLDER_WAIT = 1.0\n"}})
+			want := "after 1 s the container holds other processes than init, the holder and the supervisor ("
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Run: %v; want %q", err, want)
+			}
+			t.Logf("%v", err)
+		})
+	})
 }

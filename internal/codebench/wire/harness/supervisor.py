@@ -1438,6 +1438,31 @@ def process_table():
 # The container's processes between jobs: init, the holder, the supervisor
 # and the zygote (set in main).
 BASELINE = frozenset()
+# Seconds the container may take, once the supervisor runs, to hold only
+# init, the holder and the supervisor: the engine starts the supervisor
+# as soon as init runs, and on a loaded host init may not have started
+# the holder yet (its child, a copy of init until it runs the holder's
+# program, counts as the holder).
+HOLDER_WAIT = 10.0
+
+
+def wait_for_holder():
+    """Returns once the container holds init, one other process (the
+    holder) and the supervisor; stops the supervisor if it still holds
+    anything else after HOLDER_WAIT seconds."""
+    deadline = time.monotonic() + HOLDER_WAIT
+    attempt = 0
+    while True:
+        now = process_table()
+        if len(now) == 3 and {1, os.getpid()} <= now:
+            return
+        if time.monotonic() >= deadline:
+            fatal(
+                "after %.0f s the container holds other processes than init, the holder and the supervisor (%d): %s"
+                % (HOLDER_WAIT, os.getpid(), describe_pids(now))
+            )
+        time.sleep(min(0.05, SWEEP_FIRST_WAIT * (1 << min(attempt, 9))))
+        attempt += 1
 SETTLE_WAIT = 5.0  # seconds for the processes a sweep killed to be reaped
 
 
@@ -2653,6 +2678,7 @@ def main():
     if sys.version_info < (3, 11):
         # The zygote's interpreter takes -P (PYTHON_FLAGS), new in 3.11.
         fatal("the image's python3 is %d.%d; the harness needs 3.11 or later" % sys.version_info[:2])
+    wait_for_holder()
     zyg = Zygote()
     clock = JobClock(zyg)
     global BASELINE, SOCKETS, CHARGE
@@ -2661,7 +2687,10 @@ def main():
     if SOCKETS is None or CHARGE is None:
         fatal("the container's unix sockets or memory charge are unreadable (/proc/net/unix, the cgroup's memory files)")
     if len(BASELINE) != 4 or not {1, os.getpid(), zyg.pid} <= BASELINE:
-        fatal("the container holds processes other than init, the holder, the supervisor and the zygote: %s" % describe_pids(BASELINE))
+        fatal(
+            "the container holds processes other than init, the holder, the supervisor (%d) and the zygote (%d): %s"
+            % (os.getpid(), zyg.pid, describe_pids(BASELINE))
+        )
     send_json(
         b"H",
         {
