@@ -50,14 +50,19 @@ func BenchmarkJob(b *testing.B) {
 	}
 }
 
-// benchJob runs one job of the identity function on inputs in w and
-// requires it to end done, in a container that serves on.
-func benchJob(b *testing.B, w *wire.Worker, inputs []json.RawMessage, limits []float64) {
-	b.Helper()
-	j := &wire.Job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"), Inputs: inputs,
+// identityJob is a job of the identity function on inputs, with the
+// default child memory and caps no honest job comes near.
+func identityJob(inputs []json.RawMessage, limits []float64) *wire.Job {
+	return &wire.Job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"), Inputs: inputs,
 		Limits: limits, FirstExtra: 10, PhaseLimit: 100, WallFactor: 3, RecordCap: 1 << 20, ByteCap: 1 << 24,
 		Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20}
-	end, err := w.Run(context.Background(), j, func(int, wire.Record) bool { return true })
+}
+
+// benchJob runs identityJob on inputs in w and requires it to end done,
+// in a container that serves on.
+func benchJob(b *testing.B, w *wire.Worker, inputs []json.RawMessage, limits []float64) {
+	b.Helper()
+	end, err := w.Run(context.Background(), identityJob(inputs, limits), func(int, wire.Record) bool { return true })
 	if err != nil || end.Status != wire.EndDone || end.Retired != "" {
 		// (A retired container would put a container's start into the
 		// figure: honest jobs leave none.)

@@ -59,9 +59,7 @@ func TestSupervisorWaitsForTheHolder(t *testing.T) {
 			dir := editedHarnessDir(t, "supervisor.py", edits)
 			w := wire.NewWorker(wire.SandboxLauncher(e, img, dir, wire.SupervisorLimits()))
 			defer w.Close()
-			return w.Run(context.Background(), &wire.Job{ID: nextJobID(), EntryPoint: "f", Program: []byte("def f(x):\n    return x\n"),
-				Inputs: []json.RawMessage{json.RawMessage(`[1]`)}, Limits: []float64{1}, FirstExtra: 10, PhaseLimit: 100, WallFactor: 3,
-				RecordCap: 1 << 20, ByteCap: 1 << 24, Memory: DefaultRunLimits().ChildMemory, FSize: 1 << 20},
+			return w.Run(context.Background(), identityJob([]json.RawMessage{json.RawMessage(`[1]`)}, []float64{1}),
 				func(int, wire.Record) bool { return true })
 		}
 		t.Run("settles", func(t *testing.T) {

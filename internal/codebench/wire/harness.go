@@ -22,7 +22,7 @@ var harnessFS embed.FS
 // HarnessDigest pins the harness tree (a repro-tree v1 digest, see
 // digest.Tree). TestHarnessPin
 // fails, printing the digest of the embedded tree, when the two disagree.
-var HarnessDigest = digest.MustParse("sha256:653ec0e69f19e4be17c6d134c52f84a047f0756218cb5999e39d3346faf3a253")
+var HarnessDigest = digest.MustParse("sha256:ee2441ba2718b094ba2660b17bb991544b981c42c3ed7a35a1ce3dd2def38fc0")
 
 // HarnessTarget is where the harness tree is mounted in the container.
 const HarnessTarget = "/harness"

@@ -1123,7 +1123,7 @@ class Zygote:
             # exit shows a moment later.
             wpid, status = 0, 0
             deadline = time.monotonic() + 1.0
-            while wpid == 0:
+            while True:
                 try:
                     wpid, status = os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
@@ -1438,6 +1438,7 @@ def process_table():
 # The container's processes between jobs: init, the holder, the supervisor
 # and the zygote (set in main).
 BASELINE = frozenset()
+SETTLE_WAIT = 5.0  # seconds for the processes a sweep killed to be reaped
 # Seconds the container may take, once the supervisor runs, to hold only
 # init, the holder and the supervisor: the engine starts the supervisor
 # as soon as init runs, and on a loaded host init may not have started
@@ -1446,24 +1447,19 @@ BASELINE = frozenset()
 HOLDER_WAIT = 10.0
 
 
-def wait_for_holder():
-    """Returns once the container holds init, one other process (the
-    holder) and the supervisor; stops the supervisor if it still holds
-    anything else after HOLDER_WAIT seconds."""
-    deadline = time.monotonic() + HOLDER_WAIT
-    attempt = 0
+def table_until(settled, wait, longest):
+    """The container's process table once settled(table) holds, or as it is
+    after wait seconds. It looks again after SWEEP_FIRST_WAIT, doubled each
+    time up to longest: under gVisor a reaped child often still shows at
+    the first look."""
+    deadline = time.monotonic() + wait
+    pause = SWEEP_FIRST_WAIT
     while True:
         now = process_table()
-        if len(now) == 3 and {1, os.getpid()} <= now:
-            return
-        if time.monotonic() >= deadline:
-            fatal(
-                "after %.0f s the container holds other processes than init, the holder and the supervisor (%d): %s"
-                % (HOLDER_WAIT, os.getpid(), describe_pids(now))
-            )
-        time.sleep(min(0.05, SWEEP_FIRST_WAIT * (1 << min(attempt, 9))))
-        attempt += 1
-SETTLE_WAIT = 5.0  # seconds for the processes a sweep killed to be reaped
+        if settled(now) or time.monotonic() >= deadline:
+            return now
+        time.sleep(pause)
+        pause = min(longest, pause * 2)
 
 
 def leftovers():
@@ -1471,18 +1467,24 @@ def leftovers():
     container's process table differs from BASELINE once init and the
     zygote had SETTLE_WAIT to reap what was killed, or an empty set. (A
     killed process stays as a zombie until its parent reaps it.)"""
-    deadline = time.monotonic() + SETTLE_WAIT
-    attempt = 0
-    while True:
-        now = process_table()
-        if now == BASELINE:
-            return frozenset()
-        if time.monotonic() >= deadline:
-            return now ^ BASELINE
-        # Under gVisor a reaped child often still shows at the first look:
-        # look again soon, as the sweep does.
-        time.sleep(min(SWEEP_WAIT, SWEEP_FIRST_WAIT * (1 << min(attempt, 5))))
-        attempt += 1
+    return table_until(lambda now: now == BASELINE, SETTLE_WAIT, SWEEP_WAIT) ^ BASELINE
+
+
+def wait_for_holder():
+    """Returns once the container holds init, one other process (the
+    holder) and the supervisor; stops the supervisor if it still holds
+    anything else after HOLDER_WAIT seconds."""
+    me = os.getpid()
+
+    def settled(now):
+        return len(now) == 3 and {1, me} <= now
+
+    now = table_until(settled, HOLDER_WAIT, 0.05)
+    if not settled(now):
+        fatal(
+            "after %.0f s the container holds other processes than init, the holder and the supervisor (%d): %s"
+            % (HOLDER_WAIT, me, describe_pids(now))
+        )
 
 
 # How far the container's memory charge may be above its charge before the
